@@ -1,0 +1,190 @@
+"""PBS accounting-log records: the one parser of the project.
+
+A line is ``MM/DD/YYYY HH:MM:SS;T;ID;key=value ...``. Values with spaces are
+wrapped in double quotes, or single quotes if they contain a double quote;
+there is no backslash escaping and field order is not guaranteed. Only E
+(end) records become completed jobs; ``parse_record`` checks the header of
+every line and ``parse_fields`` the body of the records a caller needs.
+
+Every check raises ``AccountingError`` naming the field; callers add file:line.
+"""
+
+import re
+from typing import NamedTuple
+
+from .durations import parse_duration
+from .errors import AccountingError
+from .jobs import CompletedJob
+
+__all__ = ["AccountingRecord", "parse_record", "parse_fields", "completed_job", "job_ncpus"]
+
+_TIMESTAMP = re.compile(r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d$")
+_INTEGER = re.compile(r"^-?\d+$")
+_SPACE = re.compile(r"\s")
+_MAX_EPOCH = 10 ** 11          # year ~5138: anything larger is corruption
+_MAX_INT32 = 2 ** 31 - 1       # integer columns (durations, ncpus, exit status)
+
+
+class AccountingRecord(NamedTuple):
+    """One line: its timestamp text, record type letter, job id and raw body."""
+
+    timestamp: str
+    record_type: str
+    job_id: str
+    body: str
+
+
+def parse_record(line):
+    """Split and check a line's header; the body stays raw for ``parse_fields``."""
+    if "\x00" in line:
+        raise AccountingError("NUL byte in line")
+    parts = line.rstrip("\r\n").split(";", 3)
+    if len(parts) < 3:
+        raise AccountingError("expected 'MM/DD/YYYY HH:MM:SS;T;ID;key=value ...'")
+    timestamp, record_type, job_id = parts[0], parts[1], parts[2]
+    if not _TIMESTAMP.match(timestamp):
+        raise AccountingError("expected MM/DD/YYYY HH:MM:SS, got {!r}".format(timestamp[:40]), "timestamp")
+    if len(record_type) != 1 or not record_type.isalpha():
+        raise AccountingError("expected one letter, got {!r}".format(record_type[:10]), "record type")
+    if not job_id or job_id != job_id.strip() or " " in job_id:
+        raise AccountingError("empty or contains spaces: {!r}".format(job_id[:60]), "job id")
+    return AccountingRecord(timestamp, record_type, job_id, parts[3] if len(parts) == 4 else "")
+
+
+def parse_fields(body):
+    """The body's ``key=value`` pairs as a dict; a key given twice is an error."""
+    if '"' in body or "'" in body:
+        return _parse_quoted(body)
+    fields = {}
+    for token in body.split():
+        key, sep, value = token.partition("=")
+        _store(fields, key, sep, value, token)
+    return fields
+
+
+def _store(fields, key, sep, value, token):
+    if not sep or not key:
+        raise AccountingError("expected key=value, got {!r}".format(token[:60]))
+    if key in fields:
+        raise AccountingError("appears twice", key)
+    fields[key] = value
+
+
+def _parse_quoted(body):
+    fields, pos, size = {}, 0, len(body)
+    while True:
+        while pos < size and body[pos].isspace():
+            pos += 1
+        if pos >= size:
+            return fields
+        end = _token_end(body, pos)
+        key, sep, value = body[pos:end].partition("=")
+        if sep and value[:1] in ("'", '"'):
+            value, end = _quoted_value(body, key, pos + len(key) + 1)
+        _store(fields, key, sep, value, body[pos:end])
+        pos = end
+
+
+def _token_end(body, pos):
+    match = _SPACE.search(body, pos)
+    return match.start() if match else len(body)
+
+
+def _quoted_value(body, key, start):
+    quote = body[start]
+    close = body.find(quote, start + 1)
+    if close == -1:
+        raise AccountingError("unterminated {} quote".format(quote), key)
+    if close + 1 < len(body) and not body[close + 1].isspace():
+        raise AccountingError("text after the closing quote", key)
+    return body[start + 1:close], close + 1
+
+
+def _integer(fields, key, low, high, required=False):
+    text = fields.get(key)
+    if text is None:
+        if required:
+            raise AccountingError("missing", key)
+        return None
+    if not _INTEGER.match(text):
+        raise AccountingError("not an integer: {!r}".format(text[:40]), key)
+    value = int(text)
+    if not low <= value <= high:
+        raise AccountingError("out of range [{}, {}]: {}".format(low, high, text[:40]), key)
+    return value
+
+
+def _duration(fields, key):
+    text = fields.get(key)
+    if text is None:
+        return None
+    try:
+        seconds = parse_duration(text)
+    except ValueError:
+        raise AccountingError("not a duration [[HH:]MM:]SS: {!r}".format(text[:40]), key) from None
+    if seconds > _MAX_INT32:
+        raise AccountingError("too long: {!r}".format(text[:40]), key)
+    return seconds
+
+
+def _chunk_ncpus(chunk, key, resource, default_count):
+    """ncpus of one ``N:res=v:...`` chunk (PBS select) or ``N:ppn=P`` (Torque nodes)."""
+    parts = chunk.split(":")
+    count = int(parts[0]) if parts[0].isdigit() else default_count
+    per_chunk = 1
+    for part in parts[1:] if parts[0].isdigit() else parts:
+        name, sep, value = part.partition("=")
+        if sep and name == resource:
+            if not value.isdigit():
+                raise AccountingError("bad {} in {!r}".format(resource, chunk[:40]), key)
+            per_chunk = int(value)
+    return count * per_chunk
+
+
+def job_ncpus(fields):
+    """Total CPUs: Resource_List.ncpus, else the select or Torque nodes spec."""
+    ncpus = _integer(fields, "Resource_List.ncpus", 0, _MAX_INT32)
+    if ncpus is not None:
+        return ncpus
+    for key, resource in (("Resource_List.select", "ncpus"), ("Resource_List.nodes", "ppn")):
+        spec = fields.get(key)
+        if spec:
+            total = sum(_chunk_ncpus(chunk, key, resource, 1) for chunk in spec.split("+"))
+            if total > _MAX_INT32:
+                raise AccountingError("too many cpus", key)
+            return total
+    return _integer(fields, "resources_used.ncpus", 0, _MAX_INT32)
+
+
+def completed_job(record, fields):
+    """The ``CompletedJob`` of an E record, or None for an E that is not a run.
+
+    Not a run: a job-array parent (``123[].svr``, whose subjobs are the runs)
+    and an E record without ``start`` (the job never started).
+    """
+    if "[]" in record.job_id or "start" not in fields:
+        return None
+    user = fields.get("user")
+    if not user:
+        raise AccountingError("missing", "user")
+    start = _integer(fields, "start", 0, _MAX_EPOCH, required=True)
+    end = _integer(fields, "end", 0, _MAX_EPOCH, required=True)
+    if end < start:
+        raise AccountingError("before start ({} < {})".format(end, start), "end")
+    runtime = _duration(fields, "resources_used.walltime")
+    submit = _integer(fields, "ctime", 0, _MAX_EPOCH)
+    return CompletedJob(
+        job_id=record.job_id,
+        user=user,
+        runtime_s=min(end - start, _MAX_INT32) if runtime is None else runtime,
+        end_time=end,
+        walltime_s=_duration(fields, "Resource_List.walltime"),
+        soft_walltime_s=_duration(fields, "Resource_List.soft_walltime"),
+        group=fields.get("group"),
+        project=fields.get("project", fields.get("account")),
+        queue=fields.get("queue"),
+        ncpus=job_ncpus(fields),
+        submit_time=_integer(fields, "qtime", 0, _MAX_EPOCH) if submit is None else submit,
+        start_time=start,
+        exit_status=_integer(fields, "Exit_status", -_MAX_INT32, _MAX_INT32),
+    )

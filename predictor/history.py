@@ -1,0 +1,63 @@
+"""The history-store interface, the in-memory store, and ``predict``.
+
+A store answers one question: the newest ``limit`` completed jobs of a user,
+newest first (by end time, then job id). ``MemoryHistory`` keeps only that
+many rows per user, so its memory is bounded by users x capacity, not by the
+whole history. ``PgHistory`` (pgstore.py) answers the same question from
+PostgreSQL; a property test shows the two agree.
+"""
+
+import bisect
+
+__all__ = ["MemoryHistory", "predict"]
+
+
+class MemoryHistory:
+    """Per user, the newest ``capacity`` completed jobs (re-adding a job id replaces it)."""
+
+    def __init__(self, capacity=15):
+        if capacity < 1:
+            raise ValueError("capacity must be >= 1")
+        self.capacity = capacity
+        self._rows_by_user = {}  # user -> HistoryRows, oldest first
+
+    def add(self, job):
+        """Record a completed job (a ``CompletedJob``)."""
+        self.add_row(job.user, job.history_row())
+
+    def add_row(self, user, row):
+        """Record one ``HistoryRow`` of ``user``."""
+        rows = self._rows_by_user.setdefault(user, [])
+        for index, old in enumerate(rows):
+            if old.job_id == row.job_id:
+                del rows[index]
+                break
+        if not rows or row > rows[-1]:
+            rows.append(row)
+        else:
+            bisect.insort(rows, row)
+        if len(rows) > self.capacity:
+            del rows[0]
+
+    def recent(self, user, limit, deadline=None):
+        """The user's newest ``limit`` rows, newest first. ``deadline`` is ignored."""
+        if limit > self.capacity:
+            raise ValueError("limit {} exceeds this store's capacity {}".format(limit, self.capacity))
+        rows = self._rows_by_user.get(user)
+        if not rows:
+            return []
+        return rows[:-limit - 1:-1]
+
+    def close(self):
+        """Nothing to release; here for the common interface."""
+
+
+def predict(store, algorithm, request, deadline=None):
+    """The soft walltime for ``request`` from ``store``'s history, or None.
+
+    A request without a walltime never reaches the store.
+    """
+    if request.walltime_s is None or request.walltime_s < 1:
+        return None
+    history = store.recent(request.user, algorithm.window, deadline=deadline)
+    return algorithm.predict(history, request.walltime_s)

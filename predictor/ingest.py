@@ -1,0 +1,224 @@
+"""Load PBS accounting logs into ``completed_jobs``, exactly once.
+
+Each file is read from where the last run stopped. Rows and the new position
+are committed in one transaction, so a crash at any instant loses nothing and
+duplicates nothing (re-loading a job is an upsert anyway). A last line
+without its newline is still being written: it is left for the next pass.
+A malformed line is reported as ``file:line: reason`` and skipped.
+"""
+
+import hashlib
+import os
+import time
+
+import psycopg2
+import psycopg2.extras
+
+from .accounting import completed_job, parse_fields, parse_record
+from .errors import AccountingError, DatabaseError
+from .pgstore import describe_error
+from .queries import PROGRESS_GET, PROGRESS_PUT, UPSERT_ONE, UPSERT_VALUES, job_values
+
+__all__ = ["Ingester", "IngestStats", "expand_paths"]
+
+_CHUNK = 1 << 20
+_TAIL = 256
+_HEAD_MAX = 4096
+
+
+class IngestStats:
+    """Counters of one ingest run."""
+
+    def __init__(self):
+        self.files = 0
+        self.lines = 0
+        self.end_records = 0
+        self.jobs = 0
+        self.rejected = 0
+        self.missing = 0
+
+    def __repr__(self):
+        return ("{0.files} files, {0.lines} lines, {0.end_records} E records, {0.jobs} jobs loaded, "
+                "{0.rejected} lines rejected".format(self))
+
+
+def expand_paths(paths):
+    """``(files, missing)``: files as given, directories as their files sorted by name."""
+    files, missing = [], []
+    for path in paths:
+        if os.path.isdir(path):
+            names = sorted(name for name in os.listdir(path) if not name.startswith("."))
+            files.extend(os.path.join(path, name) for name in names if os.path.isfile(os.path.join(path, name)))
+        elif os.path.isfile(path):
+            files.append(path)
+        else:
+            missing.append(path)
+    return files, missing
+
+
+def _sha1(data):
+    return hashlib.sha1(data).hexdigest()
+
+
+def _head_sha1(log):
+    """Checksum of the first complete line, or None while there is none."""
+    log.seek(0)
+    head = log.read(_HEAD_MAX)
+    end = head.find(b"\n")
+    return _sha1(head[:end] if end >= 0 else head) if end >= 0 or len(head) == _HEAD_MAX else None
+
+
+def _tail_sha1(log, offset):
+    start = max(0, offset - _TAIL)
+    log.seek(start)
+    return _sha1(log.read(offset - start))
+
+
+def _complete_lines(log, offset):
+    """Yield ``(line_bytes, offset_after_line)`` for each complete line from ``offset``."""
+    log.seek(offset)
+    pending = b""
+    while True:
+        chunk = log.read(_CHUNK)
+        if not chunk:
+            return
+        lines = (pending + chunk).split(b"\n")
+        pending = lines.pop()
+        for line in lines:
+            offset += len(line) + 1
+            yield line, offset
+
+
+def _job_of_line(raw):
+    """``(is_end_record, job_or_None)`` for one line; AccountingError if malformed."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise AccountingError("not valid UTF-8 (byte {})".format(err.start)) from None
+    if not text.strip():
+        return False, None
+    record = parse_record(text)
+    if record.record_type != "E":
+        return False, None
+    return True, completed_job(record, parse_fields(record.body))
+
+
+class Ingester:
+    """Loads accounting files through one (synchronous) psycopg2 connection."""
+
+    def __init__(self, conn, batch_size=5000, on_reject=None, on_warning=None):
+        self.conn = conn
+        self.batch_size = batch_size
+        self.stats = IngestStats()
+        self._on_reject = on_reject or (lambda path, line_no, message: None)
+        self._on_warning = on_warning or (lambda message: None)
+
+    def ingest(self, paths):
+        """Load every file under ``paths``; return the stats."""
+        files, missing = expand_paths(paths)
+        for path in missing:
+            self.stats.missing += 1
+            self._on_warning("{}: no such file or directory".format(path))
+        for path in files:
+            self.ingest_file(path)
+        return self.stats
+
+    def ingest_file(self, path):
+        """Load the new complete lines of one file."""
+        path = os.path.abspath(path)
+        self.stats.files += 1
+        with open(path, "rb") as log:
+            head = _head_sha1(log)
+            if head is None:
+                return
+            offset, line_no = self._resume_point(path, log, head)
+            start, batch = offset, {}
+            for raw, offset in _complete_lines(log, offset):
+                line_no += 1
+                self._take_line(path, line_no, raw, batch)
+                if len(batch) >= self.batch_size:
+                    self._commit(path, log, head, offset, line_no, batch)
+                    batch = {}
+            if offset != start:
+                self._commit(path, log, head, offset, line_no, batch)
+
+    def follow(self, paths, interval_s=5.0, should_stop=lambda: False, sleep=time.sleep):
+        """Keep loading new lines and new files until ``should_stop()``."""
+        seen = {}
+        while not should_stop():
+            for path in expand_paths(paths)[0]:
+                stat = os.stat(path)
+                key = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+                if seen.get(path) != key:
+                    self.ingest_file(path)
+                    seen[path] = key
+            deadline = time.monotonic() + interval_s
+            while not should_stop() and time.monotonic() < deadline:
+                sleep(min(0.2, interval_s))
+
+    def _take_line(self, path, line_no, raw, batch):
+        self.stats.lines += 1
+        try:
+            is_end, job = _job_of_line(raw.rstrip(b"\r"))
+        except AccountingError as err:
+            self._reject(path, line_no, str(err))
+            return
+        if is_end:
+            self.stats.end_records += 1
+        if job is not None:
+            batch.pop(job.job_id, None)  # a later record of the same job wins
+            batch[job.job_id] = (job_values(job), line_no)
+
+    def _reject(self, path, line_no, message):
+        self.stats.rejected += 1
+        self._on_reject(path, line_no, message)
+
+    def _resume_point(self, path, log, head):
+        """``(offset, line_no)`` to continue from; the start if the file changed."""
+        progress = self._query_progress(path)
+        if progress is None:
+            return 0, 0
+        old_head, old_tail, offset, line_no = progress
+        size = os.fstat(log.fileno()).st_size
+        if old_head != head or size < offset or _tail_sha1(log, offset) != old_tail:
+            self._on_warning("{}: replaced or truncated since it was last read; reading it again "
+                             "from the start".format(path))
+            return 0, 0
+        return offset, line_no
+
+    def _query_progress(self, path):
+        try:
+            with self.conn, self.conn.cursor() as cursor:
+                cursor.execute(PROGRESS_GET, (path,))
+                return cursor.fetchone()
+        except psycopg2.Error as err:
+            raise DatabaseError(describe_error(err)) from err
+
+    def _commit(self, path, log, head, offset, line_no, batch):
+        progress = (path, head, _tail_sha1(log, offset), offset, line_no)
+        rows = [values for values, _ in batch.values()]
+        try:
+            with self.conn, self.conn.cursor() as cursor:
+                psycopg2.extras.execute_values(cursor, UPSERT_VALUES, rows, page_size=1000)
+                cursor.execute(PROGRESS_PUT, progress)
+            self.stats.jobs += len(rows)
+        except (psycopg2.DataError, psycopg2.IntegrityError):
+            self._commit_row_by_row(path, progress, batch)
+        except psycopg2.Error as err:
+            raise DatabaseError(describe_error(err)) from err
+
+    def _commit_row_by_row(self, path, progress, batch):
+        """The batch was refused: isolate the refused rows, load the others."""
+        try:
+            with self.conn, self.conn.cursor() as cursor:
+                for values, line_no in batch.values():
+                    cursor.execute("SAVEPOINT job")
+                    try:
+                        cursor.execute(UPSERT_ONE, values)
+                        self.stats.jobs += 1
+                    except (psycopg2.DataError, psycopg2.IntegrityError) as err:
+                        cursor.execute("ROLLBACK TO SAVEPOINT job")
+                        self._reject(path, line_no, "refused by the " + describe_error(err))
+                cursor.execute(PROGRESS_PUT, progress)
+        except psycopg2.Error as err:
+            raise DatabaseError(describe_error(err)) from err

@@ -1,0 +1,51 @@
+"""Records: a completed job, a job being predicted, and one history row.
+
+Times are epoch seconds, durations integer seconds (``_s``). Field names follow
+the accounting log (``user``, ``group``, ``queue``); SQL spells the first two
+``user_name`` and ``group_name`` because ``user`` is reserved there.
+"""
+
+from typing import NamedTuple, Optional
+
+__all__ = ["CompletedJob", "JobRequest", "HistoryRow"]
+
+
+class CompletedJob(NamedTuple):
+    """A job that ran and ended: one row of ``completed_jobs``."""
+
+    job_id: str
+    user: str
+    runtime_s: int
+    end_time: int
+    walltime_s: Optional[int] = None
+    soft_walltime_s: Optional[int] = None
+    group: Optional[str] = None
+    project: Optional[str] = None
+    queue: Optional[str] = None
+    ncpus: Optional[int] = None
+    submit_time: Optional[int] = None
+    start_time: Optional[int] = None
+    exit_status: Optional[int] = None
+
+    def history_row(self):
+        """This job as the predictors see it."""
+        return HistoryRow(self.end_time, self.job_id, self.runtime_s, self.walltime_s)
+
+
+class JobRequest(NamedTuple):
+    """A job whose soft walltime is wanted: what queuejob/runjob know of it."""
+
+    user: str
+    walltime_s: Optional[int]
+    queue: Optional[str] = None
+    project: Optional[str] = None
+    ncpus: Optional[int] = None
+
+
+class HistoryRow(NamedTuple):
+    """One past job of a user. Tuples order by (end_time, job_id): newest is largest."""
+
+    end_time: int
+    job_id: str
+    runtime_s: int
+    walltime_s: Optional[int]

@@ -1,0 +1,49 @@
+"""Hypothesis strategies shared by the tests."""
+
+from hypothesis import strategies as st
+
+from predictor.jobs import CompletedJob
+
+# PostgreSQL text cannot hold NUL; surrogates are not valid UTF-8.
+_TEXT = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+
+hostile_names = st.one_of(
+    st.sampled_from(["alice", "bob", "o'brien", 'say "hi"', "a;b", "back\\slash", "x'); DROP TABLE completed_jobs;--",
+                     "Ωmega", "用户", "tab\there", "%s", "%(user)s"]),
+    st.text(_TEXT, min_size=1, max_size=12),
+)
+"""User names that must be stored and matched verbatim."""
+
+walltimes = st.one_of(st.none(), st.integers(0, 5), st.integers(1, 30 * 86400))
+runtimes = st.integers(0, 40 * 86400)
+
+
+@st.composite
+def completed_jobs(draw, users=hostile_names, job_id=None):
+    """One ``CompletedJob`` with arbitrary but legal values."""
+    start = draw(st.integers(0, 2 * 10 ** 9))
+    runtime = draw(runtimes)
+    return CompletedJob(
+        job_id=job_id if job_id is not None else draw(st.text(_TEXT, min_size=1, max_size=10)),
+        user=draw(users),
+        runtime_s=runtime,
+        end_time=start + draw(st.integers(0, runtime + 100)),
+        walltime_s=draw(walltimes),
+        soft_walltime_s=draw(st.one_of(st.none(), st.integers(1, 86400))),
+        ncpus=draw(st.one_of(st.none(), st.integers(0, 100000))),
+        start_time=start,
+    )
+
+
+@st.composite
+def histories(draw, max_jobs=40, users=None):
+    """Completed jobs with unique ids and few distinct users, to collide end times."""
+    user_pool = draw(st.lists(hostile_names, min_size=1, max_size=4, unique=True)) if users is None else users
+    count = draw(st.integers(0, max_jobs))
+    end_times = st.integers(0, 50)  # narrow on purpose: many ties on end_time
+    jobs = []
+    for index in range(count):
+        job = draw(completed_jobs(users=st.sampled_from(user_pool), job_id="{}.{}".format(
+            draw(st.integers(0, 10 ** 6)), index)))
+        jobs.append(job._replace(end_time=draw(end_times)))
+    return user_pool, jobs

@@ -1,0 +1,228 @@
+"""The discrete-event loop: submissions, job ends and scheduling cycles on one clock.
+
+A heap of ``(time, Kind, seq, payload)``: ``seq`` comes from ``itertools.count()``
+so events at one instant run in ``Kind`` order and then in the order they were
+made, and payloads are never compared. There is no ticking clock: time jumps to
+the next event. The scheduler_iteration timer is armed only at the next grid
+point where a cycle could change something (see ``_arm_timer``).
+
+The engine owns the clock, the queue and the machine; what varies is passed in:
+the predictor (``replay.predictors``), the job order (``replay.policies``) and
+the soft-walltime extension rule (``replay.extension``).
+"""
+
+import heapq
+import itertools
+from enum import IntEnum
+from typing import NamedTuple, Optional
+
+from predictor.history import MemoryHistory
+from predictor.jobs import HistoryRow
+from replay.calendar import Calendar
+from replay.extension import EXTENSIONS
+from replay.policies import POLICIES, QueuedJob
+from replay.scheduler import Scheduler
+
+__all__ = ["Kind", "FIVE_YEARS_S", "SchedulerSettings", "ScheduledJob", "simulate_jobs"]
+
+FIVE_YEARS_S = 5 * 365 * 86400
+"""What PBS plans for a job with neither soft walltime nor walltime."""
+
+
+class Kind(IntEnum):
+    """What happens at an instant; at equal times, lower kinds go first."""
+
+    END = 0
+    """A job ends (finished, or killed at its walltime): its cores are free for this instant's cycle."""
+    SUBMIT = 1
+    """Jobs are submitted (queuejob): they are queued before this instant's cycle."""
+    CYCLE = 2
+    """A scheduling cycle, after every end and submission at this instant."""
+
+
+class SchedulerSettings(NamedTuple):
+    """How the simulated PBS is configured; defaults are PBS's own unless noted."""
+
+    strict_ordering: bool = True
+    backfill_depth: int = 1
+    policy: str = "fifo"
+    extension: str = "pbs"
+    selective: bool = False
+    cycle_interval_s: int = 600
+    default_walltime_s: Optional[int] = None  # None: as PBS, planned 5 years and never killed
+
+
+class ScheduledJob(NamedTuple):
+    """One job's simulated fate. ``runtime_s`` is what it ran (cut at the walltime if killed)."""
+
+    job: object
+    start_time: int
+    end_time: int
+    runtime_s: int
+    width: int
+    walltime_s: Optional[int]
+    soft_walltime_queued_s: Optional[int]
+    soft_walltime_started_s: Optional[int]
+    reservation_time: Optional[int]
+    extensions: int
+    killed: bool
+
+
+def simulate_jobs(jobs, predictor, cluster, settings=SchedulerSettings()):
+    """Simulate ``jobs`` (``replay.trace.Job``s fitting ``cluster``) once; ``ScheduledJob``s by submission."""
+    return _Engine(jobs, predictor, cluster, settings).run()
+
+
+def _check_fits(job, cluster):
+    width = cluster.width(job)
+    if not 1 <= width <= cluster.capacity:
+        raise ValueError("job {} needs {} units; the machine has {}".format(job.job_id, width, cluster.capacity))
+    if job.runtime_s < 0:
+        raise ValueError("job {} has a negative runtime {}".format(job.job_id, job.runtime_s))
+
+
+class _Engine:
+    def __init__(self, jobs, predictor, cluster, settings):
+        self.jobs = sorted(jobs, key=lambda job: job.submit_time)
+        self.predictor = predictor
+        self.cluster = cluster
+        self.settings = settings
+        self.extension = EXTENSIONS[settings.extension]
+        self.calendar = Calendar(cluster.capacity)
+        self.scheduler = Scheduler(self.calendar, POLICIES[settings.policy], settings.strict_ordering,
+                                   settings.backfill_depth, settings.selective)
+        self.history = MemoryHistory(max(predictor.window, 1))
+        for job in self.jobs:
+            _check_fits(job, cluster)
+        count = len(self.jobs)
+        self.walltime = [job.walltime_s if job.walltime_s and job.walltime_s >= 1 else settings.default_walltime_s
+                         for job in self.jobs]
+        self.start = [None] * count
+        self.end = [None] * count
+        self.soft_queued = [None] * count
+        self.soft_started = [None] * count
+        self._heap = []
+        self._seq = itertools.count()
+        self._cycle_pending = None
+        self._armed_tick = None
+        self._last_cycle = None
+        self._news = False  # an end or a submission since the last cycle
+        self._handlers = {Kind.END: self._on_end, Kind.SUBMIT: self._on_submit, Kind.CYCLE: self._on_cycle}
+
+    def run(self):
+        if self.jobs:
+            self._push(self.jobs[0].submit_time, Kind.SUBMIT, 0)
+        heap, handlers = self._heap, self._handlers
+        while heap:
+            time, kind, _, payload = heapq.heappop(heap)
+            handlers[kind](time, payload)
+        return [self._outcome(index) for index in range(len(self.jobs))]
+
+    def _push(self, time, kind, payload):
+        heapq.heappush(self._heap, (time, kind, next(self._seq), payload))
+
+    def _request_cycle(self, now):
+        if self._cycle_pending != now:
+            self._cycle_pending = now
+            self._push(now, Kind.CYCLE, None)
+
+    def _on_submit(self, now, first):
+        jobs, index = self.jobs, first
+        while index < len(jobs) and jobs[index].submit_time == now:
+            self._queue(index, now)
+            index += 1
+        self._news = True
+        if index < len(jobs):
+            self._push(jobs[index].submit_time, Kind.SUBMIT, index)
+        self._request_cycle(now)
+
+    def _queue(self, index, now):
+        job = self.jobs[index]
+        # queuejob sees only what the user sent: no default walltime yet.
+        soft = self.soft_queued[index] = self._predict(job, index)
+        walltime_plan = self.walltime[index] or FIVE_YEARS_S
+        self.scheduler.submit(QueuedJob(index, job.submit_time, soft or walltime_plan,
+                                        self.cluster.width(job), walltime_plan), now)
+
+    def _on_end(self, now, index):
+        self.end[index] = now
+        self.calendar.remove(index)
+        self.scheduler.calendar_changed()
+        self._news = True
+        if self.predictor.window:
+            job = self.jobs[index]
+            self.history.add_row(job.user, HistoryRow(now, job.job_id, now - self.start[index], self.walltime[index]))
+        self._request_cycle(now)
+
+    def _on_cycle(self, now, _):
+        self._cycle_pending = None
+        if now == self._last_cycle and not self._news:
+            return  # one cycle per instant unless something happened since (a timer met a submission)
+        self._last_cycle, self._news = now, False
+        expired = self.calendar.expired(now)
+        for index in expired:
+            self.calendar.move(index, self.start[index] + self._running_plan(index, now - self.start[index]))
+        if expired:
+            self.scheduler.calendar_changed()
+        for job in self.scheduler.cycle(now):
+            self._start(job.index, now)
+        self._arm_timer(now)
+
+    def _start(self, index, now):
+        self.start[index] = now
+        job = self.jobs[index]
+        walltime = self.walltime[index]
+        if walltime != job.walltime_s:
+            job = job._replace(walltime_s=walltime)  # runjob sees defaults applied
+        self.soft_started[index] = self._predict(job, index)
+        runtime = job.runtime_s if walltime is None else min(job.runtime_s, walltime)
+        self._push(now + runtime, Kind.END, index)
+        planned_end = now + self._running_plan(index, 0)
+        if planned_end != self.calendar.planned_end[index]:
+            self.calendar.move(index, planned_end)
+            self.scheduler.calendar_changed()
+
+    def _predict(self, job, index):
+        window = self.predictor.window
+        history = self.history.recent(job.user, window) if window else []
+        soft = self.predictor.estimate(history, job)
+        if soft is None:
+            return None
+        walltime = self.walltime[index]
+        return max(1, int(soft)) if walltime is None else min(max(1, int(soft)), walltime)
+
+    def _running_plan(self, index, elapsed):
+        walltime_plan = self.walltime[index] or FIVE_YEARS_S
+        soft = self.soft_started[index]
+        if self.settings.selective or soft is None:
+            planned = walltime_plan
+        else:
+            planned = self.extension.planned(soft, walltime_plan, elapsed)
+        # PBS expects a job past its plan with nothing left to extend to end at now + 1.
+        return planned if planned > elapsed else elapsed + 1
+
+    def _arm_timer(self, now):
+        interval = self.settings.cycle_interval_s
+        if not interval or not self.scheduler.queue:
+            return
+        if self.scheduler.policy.static and not self.scheduler.changed:
+            # Until a running job outlives its plan, a timed cycle could not change anything.
+            earliest = self.calendar.next_end()
+            if earliest is None:
+                return
+        else:
+            earliest = now + 1
+        origin = self.jobs[0].submit_time
+        tick = origin - (origin - max(earliest, now + 1)) // interval * interval
+        if tick != self._armed_tick:
+            self._armed_tick = tick
+            self._push(tick, Kind.CYCLE, None)
+
+    def _outcome(self, index):
+        job, start, end = self.jobs[index], self.start[index], self.end[index]
+        walltime, soft = self.walltime[index], self.soft_started[index]
+        runtime = end - start
+        killed = walltime is not None and job.runtime_s > walltime
+        extensions = self.extension.count(soft, walltime or FIVE_YEARS_S, runtime) if soft else 0
+        return ScheduledJob(job, start, end, runtime, self.cluster.width(job), walltime, self.soft_queued[index],
+                            soft, self.scheduler.reservations.get(index), extensions, killed)

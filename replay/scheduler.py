@@ -1,0 +1,105 @@
+"""The scheduling cycle: walk the queue in order, start what fits, reserve for top jobs.
+
+One cycle, as PBS's scheduler does it with ``strict_ordering``: jobs are taken in
+the policy's order. A job that fits now (in the free cores and in front of every
+reservation, judged by its own planned duration) starts. A job that does not
+fit becomes a *top job* and gets the earliest reservation on the calendar, while
+fewer than ``backfill_depth`` top jobs exist; later jobs can then only start by
+backfilling. ``backfill_depth`` 0 means nothing passes a blocked job. Without
+strict ordering there are no top jobs: every job that fits starts.
+
+Work avoided, never changing the result: the calendar only changes when a job
+ends, when a running job outlives its plan, or when a started job's plan is
+revised; until then a job that did not fit still does not (time only moves on),
+so a cycle only looks at jobs queued since the last one (for orders that do not
+depend on time). A walk stops once no core is free and no reservation is left to
+make.
+"""
+
+from bisect import insort
+
+__all__ = ["Scheduler"]
+
+
+class Scheduler:
+    """The queue and the cycle's decisions. ``reservations``: job index -> its first reservation."""
+
+    def __init__(self, calendar, policy, strict_ordering=True, backfill_depth=1, selective=False):
+        if backfill_depth < 0:
+            raise ValueError("backfill_depth must be >= 0, not {}".format(backfill_depth))
+        self.calendar = calendar
+        self.policy = policy
+        self.strict_ordering = strict_ordering
+        self.backfill_depth = backfill_depth
+        self.selective = selective
+        self.queue = []  # (key, QueuedJob), in policy order
+        self.reservations = {}
+        self._reservation_limit = backfill_depth if strict_ordering else 0
+        self._top_jobs = 0
+        self._blocked = False  # backfill_depth 0: the walk stopped at a job that did not fit
+        self._fresh = 0  # jobs at the queue's tail not yet walked
+        self.changed = True  # the calendar changed since the last walk
+
+    def submit(self, job, now):
+        """Queue ``job`` (a ``QueuedJob``)."""
+        key = self.policy.key(job, now)
+        if not self.policy.static or (self.queue and key < self.queue[-1][0]):
+            insort(self.queue, (key, job))
+            self.changed = True
+        else:
+            self.queue.append((key, job))
+            self._fresh += 1
+
+    def calendar_changed(self):
+        """A job ended or a running job's plan moved: the next cycle walks the whole queue."""
+        self.changed = True
+
+    def cycle(self, now):
+        """Run one cycle at ``now``; return the ``QueuedJob``s to start, in order."""
+        if self.changed or not self.policy.static:
+            return self._walk_all(now)
+        if self._fresh:
+            return self._walk_fresh(now)
+        return []
+
+    def _walk_all(self, now):
+        self.calendar.begin_cycle(now)
+        self._top_jobs, self._blocked, self._fresh, self.changed = 0, False, 0, False
+        if not self.policy.static:
+            key = self.policy.key
+            self.queue = sorted((key(job, now), job) for _, job in self.queue)
+        started, self.queue = self._walk(self.queue)
+        return started
+
+    def _walk_fresh(self, now):
+        self.calendar.now = now
+        tail = self.queue[-self._fresh:]
+        del self.queue[-self._fresh:]
+        self._fresh = 0
+        started, waiting = self._walk(tail)
+        self.queue.extend(waiting)
+        return started
+
+    def _walk(self, entries):
+        calendar, started, waiting = self.calendar, [], []
+        for position, entry in enumerate(entries):
+            if self._blocked or (calendar.free == 0 and self._top_jobs >= self._reservation_limit):
+                waiting.extend(entries[position:])
+                break
+            job = entry[1]
+            if calendar.fits(job.width, job.planned_s):
+                planned = job.walltime_plan_s if self.selective else job.planned_s
+                calendar.start(job.index, job.width, planned)
+                started.append(job)
+            else:
+                waiting.append(entry)
+                self._does_not_fit(job)
+        return started, waiting
+
+    def _does_not_fit(self, job):
+        if self._top_jobs < self._reservation_limit:
+            start = self.calendar.reserve(job.width, job.planned_s)
+            self._top_jobs += 1
+            self.reservations.setdefault(job.index, start)
+        elif self.strict_ordering and self.backfill_depth == 0:
+            self._blocked = True

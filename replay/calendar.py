@@ -50,9 +50,23 @@ class Calendar:
         """A running job's planned end changes (runjob soft walltime, extension)."""
         self._link(job, end, self._unlink(job))
 
-    def expired(self, now):
-        """Running jobs planned to have ended by ``now``: their plan must be extended."""
-        return self.end_jobs[:bisect_right(self.end_times, now)]
+    def replan_expired(self, now, plan_end):
+        """Give every running job planned to have ended by ``now`` the end ``plan_end(job)``.
+
+        They are the head of the lists: cut it once, then put each back in order.
+        """
+        end_times, end_widths, end_jobs = self.end_times, self.end_widths, self.end_jobs
+        count = bisect_right(end_times, now)
+        jobs, widths = end_jobs[:count], end_widths[:count]
+        del end_times[:count], end_jobs[:count], end_widths[:count]
+        for job, width in zip(jobs, widths):
+            end = self.planned_end[job] = plan_end(job)
+            index = bisect_right(end_times, end)
+            end_times.insert(index, end)
+            end_widths.insert(index, width)
+            end_jobs.insert(index, job)
+        self._freed = None
+        return count
 
     def next_end(self):
         """The earliest planned end of a running job, or None."""
@@ -87,6 +101,8 @@ class Calendar:
 
     def reserve(self, width, duration):
         """Reserve the earliest slot for a top job; return its start."""
+        if not self.reservations and width > self.free:
+            return self._reserve_first(width, duration)
         start = self.earliest_start(width, duration)
         end = start + duration
         for dip in self.dips:
@@ -96,11 +112,17 @@ class Calendar:
         insort(self.dips, [start, self.free_at(start) - self._reserved_at(start)])
         return start
 
+    def _reserve_first(self, width, duration):
+        # Only running jobs: free(t) grows with t, so the first t with enough is the start.
+        freed, end_times = self._freed_prefix(), self.end_times
+        start = end_times[bisect_left(freed, width - self.free)]
+        available = self.free + freed[bisect_right(end_times, start) - 1] - width
+        self.reservations.append((start, start + duration, width))
+        self.dips.append([start, available])
+        return start
+
     def earliest_start(self, width, duration):
         """The first time ``width`` units stay available for ``duration``."""
-        if not self.reservations and width > self.free:
-            # Only running jobs: free(t) grows with t, so the first t with enough is the answer.
-            return self.end_times[bisect_left(self._freed_prefix(), width - self.free)]
         for start in self._candidate_starts(width):
             if self._min_available(start, start + duration) >= width:
                 return start

@@ -85,7 +85,6 @@ class _Engine:
     def __init__(self, jobs, predictor, cluster, settings):
         self.jobs = sorted(jobs, key=lambda job: job.submit_time)
         self.predictor = predictor
-        self.cluster = cluster
         self.settings = settings
         self.extension = EXTENSIONS[settings.extension]
         self.calendar = Calendar(cluster.capacity)
@@ -94,27 +93,27 @@ class _Engine:
         self.history = MemoryHistory(max(predictor.window, 1))
         for job in self.jobs:
             _check_fits(job, cluster)
-        count = len(self.jobs)
+        self.width = [cluster.width(job) for job in self.jobs]
         self.walltime = [job.walltime_s if job.walltime_s and job.walltime_s >= 1 else settings.default_walltime_s
                          for job in self.jobs]
-        self.start = [None] * count
-        self.end = [None] * count
-        self.soft_queued = [None] * count
-        self.soft_started = [None] * count
+        self.walltime_plan = [walltime or FIVE_YEARS_S for walltime in self.walltime]
+        self.runtime = [job.runtime_s if walltime is None else min(job.runtime_s, walltime)
+                        for job, walltime in zip(self.jobs, self.walltime)]
+        count = len(self.jobs)
+        self.start, self.end = [None] * count, [None] * count
+        self.soft_queued, self.soft_started = [None] * count, [None] * count
         self._heap = []
         self._seq = itertools.count()
-        self._cycle_pending = None
-        self._armed_tick = None
-        self._last_cycle = None
+        self._cycle_pending = self._armed_tick = self._last_cycle = None
         self._news = False  # an end or a submission since the last cycle
-        self._handlers = {Kind.END: self._on_end, Kind.SUBMIT: self._on_submit, Kind.CYCLE: self._on_cycle}
+        self._handlers = (self._on_end, self._on_submit, self._on_cycle)  # indexed by Kind
 
     def run(self):
         if self.jobs:
             self._push(self.jobs[0].submit_time, Kind.SUBMIT, 0)
-        heap, handlers = self._heap, self._handlers
+        heap, handlers, pop = self._heap, self._handlers, heapq.heappop
         while heap:
-            time, kind, _, payload = heapq.heappop(heap)
+            time, kind, _, payload = pop(heap)
             handlers[kind](time, payload)
         return [self._outcome(index) for index in range(len(self.jobs))]
 
@@ -122,6 +121,7 @@ class _Engine:
         heapq.heappush(self._heap, (time, kind, next(self._seq), payload))
 
     def _request_cycle(self, now):
+        self._news = True
         if self._cycle_pending != now:
             self._cycle_pending = now
             self._push(now, Kind.CYCLE, None)
@@ -131,7 +131,6 @@ class _Engine:
         while index < len(jobs) and jobs[index].submit_time == now:
             self._queue(index, now)
             index += 1
-        self._news = True
         if index < len(jobs):
             self._push(jobs[index].submit_time, Kind.SUBMIT, index)
         self._request_cycle(now)
@@ -140,18 +139,17 @@ class _Engine:
         job = self.jobs[index]
         # queuejob sees only what the user sent: no default walltime yet.
         soft = self.soft_queued[index] = self._predict(job, index)
-        walltime_plan = self.walltime[index] or FIVE_YEARS_S
-        self.scheduler.submit(QueuedJob(index, job.submit_time, soft or walltime_plan,
-                                        self.cluster.width(job), walltime_plan), now)
+        walltime_plan = self.walltime_plan[index]
+        self.scheduler.submit(QueuedJob(index, job.submit_time, soft or walltime_plan, self.width[index],
+                                        walltime_plan), now)
 
     def _on_end(self, now, index):
         self.end[index] = now
         self.calendar.remove(index)
-        self.scheduler.calendar_changed()
-        self._news = True
+        self.scheduler.changed = True
         if self.predictor.window:
             job = self.jobs[index]
-            self.history.add_row(job.user, HistoryRow(now, job.job_id, now - self.start[index], self.walltime[index]))
+            self.history.add_row(job.user, HistoryRow(now, job.job_id, self.runtime[index], self.walltime[index]))
         self._request_cycle(now)
 
     def _on_cycle(self, now, _):
@@ -159,52 +157,51 @@ class _Engine:
         if now == self._last_cycle and not self._news:
             return  # one cycle per instant unless something happened since (a timer met a submission)
         self._last_cycle, self._news = now, False
-        expired = self.calendar.expired(now)
-        for index in expired:
-            self.calendar.move(index, self.start[index] + self._running_plan(index, now - self.start[index]))
-        if expired:
-            self.scheduler.calendar_changed()
+        end_times = self.calendar.end_times
+        if end_times and end_times[0] <= now:
+            self._extend(now)
         for job in self.scheduler.cycle(now):
             self._start(job.index, now)
-        self._arm_timer(now)
+        if self.scheduler.queue and self.settings.cycle_interval_s:
+            self._arm_timer(now)
+
+    def _extend(self, now):
+        """Running jobs that outlived their plan get the next one (extend_soft_walltime)."""
+        start, running_plan = self.start, self._running_plan
+        self.calendar.replan_expired(now, lambda index: start[index] + running_plan(index, now - start[index]))
+        self.scheduler.changed = True
 
     def _start(self, index, now):
         self.start[index] = now
         job = self.jobs[index]
-        walltime = self.walltime[index]
-        if walltime != job.walltime_s:
-            job = job._replace(walltime_s=walltime)  # runjob sees defaults applied
+        if self.walltime[index] != job.walltime_s:
+            job = job._replace(walltime_s=self.walltime[index])  # runjob sees defaults applied
         self.soft_started[index] = self._predict(job, index)
-        runtime = job.runtime_s if walltime is None else min(job.runtime_s, walltime)
-        self._push(now + runtime, Kind.END, index)
+        self._push(now + self.runtime[index], Kind.END, index)
         planned_end = now + self._running_plan(index, 0)
         if planned_end != self.calendar.planned_end[index]:
             self.calendar.move(index, planned_end)
-            self.scheduler.calendar_changed()
+            self.scheduler.changed = True
 
     def _predict(self, job, index):
         window = self.predictor.window
-        history = self.history.recent(job.user, window) if window else []
-        soft = self.predictor.estimate(history, job)
+        soft = self.predictor.estimate(self.history.recent(job.user, window) if window else [], job)
         if soft is None:
             return None
+        soft = int(soft) if soft >= 1 else 1
         walltime = self.walltime[index]
-        return max(1, int(soft)) if walltime is None else min(max(1, int(soft)), walltime)
+        return soft if walltime is None or soft <= walltime else walltime
 
     def _running_plan(self, index, elapsed):
-        walltime_plan = self.walltime[index] or FIVE_YEARS_S
         soft = self.soft_started[index]
         if self.settings.selective or soft is None:
-            planned = walltime_plan
+            planned = self.walltime_plan[index]
         else:
-            planned = self.extension.planned(soft, walltime_plan, elapsed)
+            planned = self.extension.planned(soft, self.walltime_plan[index], elapsed)
         # PBS expects a job past its plan with nothing left to extend to end at now + 1.
         return planned if planned > elapsed else elapsed + 1
 
     def _arm_timer(self, now):
-        interval = self.settings.cycle_interval_s
-        if not interval or not self.scheduler.queue:
-            return
         if self.scheduler.policy.static and not self.scheduler.changed:
             # Until a running job outlives its plan, a timed cycle could not change anything.
             earliest = self.calendar.next_end()
@@ -212,7 +209,7 @@ class _Engine:
                 return
         else:
             earliest = now + 1
-        origin = self.jobs[0].submit_time
+        origin, interval = self.jobs[0].submit_time, self.settings.cycle_interval_s
         tick = origin - (origin - max(earliest, now + 1)) // interval * interval
         if tick != self._armed_tick:
             self._armed_tick = tick
@@ -221,8 +218,7 @@ class _Engine:
     def _outcome(self, index):
         job, start, end = self.jobs[index], self.start[index], self.end[index]
         walltime, soft = self.walltime[index], self.soft_started[index]
-        runtime = end - start
         killed = walltime is not None and job.runtime_s > walltime
-        extensions = self.extension.count(soft, walltime or FIVE_YEARS_S, runtime) if soft else 0
-        return ScheduledJob(job, start, end, runtime, self.cluster.width(job), walltime, self.soft_queued[index],
+        extensions = self.extension.count(soft, self.walltime_plan[index], end - start) if soft else 0
+        return ScheduledJob(job, start, end, end - start, self.width[index], walltime, self.soft_queued[index],
                             soft, self.scheduler.reservations.get(index), extensions, killed)

@@ -17,6 +17,7 @@ make.
 """
 
 from bisect import insort
+from itertools import islice
 
 __all__ = ["Scheduler"]
 
@@ -36,9 +37,10 @@ class Scheduler:
         self.reservations = {}
         self._reservation_limit = backfill_depth if strict_ordering else 0
         self._top_jobs = 0
+        self._stops_at_blocked = strict_ordering and backfill_depth == 0
         self._blocked = False  # backfill_depth 0: the walk stopped at a job that did not fit
         self._fresh = 0  # jobs at the queue's tail not yet walked
-        self.changed = True  # the calendar changed since the last walk
+        self.changed = True  # set when a job ends or a running job's plan moves: walk the whole queue
 
     def submit(self, job, now):
         """Queue ``job`` (a ``QueuedJob``)."""
@@ -49,10 +51,6 @@ class Scheduler:
         else:
             self.queue.append((key, job))
             self._fresh += 1
-
-    def calendar_changed(self):
-        """A job ended or a running job's plan moved: the next cycle walks the whole queue."""
-        self.changed = True
 
     def cycle(self, now):
         """Run one cycle at ``now``; return the ``QueuedJob``s to start, in order."""
@@ -68,38 +66,35 @@ class Scheduler:
         if not self.policy.static:
             key = self.policy.key
             self.queue = sorted((key(job, now), job) for _, job in self.queue)
-        started, self.queue = self._walk(self.queue)
-        return started
+        return self._walk(0)
 
     def _walk_fresh(self, now):
         self.calendar.now = now
-        tail = self.queue[-self._fresh:]
-        del self.queue[-self._fresh:]
-        self._fresh = 0
-        started, waiting = self._walk(tail)
-        self.queue.extend(waiting)
-        return started
+        first, self._fresh = len(self.queue) - self._fresh, 0
+        return self._walk(first)
 
-    def _walk(self, entries):
-        calendar, started, waiting = self.calendar, [], []
-        for position, entry in enumerate(entries):
-            if self._blocked or (calendar.free == 0 and self._top_jobs >= self._reservation_limit):
-                waiting.extend(entries[position:])
-                break
-            job = entry[1]
-            if calendar.fits(job.width, job.planned_s):
-                planned = job.walltime_plan_s if self.selective else job.planned_s
-                calendar.start(job.index, job.width, planned)
+    def _walk(self, first):
+        """Walk the queue from position ``first``; start what fits, reserve for top jobs."""
+        calendar, queue, limit = self.calendar, self.queue, self._reservation_limit
+        started, positions = [], []
+        if self._blocked or (calendar.free == 0 and self._top_jobs >= limit):
+            return started
+        for position, (_, job) in enumerate(islice(queue, first, None), first):
+            width = job.width
+            if width <= calendar.free and calendar.fits(width, job.planned_s):
+                calendar.start(job.index, width, job.walltime_plan_s if self.selective else job.planned_s)
                 started.append(job)
+                positions.append(position)
+            elif self._top_jobs < limit:
+                self.reservations.setdefault(job.index, calendar.reserve(width, job.planned_s))
+                self._top_jobs += 1
+            elif self._stops_at_blocked:
+                self._blocked = True
+                break
             else:
-                waiting.append(entry)
-                self._does_not_fit(job)
-        return started, waiting
-
-    def _does_not_fit(self, job):
-        if self._top_jobs < self._reservation_limit:
-            start = self.calendar.reserve(job.width, job.planned_s)
-            self._top_jobs += 1
-            self.reservations.setdefault(job.index, start)
-        elif self.strict_ordering and self.backfill_depth == 0:
-            self._blocked = True
+                continue
+            if calendar.free == 0 and self._top_jobs >= limit:
+                break  # nothing can start and no reservation is left to make
+        for position in reversed(positions):
+            del queue[position]
+        return started

@@ -18,8 +18,9 @@ from .jobs import CompletedJob
 
 __all__ = ["AccountingRecord", "parse_record", "parse_fields", "completed_job", "job_ncpus"]
 
-_TIMESTAMP = re.compile(r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d$")
-_INTEGER = re.compile(r"^-?\d+$")
+_TIMESTAMP = re.compile(r"[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}")
+_INTEGER = re.compile(r"-?[0-9]+")
+_DIGITS = re.compile(r"[0-9]+")
 _SPACE = re.compile(r"\s")
 _MAX_EPOCH = 10 ** 11          # year ~5138: anything larger is corruption
 _MAX_INT32 = 2 ** 31 - 1       # integer columns (durations, ncpus, exit status)
@@ -42,7 +43,7 @@ def parse_record(line):
     if len(parts) < 3:
         raise AccountingError("expected 'MM/DD/YYYY HH:MM:SS;T;ID;key=value ...'")
     timestamp, record_type, job_id = parts[0], parts[1], parts[2]
-    if not _TIMESTAMP.match(timestamp):
+    if not _TIMESTAMP.fullmatch(timestamp):
         raise AccountingError("expected MM/DD/YYYY HH:MM:SS, got {!r}".format(timestamp[:40]), "timestamp")
     if len(record_type) != 1 or not record_type.isalpha():
         raise AccountingError("expected one letter, got {!r}".format(record_type[:10]), "record type")
@@ -106,7 +107,7 @@ def _integer(fields, key, low, high, required=False):
         if required:
             raise AccountingError("missing", key)
         return None
-    if not _INTEGER.match(text):
+    if not _INTEGER.fullmatch(text):
         raise AccountingError("not an integer: {!r}".format(text[:40]), key)
     value = int(text)
     if not low <= value <= high:
@@ -130,12 +131,13 @@ def _duration(fields, key):
 def _chunk_ncpus(chunk, key, resource, default_count):
     """ncpus of one ``N:res=v:...`` chunk (PBS select) or ``N:ppn=P`` (Torque nodes)."""
     parts = chunk.split(":")
-    count = int(parts[0]) if parts[0].isdigit() else default_count
+    counted = _DIGITS.fullmatch(parts[0]) is not None
+    count = int(parts[0]) if counted else default_count
     per_chunk = 1
-    for part in parts[1:] if parts[0].isdigit() else parts:
+    for part in parts[1:] if counted else parts:
         name, sep, value = part.partition("=")
         if sep and name == resource:
-            if not value.isdigit():
+            if not _DIGITS.fullmatch(value):
                 raise AccountingError("bad {} in {!r}".format(resource, chunk[:40]), key)
             per_chunk = int(value)
     return count * per_chunk

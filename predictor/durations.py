@@ -7,12 +7,12 @@ import re
 
 __all__ = ["parse_duration", "format_duration"]
 
-_DURATION = re.compile(r"^(?:(?:(\d+):)?(\d+):)?(\d+)$")
+_DURATION = re.compile(r"(?:(?:([0-9]+):)?([0-9]+):)?([0-9]+)")
 
 
 def parse_duration(text):
     """Return the seconds in ``[[HH:]MM:]SS`` (or plain seconds); ValueError otherwise."""
-    match = _DURATION.match(text.strip()) if isinstance(text, str) else None
+    match = _DURATION.fullmatch(text.strip()) if isinstance(text, str) else None
     if match is None:
         raise ValueError("not a duration [[HH:]MM:]SS: {!r}".format(text))
     hours, minutes, seconds = (int(part) if part else 0 for part in match.groups())

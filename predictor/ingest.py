@@ -62,16 +62,15 @@ def _sha1(data):
 
 def _head_sha1(log):
     """Checksum of the first complete line, or None while there is none."""
-    log.seek(0)
-    head = log.read(_HEAD_MAX)
+    head = os.pread(log.fileno(), _HEAD_MAX, 0)
     end = head.find(b"\n")
     return _sha1(head[:end] if end >= 0 else head) if end >= 0 or len(head) == _HEAD_MAX else None
 
 
 def _tail_sha1(log, offset):
+    # pread: the line reader shares this file object and must not lose its place.
     start = max(0, offset - _TAIL)
-    log.seek(start)
-    return _sha1(log.read(offset - start))
+    return _sha1(os.pread(log.fileno(), offset - start, start))
 
 
 def _complete_lines(log, offset):
@@ -103,10 +102,23 @@ def _job_of_line(raw):
     return True, completed_job(record, parse_fields(record.body))
 
 
+def _pause(interval_s, should_stop, sleep):
+    """Sleep ``interval_s`` in short steps (at least one), waking early to stop."""
+    remaining = interval_s
+    while True:
+        step = min(0.2, max(remaining, 0))
+        sleep(step)
+        remaining -= step
+        if remaining <= 0 or should_stop():
+            return
+
+
 class Ingester:
     """Loads accounting files through one (synchronous) psycopg2 connection."""
 
     def __init__(self, conn, batch_size=5000, on_reject=None, on_warning=None):
+        # The server, not psycopg2, must judge what the database can store.
+        conn.set_client_encoding("UTF8")
         self.conn = conn
         self.batch_size = batch_size
         self.stats = IngestStats()
@@ -152,9 +164,7 @@ class Ingester:
                 if seen.get(path) != key:
                     self.ingest_file(path)
                     seen[path] = key
-            deadline = time.monotonic() + interval_s
-            while not should_stop() and time.monotonic() < deadline:
-                sleep(min(0.2, interval_s))
+            _pause(interval_s, should_stop, sleep)
 
     def _take_line(self, path, line_no, raw, batch):
         self.stats.lines += 1

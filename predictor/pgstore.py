@@ -34,6 +34,9 @@ def session_dsn(dsn, timeout_s, read_only):
         settings += " -c default_transaction_read_only=on"
     params["options"] = (params.get("options", "") + " " + settings).strip()
     params.setdefault("application_name", APPLICATION_NAME)
+    # Names are sent as UTF-8 whatever the database encoding, so the server, not
+    # the client library, judges what it can store (a refusal is then per row).
+    params["client_encoding"] = "UTF8"
     params.setdefault("connect_timeout", str(max(2, int(timeout_s + 0.999))))
     return psycopg2.extensions.make_dsn(**params)
 

@@ -16,7 +16,7 @@ from .pgstore import describe_error, session_dsn
 
 __all__ = ["find_sql_dir", "migrations", "init_schema"]
 
-_MIGRATION = re.compile(r"^(\d+)_[\w-]+\.sql$")
+_MIGRATION = re.compile(r"^([0-9]+)_[A-Za-z0-9_-]+\.sql$")
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('pbs-softwalltime schema'))"
 _APPLIED = "SELECT version FROM schema_version"
 _RECORD = "INSERT INTO schema_version (version) VALUES (%s) ON CONFLICT DO NOTHING"

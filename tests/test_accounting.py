@@ -1,0 +1,181 @@
+"""predictor.accounting: the accounting-log parser."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from predictor.accounting import completed_job, parse_fields, parse_record
+from predictor.errors import AccountingError
+
+# Written by an OpenPBS 23.06 server (../shared/pbs-facts.md).
+REAL_E = (
+    "11/22/2026 10:35:23;E;1.pbshost;user=pbsuser group=pbsuser project=_pbs_project_default jobname=STDIN "
+    "queue=workq ctime=1795343716 qtime=1795343716 etime=1795343716 start=1795343716 exec_host=pbshost/1 "
+    "exec_vnode=(pbshost:ncpus=1) Resource_List.ncpus=1 Resource_List.nodect=1 Resource_List.place=pack "
+    "Resource_List.select=1:ncpus=1 Resource_List.soft_walltime=00:05:00 Resource_List.walltime=00:10:00 "
+    "session=8015 end=1795343723 Exit_status=0 resources_used.cpupercent=0 resources_used.cput=00:00:00 "
+    "resources_used.mem=0kb resources_used.ncpus=1 resources_used.vmem=0kb resources_used.walltime=00:00:05 "
+    "run_count=1"
+)
+
+
+def end_record(job_id="42.svr", **fields):
+    """An E line with sensible defaults, fields overridable (None drops one)."""
+    values = {"user": "alice", "queue": "workq", "ctime": "100", "start": "200", "end": "3800",
+              "Exit_status": "0", "Resource_List.walltime": "02:00:00", "Resource_List.ncpus": "4"}
+    values.update(fields)
+    body = " ".join("{}={}".format(key, value) for key, value in values.items() if value is not None)
+    return "04/10/2026 12:00:05;E;{};{}".format(job_id, body)
+
+
+def job_of(line):
+    record = parse_record(line)
+    return completed_job(record, parse_fields(record.body))
+
+
+def test_real_openpbs_record():
+    """The E record of a real OpenPBS server becomes the expected job."""
+    job = job_of(REAL_E)
+    assert job.job_id == "1.pbshost" and job.user == "pbsuser" and job.queue == "workq"
+    assert (job.walltime_s, job.soft_walltime_s, job.runtime_s, job.ncpus) == (600, 300, 5, 1)
+    assert (job.submit_time, job.start_time, job.end_time, job.exit_status) == (1795343716, 1795343716, 1795343723, 0)
+    assert job.project == "_pbs_project_default" and job.group == "pbsuser"
+
+
+def test_record_header_split():
+    """The header gives timestamp, record type and job id; the body stays raw."""
+    record = parse_record("04/10/2026 12:00:05;Q;7.svr;queue=workq\n")
+    assert record == ("04/10/2026 12:00:05", "Q", "7.svr", "queue=workq")
+
+
+def test_double_and_single_quoted_values():
+    """Spaces need double quotes; a double quote inside needs single quotes."""
+    fields = parse_fields('jobname="my job" account=\'say "hi"\' queue=workq')
+    assert fields == {"jobname": "my job", "account": 'say "hi"', "queue": "workq"}
+
+
+def test_unquoted_value_with_quote_inside():
+    """A value without spaces is written raw, even with a quote inside."""
+    assert parse_fields("jobname=it's user=o'brien") == {"jobname": "it's", "user": "o'brien"}
+
+
+def test_value_with_equals_sign():
+    """Only the first '=' separates key from value."""
+    assert parse_fields("Resource_List.select=1:ncpus=4") == {"Resource_List.select": "1:ncpus=4"}
+
+
+@pytest.mark.parametrize("spec, ncpus", [
+    ("2:ncpus=4:mem=1gb+1:ncpus=8", 16), ("ncpus=3", 3), ("1:mem=1gb", 1), ("3:mem=1gb", 3),
+])
+def test_ncpus_from_select(spec, ncpus):
+    """Without Resource_List.ncpus, the select spec is summed (chunks default to 1 cpu)."""
+    assert job_of(end_record(**{"Resource_List.ncpus": None, "Resource_List.select": spec})).ncpus == ncpus
+
+
+@pytest.mark.parametrize("spec, ncpus", [("4:ppn=8", 32), ("n1:ppn=2+n2:ppn=4", 6), ("2", 2)])
+def test_ncpus_from_torque_nodes(spec, ncpus):
+    """Torque's nodes=N:ppn=P is read too."""
+    assert job_of(end_record(**{"Resource_List.ncpus": None, "Resource_List.nodes": spec})).ncpus == ncpus
+
+
+def test_subjob_is_a_job():
+    """A job-array subjob 123[4].svr is a completed job under its own id."""
+    assert job_of(end_record("123[4].svr")).job_id == "123[4].svr"
+
+
+def test_array_parent_is_not_a_run():
+    """The parent's E record (123[].svr) summarizes its subjobs: not a run."""
+    assert job_of(end_record("123[].svr")) is None
+
+
+def test_end_without_start_is_not_a_run():
+    """An E record without start: the job never ran."""
+    assert job_of(end_record(start=None)) is None
+
+
+def test_killed_at_walltime_keeps_true_runtime():
+    """Exit_status -29 with runtime past the walltime is kept as logged."""
+    job = job_of(end_record(Exit_status="-29", **{"resources_used.walltime": "02:00:07"}))
+    assert (job.exit_status, job.runtime_s, job.walltime_s) == (-29, 7207, 7200)
+
+
+def test_runtime_falls_back_to_end_minus_start():
+    """Without resources_used.walltime the runtime is end - start."""
+    assert job_of(end_record()).runtime_s == 3600
+
+
+def test_submit_falls_back_to_qtime():
+    """Without ctime, qtime is the submission time."""
+    assert job_of(end_record(ctime=None, qtime="150")).submit_time == 150
+
+
+def test_project_falls_back_to_account():
+    """Torque logs have account= instead of project=."""
+    assert job_of(end_record(account="proj1")).project == "proj1"
+
+
+@pytest.mark.parametrize("line, field", [
+    (end_record(end="12x"), "end"),
+    (end_record(end="100"), "end"),
+    (end_record(user=None), "user"),
+    (end_record(end=None), "end"),
+    (end_record(**{"Resource_List.walltime": "2h"}), "Resource_List.walltime"),
+    (end_record(**{"Resource_List.walltime": "99999999:00:00"}), "Resource_List.walltime"),
+    (end_record(**{"Resource_List.ncpus": "-1"}), "Resource_List.ncpus"),
+    (end_record(start="1" * 30), "start"),
+    (end_record() + " user=bob", "user"),
+    (end_record(jobname='"open'), "jobname"),
+    (end_record(jobname='"a"b'), "jobname"),
+    (end_record(**{"Resource_List.ncpus": None, "Resource_List.select": "1:ncpus=x"}), "Resource_List.select"),
+    ("4/10/2026 12:00:05;E;1.svr;user=a", "timestamp"),
+    ("04/10/2026 12:00:05;EE;1.svr;user=a", "record type"),
+    ("04/10/2026 12:00:05;E;;user=a", "job id"),
+    ("04/10/2026 12:00:05;E;1 svr;user=a", "job id"),
+])
+def test_errors_name_the_field(line, field):
+    """Each malformed value is an AccountingError naming its field."""
+    with pytest.raises(AccountingError) as info:
+        job_of(line)
+    assert info.value.field == field and field in str(info.value)
+
+
+@pytest.mark.parametrize("line", ["garbage", "", "a;b", "04/10/2026 12:00:05;E;1.svr;user=a\x00b"])
+def test_unparseable_lines(line):
+    """Lines that are not records at all are AccountingErrors."""
+    with pytest.raises(AccountingError):
+        job_of(line)
+
+
+def test_token_without_equals():
+    """A body token without '=' is refused."""
+    with pytest.raises(AccountingError, match="key=value"):
+        parse_fields("user=alice stray")
+
+
+_KEYS = st.text(st.sampled_from("abcXYZ_."), min_size=1, max_size=8)
+_VALUES = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), max_size=12)
+
+
+def pbs_quote(value):
+    """Quote a value the way pbs_server writes it."""
+    if " " not in value and not value[:1] in ("'", '"'):
+        return value
+    return "'{}'".format(value) if '"' in value else '"{}"'.format(value)
+
+
+@given(st.dictionaries(_KEYS, st.one_of(_VALUES, _VALUES.map(lambda v: v + " x " + v)), max_size=8))
+def test_fields_round_trip_pbs_quoting(fields):
+    """Whatever PBS writes (with its quoting rules) parses back to the same fields."""
+    fields = {k: v for k, v in fields.items() if not ('"' in v and "'" in v and " " in v)}
+    body = " ".join("{}={}".format(key, pbs_quote(value)) for key, value in fields.items())
+    assert parse_fields(body) == fields
+
+
+@given(st.text(max_size=300))
+def test_arbitrary_text_only_raises_accounting_error(text):
+    """No input makes the parser fail with anything but AccountingError."""
+    try:
+        record = parse_record(text)
+        completed_job(record, parse_fields(record.body))
+    except AccountingError:
+        pass

@@ -1,0 +1,81 @@
+"""python -m predictor, run as a subprocess as an admin would."""
+
+import subprocess
+import sys
+
+import pytest
+
+E_LINE = ("04/10/2026 12:00:05;E;{id};user=alice queue=workq ctime=1 start=100 end={end} Exit_status=0 "
+          "Resource_List.walltime=02:00:00 Resource_List.ncpus=1\n")
+
+
+def predictor(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "predictor"] + list(args), capture_output=True, text=True,
+                          timeout=60, env=env)
+
+
+def assert_one_line_error(result, fragment):
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert fragment in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_db_init_reports_up_to_date(database):
+    """db init on an initialised database says so and exits 0."""
+    result = predictor("db", "init", "--dsn", database.dsn)
+    assert result.returncode == 0 and "up to date" in result.stdout
+
+
+def test_ingest_then_predict(db, tmp_path):
+    """ingest loads the log; predict prints the soft walltime and the history used."""
+    log = tmp_path / "20260410"
+    log.write_text(E_LINE.format(id="1.svr", end=1900) + E_LINE.format(id="2.svr", end=3700))
+    assert predictor("ingest", "--dsn", db.writer_dsn, str(log)).returncode == 0
+    result = predictor("predict", "--dsn", db.reader_dsn, "--user", "alice", "--walltime", "04:00:00")
+    assert result.returncode == 0
+    # v3: max usage 3600/7200 = 0.5 -> 0.5 * 14400 + 900 = 8100 s
+    assert result.stdout.startswith("soft_walltime 02:15:00 (8100 s) for user alice")
+    assert "history: 2 completed job(s)" in result.stdout and "2.svr" in result.stdout
+
+
+def test_ingest_exit_status_flags_rejected_lines(db, tmp_path):
+    """Rejected lines give exit 1 and file:line on stderr; the good lines load."""
+    log = tmp_path / "20260410"
+    log.write_text("junk\n" + E_LINE.format(id="1.svr", end=200))
+    result = predictor("ingest", "--dsn", db.writer_dsn, str(log))
+    assert result.returncode == 1 and "{}:1: ".format(log) in result.stderr and "1 jobs loaded" in result.stderr
+
+
+def test_ingest_missing_path_exit_two(db, tmp_path):
+    """A path that does not exist is named and gives exit 2."""
+    result = predictor("ingest", "--dsn", db.writer_dsn, str(tmp_path / "missing"))
+    assert result.returncode == 2 and "missing: no such file or directory" in result.stderr
+
+
+def test_predict_database_down_is_one_line():
+    """No server: one line, exit 2, no traceback."""
+    result = predictor("predict", "--dsn", "host=127.0.0.1 port=1 user=x", "--user", "a", "--walltime", "60")
+    assert_one_line_error(result, "error: database: ")
+
+
+def test_predict_bad_dsn_does_not_echo_password():
+    """A malformed DSN is one line that does not repeat the password."""
+    result = predictor("predict", "--dsn", "junk password=s3cret", "--user", "a", "--walltime", "60")
+    assert_one_line_error(result, "dsn: not a valid")
+    assert "s3cret" not in result.stderr
+
+
+def test_predict_without_dsn_is_one_line():
+    """No --dsn and no $PBS_SOFTWALLTIME_DSN: one line, exit 2."""
+    result = predictor("predict", "--user", "a", "--walltime", "60", env={"PATH": "/usr/bin"})
+    assert_one_line_error(result, "give --dsn or set $PBS_SOFTWALLTIME_DSN")
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--walltime", "2h"], "argument --walltime"),
+    (["--walltime", "60", "--window", "0"], "window must be"),
+])
+def test_predict_bad_arguments(args, fragment):
+    """Bad durations and parameters are refused with the argument named."""
+    result = predictor("predict", "--dsn", "host=127.0.0.1 port=1", "--user", "a", *args)
+    assert result.returncode == 2 and fragment in result.stderr and "Traceback" not in result.stderr

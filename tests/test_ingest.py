@@ -1,0 +1,218 @@
+"""predictor.ingest against the real PostgreSQL server."""
+
+import os
+import uuid
+
+import psycopg2
+import pytest
+
+from predictor.ingest import Ingester, expand_paths
+from predictor.schema import init_schema
+
+from conftest import admin_execute, dsn_for
+
+
+def e_line(job_id, user="alice", start=1000, end=2000, walltime="01:00:00", extra=""):
+    return ("04/10/2026 12:00:05;E;{};user={} queue=workq ctime={} start={} end={} Exit_status=0 "
+            "Resource_List.walltime={} Resource_List.ncpus=2{}\n").format(job_id, user, start - 10, start, end,
+                                                                          walltime, extra)
+
+
+def q_line(job_id):
+    return "04/10/2026 12:00:00;Q;{};user=alice queue=workq ctime=1 qtime=1\n".format(job_id)
+
+
+@pytest.fixture
+def conn(db):
+    """A connection with the writer role, as ingestion runs in production."""
+    connection = psycopg2.connect(db.writer_dsn)
+    yield connection
+    connection.close()
+
+
+def rows(conn):
+    with conn, conn.cursor() as cursor:
+        cursor.execute("SELECT job_id, user_name, runtime_s FROM completed_jobs ORDER BY job_id")
+        return cursor.fetchall()
+
+
+def run(conn, *paths, batch_size=5000):
+    """Ingest and return (stats, rejections, warnings)."""
+    rejections, warnings = [], []
+    ingester = Ingester(conn, batch_size, on_reject=lambda *r: rejections.append(r), on_warning=warnings.append)
+    return ingester.ingest([str(p) for p in paths]), rejections, warnings
+
+
+def test_loads_end_records_only(conn, tmp_path):
+    """E records become rows; Q and S lines are read and ignored."""
+    log = tmp_path / "20260410"
+    log.write_text(q_line("1.svr") + e_line("1.svr") + e_line("2.svr", user="bob", end=1500))
+    stats, rejections, _ = run(conn, log)
+    assert rows(conn) == [("1.svr", "alice", 1000), ("2.svr", "bob", 500)]
+    assert (stats.lines, stats.end_records, stats.jobs, rejections) == (3, 2, 2, [])
+
+
+def test_second_run_reads_nothing_new(conn, tmp_path):
+    """Re-running over the same file reads no line again and duplicates nothing."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr") + e_line("2.svr"))
+    run(conn, log)
+    stats, _, _ = run(conn, log)
+    assert stats.lines == 0 and len(rows(conn)) == 2
+
+
+def test_reload_after_progress_loss_duplicates_nothing(conn, db, tmp_path):
+    """Even with the progress forgotten, loading again upserts the same rows."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr") + e_line("2.svr"))
+    run(conn, log)
+    admin_execute_in(db, "TRUNCATE ingest_progress")
+    stats, _, _ = run(conn, log)
+    assert stats.lines == 2 and len(rows(conn)) == 2
+
+
+def admin_execute_in(db, sql):
+    owner = psycopg2.connect(db.dsn)
+    try:
+        with owner, owner.cursor() as cursor:
+            cursor.execute(sql)
+    finally:
+        owner.close()
+
+
+def test_resumes_after_appended_lines(conn, tmp_path):
+    """Lines appended later are read from the saved offset, with correct line numbers."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr"))
+    run(conn, log)
+    with log.open("a") as handle:
+        handle.write("garbage\n" + e_line("2.svr"))
+    stats, rejections, _ = run(conn, log)
+    assert stats.lines == 2 and [r[1] for r in rejections] == [2] and len(rows(conn)) == 2
+
+
+def test_half_written_line_left_for_next_pass(conn, tmp_path):
+    """A last line without its newline is not read until it is complete."""
+    log = tmp_path / "20260410"
+    whole = e_line("2.svr")
+    log.write_text(e_line("1.svr") + whole[:30])
+    first, rejections, _ = run(conn, log)
+    with log.open("a") as handle:
+        handle.write(whole[30:])
+    second, _, _ = run(conn, log)
+    assert (first.lines, second.lines, rejections) == (1, 1, [])
+    assert [r[0] for r in rows(conn)] == ["1.svr", "2.svr"]
+
+
+def test_bad_lines_reported_with_line_number_and_rest_loaded(conn, tmp_path):
+    """Each malformed line is reported as path:line with its reason; the others load."""
+    log = tmp_path / "20260410"
+    log.write_bytes((e_line("1.svr") + e_line("2.svr", end=10) + "junk\n").encode() + b"\xff\xfe\n"
+                    + e_line("3.svr").encode())
+    stats, rejections, _ = run(conn, log)
+    assert [(os.path.basename(p), n) for p, n, _ in rejections] == [("20260410", 2), ("20260410", 3),
+                                                                     ("20260410", 4)]
+    assert "field end" in rejections[0][2] and "UTF-8" in rejections[2][2]
+    assert stats.rejected == 3 and [r[0] for r in rows(conn)] == ["1.svr", "3.svr"]
+
+
+def test_directory_read_in_name_order_skipping_hidden(tmp_path):
+    """A directory expands to its files sorted by name, hidden files skipped."""
+    for name in ["20260411", "20260410", ".lock"]:
+        (tmp_path / name).write_text("")
+    files, missing = expand_paths([str(tmp_path), str(tmp_path / "nope")])
+    assert [os.path.basename(f) for f in files] == ["20260410", "20260411"]
+    assert missing == [str(tmp_path / "nope")]
+
+
+def test_truncated_file_read_again_from_start(conn, tmp_path):
+    """A file shorter than the saved offset is read from the start, with a warning."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr") + e_line("2.svr"))
+    run(conn, log)
+    log.write_text(e_line("1.svr"))
+    stats, _, warnings = run(conn, log)
+    assert stats.lines == 1 and "truncated" in warnings[0]
+
+
+def test_replaced_file_read_again_from_start(conn, tmp_path):
+    """A file whose bytes before the offset changed is read from the start."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr") + e_line("2.svr"))
+    run(conn, log)
+    log.write_text(e_line("1.svr") + e_line("3.svr") + e_line("4.svr"))
+    stats, _, warnings = run(conn, log)
+    assert stats.lines == 3 and warnings and [r[0] for r in rows(conn)] == ["1.svr", "2.svr", "3.svr", "4.svr"]
+
+
+def test_small_batches_and_repeated_job_in_one_batch(conn, tmp_path):
+    """Many transactions, and a job ending twice in one batch keeps its last record."""
+    log = tmp_path / "20260410"
+    log.write_text("".join(e_line("{}.svr".format(i)) for i in range(7)) + e_line("6.svr", end=1001))
+    stats, _, _ = run(conn, log, batch_size=2)
+    assert len(rows(conn)) == 7 and dict((r[0], r[2]) for r in rows(conn))["6.svr"] == 1
+
+
+def test_progress_committed_with_rows(conn, tmp_path):
+    """The saved offset is the end of the last complete line read."""
+    log = tmp_path / "20260410"
+    text = e_line("1.svr") + e_line("2.svr")
+    log.write_text(text + "partial")
+    run(conn, log)
+    with conn, conn.cursor() as cursor:
+        cursor.execute("SELECT offset_bytes, line_no FROM ingest_progress")
+        assert cursor.fetchall() == [(len(text.encode()), 2)]
+
+
+def test_follow_picks_up_growth_and_new_files(conn, tmp_path):
+    """--follow loads appended lines and a new day's file."""
+    (tmp_path / "20260410").write_text(e_line("1.svr"))
+    steps = iter([
+        lambda: (tmp_path / "20260410").open("a").write(e_line("2.svr")),
+        lambda: (tmp_path / "20260411").write_text(e_line("3.svr")),
+    ])
+    passes = []
+
+    def sleep(_seconds):
+        passes.append(1)
+        next(steps, lambda: None)()
+
+    ingester = Ingester(conn)
+    ingester.follow([str(tmp_path)], interval_s=0, should_stop=lambda: len(passes) >= 3, sleep=sleep)
+    assert [r[0] for r in rows(conn)] == ["1.svr", "2.svr", "3.svr"]
+
+
+@pytest.fixture
+def latin1_database():
+    """A site database created in LATIN1: it refuses characters outside Latin-1."""
+    name = "swt_latin1_{}".format(uuid.uuid4().hex[:8])
+    admin_execute("CREATE DATABASE {} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0".format(name))
+    try:
+        init_schema(dsn_for(name))
+        yield dsn_for(name)
+    finally:
+        admin_execute("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
+
+
+def test_row_refused_by_database_is_reported_and_others_load(latin1_database, tmp_path):
+    """A job the database cannot store is reported at its line; the batch's other jobs load."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr") + e_line("2.svr", user="用户") + e_line("3.svr"), encoding="utf-8")
+    conn = psycopg2.connect(latin1_database)
+    try:
+        stats, rejections, _ = run(conn, log)
+        assert [(n, "refused by the database" in m) for _, n, m in rejections] == [(2, True)]
+        assert [r[0] for r in rows(conn)] == ["1.svr", "3.svr"] and stats.jobs == 2
+    finally:
+        conn.close()
+
+
+def test_every_line_read_once_across_chunks_and_batches(conn, tmp_path, monkeypatch):
+    """With many read chunks and many commits, each line is read exactly once."""
+    monkeypatch.setattr("predictor.ingest._CHUNK", 300)
+    log = tmp_path / "20260410"
+    log.write_text("".join(e_line("{}.svr".format(i)) for i in range(40)))
+    stats, rejections, _ = run(conn, log, batch_size=3)
+    assert (stats.lines, stats.jobs, rejections) == (40, 40, [])
+    again, _, warnings = run(conn, log)
+    assert (again.lines, warnings) == (0, [])

@@ -1,0 +1,65 @@
+"""predictor.schema: db init."""
+
+import psycopg2
+import pytest
+
+from predictor.errors import DatabaseError
+from predictor.schema import find_sql_dir, init_schema, migrations
+
+
+def query(dsn, sql):
+    conn = psycopg2.connect(dsn)
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(sql)
+            return cursor.fetchall()
+    finally:
+        conn.close()
+
+
+def test_migrations_are_numbered_in_order():
+    """The shipped schema files are found and ordered by number."""
+    versions = [version for version, _ in migrations(find_sql_dir())]
+    assert versions == sorted(versions) and versions[:2] == [1, 2]
+
+
+def test_init_is_idempotent(database):
+    """A second db init applies nothing and changes nothing."""
+    assert init_schema(database.dsn) == []
+    assert query(database.dsn, "SELECT version FROM schema_version ORDER BY 1") == [(1,), (2,)]
+
+
+def test_roles_exist(database):
+    """The reader and writer roles are created."""
+    rows = query(database.dsn, "SELECT rolname FROM pg_roles WHERE rolname IN ('softwalltime_reader', 'softwalltime_writer') ORDER BY 1")
+    assert rows == [("softwalltime_reader",), ("softwalltime_writer",)]
+
+
+@pytest.mark.parametrize("login, table, privilege, expected", [
+    ("reader_dsn", "completed_jobs", "SELECT", True),
+    ("reader_dsn", "completed_jobs", "INSERT", False),
+    ("reader_dsn", "completed_jobs", "UPDATE", False),
+    ("reader_dsn", "completed_jobs", "DELETE", False),
+    ("reader_dsn", "ingest_progress", "SELECT", False),
+    ("writer_dsn", "completed_jobs", "INSERT", True),
+    ("writer_dsn", "completed_jobs", "UPDATE", True),
+    ("writer_dsn", "completed_jobs", "DELETE", False),
+    ("writer_dsn", "ingest_progress", "UPDATE", True),
+    ("writer_dsn", "ingest_progress", "DELETE", False),
+])
+def test_role_privileges(database, login, table, privilege, expected):
+    """Each role has exactly the privileges it needs."""
+    sql = "SELECT has_table_privilege('{}', '{}')".format(table, privilege)
+    assert query(getattr(database, login), sql) == [(expected,)]
+
+
+@pytest.mark.parametrize("login", ["reader_dsn", "writer_dsn"])
+def test_roles_cannot_create_tables(database, login):
+    """Neither role may create objects in the schema."""
+    assert query(getattr(database, login), "SELECT has_schema_privilege('public', 'CREATE')") == [(False,)]
+
+
+def test_unreachable_server_is_database_error():
+    """db init against a closed port fails with a DatabaseError."""
+    with pytest.raises(DatabaseError, match="^database: "):
+        init_schema("host=127.0.0.1 port=1 user=postgres connect_timeout=2")

@@ -10,7 +10,8 @@ class Job(NamedTuple):
 
     ``start_time``/``end_time`` are the recorded ones (the accuracy replay uses
     them; the simulation computes its own). ``soft_walltime_s`` is the soft
-    walltime written in the log, if any.
+    walltime written in the log, if any. ``group`` is the Unix group (PBS
+    ``group``, SWF group id).
     """
 
     job_id: str
@@ -26,3 +27,4 @@ class Job(NamedTuple):
     project: Optional[str] = None
     soft_walltime_s: Optional[int] = None
     exit_status: Optional[int] = None
+    group: Optional[str] = None

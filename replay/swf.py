@@ -1,0 +1,205 @@
+"""Standard Workload Format (Parallel Workloads Archive): read and write.
+
+One job a line, 18 whitespace-separated fields; ``-1`` means unknown; lines
+starting with ``;`` are the header (``; MaxProcs: 100``). Only the fields the
+replay uses are checked: a non-integer there rejects the line, a decimal in
+another field (average CPU time often has one) does not matter.
+
+Names: SWF numbers users, groups and queues; the replay names them ``u12``,
+``g3``, ``q1`` (unknown: user ``unknown``, group and queue None), so an SWF
+trace and its PBS conversion show the same names. Status 1 (completed) is
+exit status 0, 0 (failed) is 1, 5 (cancelled) is 271 (SIGTERM, what qdel of a
+running job gives); the writer maps back (any exit status >= 256, killed by a
+signal, is written as 5).
+"""
+
+import re
+
+from .readers import Trace, raw_lines
+from .trace import Job
+
+__all__ = ["read_swf", "write_swf", "FIELD_NAMES"]
+
+FIELD_NAMES = (
+    "job number", "submit time", "wait time", "run time", "allocated processors", "average CPU time",
+    "used memory", "requested processors", "requested time", "requested memory", "status", "user id",
+    "group id", "executable number", "queue number", "partition number", "preceding job", "think time",
+)
+_USED = (0, 1, 2, 3, 4, 7, 8, 10, 11, 12, 14)
+_INTEGER = re.compile(r"-?[0-9]+")
+_LINE = re.compile(r"\s+".join(r"(-?[0-9]+)" if index in _USED else r"\S+" for index in range(18)))
+_HEADER = re.compile(r";\s*([A-Za-z]+)\s*:\s*(.*?)\s*")
+_HEADER_INTEGERS = ("MaxProcs", "MaxNodes", "UnixStartTime")
+_EXIT_OF_STATUS = {1: 0, 0: 1, 5: 271}
+_NAMED = re.compile(r"([ugq])(-?[0-9]+)")
+
+
+def _values(text):
+    """The 18 fields, the used ones as integers (others 0); ValueError naming the first bad one."""
+    match = _LINE.fullmatch(text.strip())
+    if match is None:
+        return _check_fields(text.split())
+    values = [0] * 18
+    for index, value in zip(_USED, match.groups()):
+        values[index] = int(value)
+    return values
+
+
+def _check_fields(fields):
+    """The slow path of ``_values``: say which field is wrong."""
+    if len(fields) != 18:
+        raise ValueError("expected 18 fields, got {}".format(len(fields)))
+    values = [0] * 18
+    for index in _USED:
+        text = fields[index]
+        if not _INTEGER.fullmatch(text):
+            raise ValueError("field {} ({}): not an integer: {!r}".format(index + 1, FIELD_NAMES[index], text[:20]))
+        values[index] = int(text)
+    return values
+
+
+def _skip_reason(values):
+    if values[1] < 0:
+        return "submit time unknown"
+    if values[2] < 0 or values[3] < 0:
+        return "never ran, or start or run time unknown"
+    if values[4] < 0 and values[7] < 0:
+        return "processor count unknown"
+    return None
+
+
+def _name(prefix, number):
+    return "{}{}".format(prefix, number) if number >= 0 else None
+
+
+def _nodes(ncpus, procs_per_node):
+    return -(-ncpus // procs_per_node) if procs_per_node else None
+
+
+def _job(values, job_id, procs_per_node):
+    submit, wait, runtime = values[1], values[2], values[3]
+    ncpus = values[4] if values[4] >= 0 else values[7]
+    return Job(
+        job_id=job_id, user=_name("u", values[11]) or "unknown", submit_time=submit, runtime_s=runtime,
+        walltime_s=values[8] if values[8] >= 0 else None, ncpus=ncpus, start_time=submit + wait,
+        end_time=submit + wait + runtime, nodes=_nodes(ncpus, procs_per_node), queue=_name("q", values[14]),
+        exit_status=_EXIT_OF_STATUS.get(values[10]), group=_name("g", values[12]),
+    )
+
+
+def _read_header(text, header):
+    match = _HEADER.fullmatch(text)
+    if not match:
+        return
+    key, value = match.groups()
+    if key in _HEADER_INTEGERS:
+        if not _INTEGER.fullmatch(value):
+            raise ValueError("header {}: not an integer: {!r}".format(key, value[:20]))
+        header[key] = int(value)
+
+
+def _procs_per_node(header):
+    procs, nodes = header.get("MaxProcs"), header.get("MaxNodes")
+    if procs and nodes and procs > 0 and nodes > 0 and procs % nodes == 0:
+        return procs // nodes
+    return None
+
+
+def _take_line(text, header, stats, jobs):
+    if text.startswith(";"):
+        _read_header(text, header)
+        return
+    if not text or text.isspace():
+        return
+    values = _values(text)
+    reason = _skip_reason(values)
+    if reason:
+        stats.skip(reason)
+        return
+    jobs.append(_job(values, str(values[0]), _procs_per_node(header)))
+
+
+def read_swf(path, stats, on_reject):
+    """Read one SWF file into a ``Trace`` (jobs in submission order)."""
+    header, jobs = {}, []
+    stats.files += 1
+    for line_no, raw in raw_lines(path, on_reject):
+        stats.lines += 1
+        try:
+            _take_line(raw.decode("utf-8"), header, stats, jobs)
+        except UnicodeDecodeError as err:
+            stats.rejected += 1
+            on_reject(path, line_no, "not valid UTF-8 (byte {})".format(err.start))
+        except ValueError as err:
+            stats.rejected += 1
+            on_reject(path, line_no, str(err))
+    jobs.sort(key=lambda job: job.submit_time)
+    return Trace(jobs, "swf", (path,), stats, header.get("MaxProcs"), header.get("MaxNodes"),
+                 header.get("UnixStartTime"))
+
+
+class _Numbering:
+    """Names to SWF numbers: ``u12`` is 12; other names get new numbers in order of appearance."""
+
+    def __init__(self, prefix, names):
+        self.prefix = prefix
+        self.numbers = {}
+        taken = [int(match.group(2)) for match in map(_NAMED.fullmatch, names)
+                 if match and match.group(1) == prefix]
+        self._next = max(taken + [0]) + 1
+
+    def number(self, name):
+        if name is None or name == "unknown":
+            return -1
+        match = _NAMED.fullmatch(name)
+        if match and match.group(1) == self.prefix:
+            return int(match.group(2))
+        if name not in self.numbers:
+            self.numbers[name] = self._next
+            self._next += 1
+        return self.numbers[name]
+
+
+def _status(exit_status):
+    if exit_status is None:
+        return -1
+    if exit_status == 0:
+        return 1
+    return 5 if exit_status >= 256 else 0
+
+
+def _line(job, origin, users, groups, queues):
+    fields = (
+        job.job_id, job.submit_time - origin, job.start_time - job.submit_time, job.runtime_s, job.ncpus, -1, -1,
+        job.ncpus, -1 if job.walltime_s is None else job.walltime_s, -1, _status(job.exit_status),
+        users.number(job.user), groups.number(job.group), -1, queues.number(job.queue), -1, -1, -1,
+    )
+    return " ".join(str(value) for value in fields)
+
+
+def _job_numbers(jobs):
+    """The numeric part of ``N`` or ``N.server`` ids if they are unique; else 1, 2, 3..."""
+    numbers = [job.job_id.split(".", 1)[0] for job in jobs]
+    if all(number.isdigit() for number in numbers) and len(set(numbers)) == len(numbers):
+        return numbers
+    return [str(index) for index in range(1, len(jobs) + 1)]
+
+
+def write_swf(trace, out, note="converted by pbs-softwalltime (python -m replay convert)"):
+    """Write ``trace`` as SWF text to ``out``; times relative to the first submission."""
+    jobs = trace.jobs
+    origin = min(job.submit_time for job in jobs) if jobs else 0
+    users = _Numbering("u", [job.user for job in jobs])
+    groups = _Numbering("g", [job.group for job in jobs if job.group])
+    queues = _Numbering("q", [job.queue for job in jobs if job.queue])
+    lines = [_line(job._replace(job_id=number), origin, users, groups, queues)
+             for job, number in zip(jobs, _job_numbers(jobs))]
+    out.write("; Version: 2.2\n; Note: {}\n; UnixStartTime: {}\n".format(note, origin))
+    for key, value in (("MaxNodes", trace.max_nodes), ("MaxProcs", trace.max_procs)):
+        if value is not None:
+            out.write("; {}: {}\n".format(key, value))
+    for name, number in sorted(queues.numbers.items(), key=lambda item: item[1]):
+        out.write("; Queue: {} {}\n".format(number, name))
+    out.write(";\n")
+    for line in lines:
+        out.write(line + "\n")

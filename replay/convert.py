@@ -1,0 +1,125 @@
+"""``python -m replay convert IN OUT``: SWF to PBS accounting logs and back.
+
+The input is read by the replay's readers; the output is the other format:
+
+* SWF -> PBS: Q, S, (D,) E records in time order (pbslog.record_line). OUT is
+  one file, or, if it is a directory (or ends with ``/``), one ``YYYYMMDD``
+  file per UTC day as in ``server_priv/accounting``. ``.gz`` on OUT, or
+  ``gzip=True`` for a directory, compresses (with no time stamp inside, so
+  the output is byte-identical from run to run). SWF times are relative: the
+  header's UnixStartTime (or ``epoch``) is added. Job ids get ``.server``.
+* PBS -> SWF: one file (swf.write_swf), times relative to the first submission.
+
+Jobs that never ran are not converted (the readers skip them and say so).
+"""
+
+import gzip
+import io
+import os
+import time
+
+import numpy as np
+
+from .errors import ReplayError
+from .pbslog import RECORD_ORDER, record_kinds, record_line, record_time
+from .readers import load_trace
+from .swf import write_swf
+
+__all__ = ["convert", "write_accounting"]
+
+
+def _open_text(path, compress):
+    """A text stream writing ``path``, gzip without name or mtime if ``compress``."""
+    raw = open(path, "wb")
+    if not compress:
+        return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+    zipped = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+    return _ClosingText(zipped, raw)
+
+
+class _ClosingText(io.TextIOWrapper):
+    """A text wrapper over a GzipFile that also closes the file under it."""
+
+    def __init__(self, zipped, raw):
+        super().__init__(zipped, encoding="utf-8", newline="\n")
+        self._raw = raw
+
+    def close(self):
+        try:
+            super().close()
+        finally:
+            self._raw.close()
+
+
+def _record_order(jobs):
+    """``(kinds, job indexes)`` of every record, sorted by time, then Q<S<D<E, then job."""
+    entries = [(record_time(job, kind), RECORD_ORDER[kind], index, kind)
+               for index, job in enumerate(jobs) for kind in record_kinds(job)]
+    if not entries:
+        return [], []
+    times = np.array([entry[0] for entry in entries], dtype=np.int64)
+    ranks = np.array([entry[1] for entry in entries], dtype=np.int64)
+    order = np.lexsort((ranks, times)).tolist()
+    return [entries[i][3] for i in order], [entries[i][2] for i in order]
+
+
+def _day(epoch):
+    return time.strftime("%Y%m%d", time.gmtime(epoch))
+
+
+def write_accounting(jobs, out_path, epoch=0, server="pbsserver", daily=False, compress=False):
+    """Write the jobs' records to one file, or to daily ``YYYYMMDD`` files in directory ``out_path``."""
+    jobs = [job if "." in job.job_id else job._replace(job_id="{}.{}".format(job.job_id, server)) for job in jobs]
+    kinds, indexes = _record_order(jobs)
+    stream, day, written = None, None, []
+    try:
+        for kind, index in zip(kinds, indexes):
+            job = jobs[index]
+            if daily and _day(record_time(job, kind) + epoch) != day:
+                stream, day = _next_day(stream, out_path, _day(record_time(job, kind) + epoch), compress, written)
+            elif stream is None:
+                stream = _open_text(out_path, compress)
+                written.append(out_path)
+            stream.write(record_line(job, kind, epoch) + "\n")
+    finally:
+        if stream is not None:
+            stream.close()
+    return written
+
+
+def _next_day(stream, directory, day, compress, written):
+    if stream is not None:
+        stream.close()
+    path = os.path.join(directory, day + (".gz" if compress else ""))
+    written.append(path)
+    return _open_text(path, compress), day
+
+
+def _to_pbs(trace, out_path, epoch, server, compress):
+    epoch = (trace.unix_start_time or 0) if epoch is None else epoch
+    daily = os.path.isdir(out_path) or out_path.endswith(os.sep)
+    if daily:
+        os.makedirs(out_path, exist_ok=True)
+    return write_accounting(trace.jobs, out_path, epoch, server, daily, compress or out_path.endswith(".gz"))
+
+
+def _to_swf(trace, out_path, compress):
+    stream = _open_text(out_path, compress or out_path.endswith(".gz"))
+    try:
+        write_swf(trace, stream)
+    finally:
+        stream.close()
+    return [out_path]
+
+
+def convert(in_paths, out_path, in_format="auto", on_reject=None, epoch=None, server="pbsserver", compress=False):
+    """Convert ``in_paths`` to the other format at ``out_path``; ``(trace, files written)``."""
+    trace = load_trace(in_paths, in_format, on_reject)
+    if os.path.abspath(out_path) in {os.path.abspath(path) for path in in_paths}:
+        raise ReplayError("{}: the output would overwrite the input".format(out_path))
+    try:
+        if trace.source_format == "swf":
+            return trace, _to_pbs(trace, out_path, epoch, server, compress)
+        return trace, _to_swf(trace, out_path, compress)
+    except OSError as err:
+        raise ReplayError("{}: cannot write: {}".format(err.filename or out_path, err.strerror or err)) from err

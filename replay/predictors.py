@@ -5,9 +5,13 @@ reads (0: none) and ``estimate(history, job)`` returns the soft walltime in
 seconds, or None when the job would get none. ``history`` is the job's user's
 completed jobs, newest first (``HistoryRow``s), exactly what a hook would see.
 v1-v3 are the hooks' own code (predictor.algorithms).
+
+``reads`` names the Job fields ``estimate`` looks at (None: not declared).
+With the history, they decide the estimate, so a replay may reuse one value
+for jobs of a user that agree on them while the user's history is unchanged.
 """
 
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Optional, Tuple
 
 from predictor.algorithms import make_algorithm
 
@@ -20,11 +24,13 @@ class ReplayPredictor(NamedTuple):
     name: str
     window: int
     estimate: Callable
+    reads: Optional[Tuple[str, ...]] = None
 
 
 def _algorithm(name):
     algorithm = make_algorithm(name)
-    return ReplayPredictor(name, algorithm.window, lambda history, job: algorithm.predict(history, job.walltime_s))
+    return ReplayPredictor(name, algorithm.window, lambda history, job: algorithm.predict(history, job.walltime_s),
+                           ("walltime_s",))
 
 
 def _clairvoyant(history, job):

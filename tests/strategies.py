@@ -47,3 +47,26 @@ def histories(draw, max_jobs=40, users=None):
             draw(st.integers(0, 10 ** 6)), index)))
         jobs.append(job._replace(end_time=draw(end_times)))
     return user_pool, jobs
+
+
+@st.composite
+def replay_jobs(draw, max_jobs=30, users=("alice", "bob", "carol")):
+    """Replay ``Job``s with recorded times on a narrow clock, so submits, starts and ends often tie."""
+    from replay.trace import Job
+
+    count = draw(st.integers(0, max_jobs))
+    jobs = []
+    for index in range(count):
+        submit = draw(st.integers(0, 60))
+        start = submit + draw(st.integers(0, 20))
+        runtime = draw(st.integers(0, 30))
+        jobs.append(Job(
+            job_id=str(index + 1), user=draw(st.sampled_from(users)), submit_time=submit, runtime_s=runtime,
+            walltime_s=draw(st.one_of(st.none(), st.integers(1, 40))), ncpus=draw(st.integers(1, 8)),
+            start_time=start, end_time=start + runtime,
+            queue=draw(st.sampled_from([None, "workq", "long"])),
+            soft_walltime_s=draw(st.one_of(st.none(), st.integers(1, 40))),
+            exit_status=draw(st.sampled_from([None, 0, 1, 271])),
+            group=draw(st.sampled_from([None, "g1", "g2"])),
+        ))
+    return sorted(jobs, key=lambda job: job.submit_time)

@@ -1,0 +1,273 @@
+"""``python -m replay``: the accuracy replay (default command), ``convert``, and more by registry.
+
+    python -m replay LOGS...                 # same as: python -m replay accuracy LOGS...
+    python -m replay convert IN... OUT
+
+A command is an entry of ``COMMANDS``: a summary, ``add_arguments(parser)``
+and ``run(args) -> exit status``. A command living in its own module is one
+``_from_module`` entry.
+
+Exit status: 0 success; 1 some input lines were malformed (each reported on
+stderr as file:line: reason, skipped; the rest was used); 2 an error stopped
+the command (one line on stderr, never a traceback); 130 interrupted.
+"""
+
+import argparse
+import contextlib
+import importlib
+import os
+import sys
+from typing import Callable, NamedTuple
+
+from .errors import ReplayError
+
+__all__ = ["main", "COMMANDS", "Command", "DEFAULT_COMMAND"]
+
+PROG = "python -m replay"
+
+
+class Command(NamedTuple):
+    """A subcommand: ``add_arguments(parser)`` then ``run(args)`` returns the exit status."""
+
+    summary: str
+    add_arguments: Callable
+    run: Callable
+
+
+class _UsageError(ReplayError):
+    """A bad command line; argparse would print usage and exit, we print one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _UsageError("{} (see '{} -h')".format(message, self.prog))
+
+
+def _from_module(module_name, summary):
+    """A command whose ``add_arguments`` and ``run`` live in ``module_name``, imported when used."""
+    return Command(summary, lambda parser: importlib.import_module(module_name).add_arguments(parser),
+                   lambda args: importlib.import_module(module_name).run(args))
+
+
+class RejectReporter:
+    """``on_reject`` for the readers: prints the first ``limit`` malformed lines, counts all."""
+
+    def __init__(self, limit, stream=None):
+        self.limit = limit
+        self.stream = sys.stderr if stream is None else stream
+        self.count = 0
+
+    def __call__(self, path, line_no, message):
+        self.count += 1
+        if self.count <= self.limit:
+            self.stream.write("{}:{}: {}\n".format(path, line_no, message))
+
+    def close(self):
+        """Say how many were not shown."""
+        if self.count > self.limit:
+            self.stream.write("... and {} more malformed lines (--max-errors shows more)\n".format(
+                self.count - self.limit))
+
+
+def _fraction(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number: {!r}".format(text)) from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError("must be in [0, 1): {}".format(text))
+    return value
+
+
+def _predictor_names(text):
+    from .predictors import PREDICTORS
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in PREDICTORS]
+    if unknown or not names or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError("give distinct names among {} (comma-separated), not {!r}".format(
+            ", ".join(PREDICTORS), text))
+    return tuple(names)
+
+
+def _add_input_arguments(parser):
+    parser.add_argument("--format", choices=("auto", "pbs", "swf"), default="auto",
+                        help="input format (default: told from the content; a directory is PBS)")
+    parser.add_argument("--max-errors", type=int, default=20, metavar="N",
+                        help="malformed lines to show on stderr (default 20; all are counted)")
+
+
+def _accuracy_arguments(parser):
+    from .predictors import ACCURACY_PREDICTORS
+    parser.add_argument("paths", nargs="+", metavar="LOGS",
+                        help="PBS accounting files or YYYYMMDD directories, or one SWF file (.gz is fine)")
+    _add_input_arguments(parser)
+    parser.add_argument("--predictors", type=_predictor_names, metavar="NAMES",
+                        help="comma-separated (default: {}; recorded only if the log has soft walltimes)".format(
+                            ",".join(ACCURACY_PREDICTORS)))
+    parser.add_argument("--at", choices=("submit", "start", "both"), default="both",
+                        help="prediction instant(s) to report: submit (queuejob), start (runjob); default both")
+    parser.add_argument("--warmup", type=_fraction, default=0.01, metavar="FRACTION",
+                        help="leave the first FRACTION of jobs out of the metrics (default 0.01, as seed 000)")
+    parser.add_argument("--json", metavar="FILE", help="write the metrics as JSON ('-': stdout)")
+    parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
+    parser.add_argument("--jobs-csv", metavar="FILE", help="write one row per job with every prediction")
+    parser.add_argument("--plot", metavar="DIR", help="write PNG figures (V curve, box plots) into DIR")
+
+
+@contextlib.contextmanager
+def output_stream(path):
+    """A text stream to ``path``, or stdout for ``-``."""
+    if path == "-":
+        yield sys.stdout
+        return
+    try:
+        stream = open(path, "w", encoding="utf-8", newline="")
+    except OSError as err:
+        raise ReplayError("{}: cannot write: {}".format(path, err.strerror or err)) from err
+    with stream:
+        yield stream
+
+
+def write_outputs(args, report, job_table=None):
+    """The report on stdout (unless a file option is ``-``) and in every requested file.
+
+    ``job_table`` is ``(header, rows)`` for ``--jobs-csv``. The simulation
+    prints its own Report through this too.
+    """
+    from .report import write_csv, write_json, write_rows_csv, write_text
+    targets = ((getattr(args, "json", None), write_json), (getattr(args, "csv", None), write_csv))
+    if "-" not in [path for path, _ in targets] + [getattr(args, "jobs_csv", None)]:
+        write_text(report, sys.stdout)
+    for path, writer in targets:
+        if path:
+            with output_stream(path) as stream:
+                writer(report, stream)
+    if getattr(args, "jobs_csv", None) and job_table is not None:
+        with output_stream(args.jobs_csv) as stream:
+            write_rows_csv(job_table[0], job_table[1], stream)
+
+
+def read_trace(args):
+    """``(trace, reporter)`` for the input options of ``args``."""
+    from .readers import load_trace
+    reporter = RejectReporter(args.max_errors)
+    try:
+        trace = load_trace(args.paths, args.format, reporter)
+    finally:
+        reporter.close()
+    return trace, reporter
+
+
+def _replay(trace, predictor_names):
+    from .accuracy import replay_accuracy
+    from .predictors import PREDICTORS
+    from .progress import ProgressBar
+    progress = ProgressBar("replaying {} jobs".format(len(trace.jobs)))
+    try:
+        return replay_accuracy(trace.jobs, [PREDICTORS[name] for name in predictor_names], progress)
+    finally:
+        progress.close()
+
+
+def _default_predictors(trace):
+    """ACCURACY_PREDICTORS, without ``recorded`` when no job has a soft walltime in the log."""
+    from .predictors import ACCURACY_PREDICTORS
+    if any(job.soft_walltime_s is not None for job in trace.jobs):
+        return ACCURACY_PREDICTORS, ()
+    names = tuple(name for name in ACCURACY_PREDICTORS if name != "recorded")
+    return names, ("no soft walltime recorded in the log: predictor 'recorded' left out",)
+
+
+def _run_accuracy(args):
+    from .accuracy import job_table
+    from .metrics import accuracy_report, warmup_count
+    trace, reporter = read_trace(args)
+    names, notes = (args.predictors, ()) if args.predictors else _default_predictors(trace)
+    instants = ("submit", "start") if args.at == "both" else (args.at,)
+    predictions = _replay(trace, names)
+    title = "Soft-walltime accuracy replay of {} ({} format, {} jobs)".format(
+        trace.name, trace.source_format.upper(), len(trace.jobs))
+    report = accuracy_report(title, tuple(trace.stats.notes(len(trace.jobs))) + notes, trace.jobs, predictions,
+                             args.warmup, instants)
+    first = warmup_count(len(trace.jobs), args.warmup)
+    write_outputs(args, report, job_table(trace.jobs, predictions, first))
+    if args.plot:
+        from .plots import plot_accuracy
+        plot_accuracy(args.plot, trace.name, trace.jobs, predictions, first, instants)
+    return 1 if reporter.count else 0
+
+
+def _convert_arguments(parser):
+    parser.add_argument("paths", nargs="+", metavar="IN",
+                        help="one SWF file, or PBS accounting files / YYYYMMDD directories")
+    parser.add_argument("out", metavar="OUT",
+                        help="PBS: a file, or a directory (or path ending in /) for daily files; SWF: a file. "
+                             "A .gz name compresses")
+    _add_input_arguments(parser)
+    parser.add_argument("--epoch", type=int, help="SWF to PBS: epoch seconds of SWF time 0 "
+                                                  "(default: the header's UnixStartTime, else 0)")
+    parser.add_argument("--server", default="pbsserver", help="SWF to PBS: job id suffix (default pbsserver)")
+    parser.add_argument("--gzip", action="store_true", help="compress the daily files of a PBS directory")
+
+
+def _run_convert(args):
+    from .convert import convert
+    reporter = RejectReporter(args.max_errors)
+    try:
+        trace, written = convert(args.paths, args.out, args.format, reporter, args.epoch, args.server, args.gzip)
+    finally:
+        reporter.close()
+    target = "SWF" if trace.source_format == "pbs" else "PBS accounting"
+    sys.stderr.write("{} jobs written as {} to {} file(s): {}{}\n".format(
+        len(trace.jobs), target, len(written), ", ".join(written[:3]), " ..." if len(written) > 3 else ""))
+    for note in trace.stats.notes(len(trace.jobs))[1:]:
+        sys.stderr.write("  " + note + "\n")
+    return 1 if reporter.count else 0
+
+
+COMMANDS = {
+    "accuracy": Command("measure every predictor's soft-walltime accuracy on a trace (default command)",
+                        _accuracy_arguments, _run_accuracy),
+    "convert": Command("convert a trace between SWF and PBS accounting-log format",
+                       _convert_arguments, _run_convert),
+}
+"""Subcommand name -> Command."""
+
+DEFAULT_COMMAND = "accuracy"
+
+
+def _usage():
+    lines = ["usage: {} [COMMAND] ARGS...".format(PROG), "", "commands:"]
+    lines += ["  {:<10} {}".format(name, command.summary) for name, command in COMMANDS.items()]
+    lines += ["", "Without COMMAND: {}. '{} COMMAND -h' shows a command's options.".format(DEFAULT_COMMAND, PROG)]
+    return "\n".join(lines) + "\n"
+
+
+def _split(argv):
+    if argv and argv[0] in COMMANDS:
+        return argv[0], argv[1:]
+    return DEFAULT_COMMAND, argv
+
+
+def main(argv=None):
+    """Run one command; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        (sys.stdout if argv else sys.stderr).write(_usage())
+        return 0 if argv else 2
+    name, rest = _split(argv)
+    command = COMMANDS[name]
+    parser = _Parser(prog="{} {}".format(PROG, name), description=command.summary)
+    command.add_arguments(parser)
+    try:
+        return command.run(parser.parse_args(rest))
+    except (ReplayError, ValueError) as err:
+        sys.stderr.write("{}: error: {}\n".format(PROG, err))
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("{}: interrupted\n".format(PROG))
+        return 130
+    except BrokenPipeError:
+        # The reader of our output went away (| head): not an error worth a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -1,0 +1,183 @@
+"""How accurate soft walltimes were, measured against the runtimes that followed.
+
+For one predictor at one instant, over the jobs measured (after warm-up):
+
+* ``no_prediction``: share of jobs that got no soft walltime (no walltime to
+  start from); every other share and statistic is over the jobs that got one.
+* ``underestimated``: share with prediction < runtime (seed 001 "UE", seed
+  003 Fig. 4, left of the V);
+* ``badly_underestimated``: share with runtime - prediction > 30 min (seed
+  001 "BE": a reservation planned on it breaks by over half an hour);
+* ``mean_abs_error_s``, ``median_abs_error_s``: |prediction - runtime|;
+* ``accuracy_mean``, ``accuracy_median``: seed 001 eq. 3, per job
+  runtime/prediction if runtime < prediction, prediction/runtime if greater,
+  1 if equal (so 0..1, 1 is exact);
+* ``users_compared``, ``users_improved``, ``users_worse`` (summary only): the
+  users with at least one job measured, a walltime and a prediction, and the
+  shares of them whose mean absolute error on those jobs is lower (higher)
+  than that of their own walltimes (seed 003 Fig. 6); the rest are equal,
+  e.g. when every prediction was the walltime. None for the ``user``
+  predictor itself.
+
+Breakdowns: by runtime class (seed 003 Fig. 5: runtime <= 2 h, 2-24 h,
+> 24 h) and by queue. Warm-up: the first ``warmup_fraction`` of the jobs in
+submission order are left out of every metric (seed 000 drops 1 %); their
+completions still feed the history.
+
+Sums are exact (integers, ``math.fsum``) so the figures do not depend on the
+order of a floating-point sum.
+"""
+
+import math
+
+import numpy as np
+
+from .accuracy import INSTANTS, NO_PREDICTION
+from .report import Column, Report, Table
+
+__all__ = ["BADLY_UNDER_S", "RUNTIME_CLASSES", "METRIC_COLUMNS", "eq3_accuracy", "error_metrics",
+           "users_improved", "warmup_count", "runtime_class_masks", "accuracy_report"]
+
+BADLY_UNDER_S = 30 * 60
+"""Seed 001: an underestimate by more than 30 minutes is a bad estimation."""
+
+RUNTIME_CLASSES = (("<=2h", 0, 2 * 3600), ("2-24h", 2 * 3600, 24 * 3600), (">24h", 24 * 3600, None))
+"""Seed 003 Fig. 5: (name, low, high) for runtime in (low, high]; the first class includes 0."""
+
+METRIC_COLUMNS = (
+    Column("jobs", "jobs", "count"),
+    Column("no_prediction", "none", "share"),
+    Column("underestimated", "under", "share"),
+    Column("badly_underestimated", "under>30m", "share"),
+    Column("mean_abs_error_s", "mean |err|", "duration_s"),
+    Column("median_abs_error_s", "median |err|", "duration_s"),
+    Column("accuracy_mean", "acc mean", "ratio"),
+    Column("accuracy_median", "acc median", "ratio"),
+)
+_USER_COLUMNS = (Column("users_compared", "users", "count"), Column("users_improved", "better", "share"),
+                 Column("users_worse", "worse", "share"))
+_WHO = (Column("predictor", "predictor"), Column("at", "at"))
+
+
+def eq3_accuracy(runtime, predicted):
+    """Seed 001 eq. 3 per job: min/max of runtime and prediction, 1 when equal."""
+    runtime, predicted = runtime.astype(np.float64), predicted.astype(np.float64)
+    larger = np.maximum(runtime, predicted)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.minimum(runtime, predicted) / larger
+    return np.where(runtime == predicted, 1.0, ratio)
+
+
+def _share(count, total):
+    return count / total if total else None
+
+
+def error_metrics(runtime, predicted):
+    """The METRIC_COLUMNS values for these jobs (``predicted`` uses NO_PREDICTION)."""
+    jobs = int(runtime.size)
+    has = predicted != NO_PREDICTION
+    runtime, predicted = runtime[has], predicted[has]
+    count = int(runtime.size)
+    if not count:
+        return (jobs, _share(jobs, jobs)) + (None,) * 6
+    error = predicted - runtime
+    absolute = np.abs(error)
+    accuracy = eq3_accuracy(runtime, predicted)
+    return (jobs, _share(jobs - count, jobs), _share(int(np.count_nonzero(error < 0)), count),
+            _share(int(np.count_nonzero(error < -BADLY_UNDER_S)), count),
+            int(absolute.sum()) / count, float(np.median(absolute)),
+            math.fsum(accuracy.tolist()) / count, float(np.median(accuracy)))
+
+
+def users_improved(user_codes, runtime, predicted, walltime):
+    """``(users compared, share better, share worse)`` than their walltimes by mean |error| (seed 003 Fig. 6)."""
+    both = (predicted != NO_PREDICTION) & (walltime != NO_PREDICTION)
+    codes = user_codes[both]
+    if not codes.size:
+        return 0, None, None
+    size = int(codes.max()) + 1
+    # Same jobs on both sides, so comparing the sums compares the means; float sums of ints are exact here.
+    predicted_error = np.bincount(codes, np.abs(predicted[both] - runtime[both]).astype(np.float64), size)
+    walltime_error = np.bincount(codes, np.abs(walltime[both] - runtime[both]).astype(np.float64), size)
+    compared = np.bincount(codes, minlength=size) > 0
+    users = int(np.count_nonzero(compared))
+    better = int(np.count_nonzero(compared & (predicted_error < walltime_error)))
+    worse = int(np.count_nonzero(compared & (predicted_error > walltime_error)))
+    return users, better / users, worse / users
+
+
+def warmup_count(jobs, warmup_fraction):
+    """How many of the first jobs (submission order) the warm-up leaves out."""
+    if not 0.0 <= warmup_fraction < 1.0:
+        raise ValueError("warm-up fraction must be in [0, 1), not {}".format(warmup_fraction))
+    return int(math.floor(jobs * warmup_fraction))
+
+
+def runtime_class_masks(runtime):
+    """``(name, mask)`` per runtime class."""
+    masks = []
+    for name, low, high in RUNTIME_CLASSES:
+        mask = runtime > low if low else runtime >= 0
+        masks.append((name, mask if high is None else mask & (runtime <= high)))
+    return masks
+
+
+class _Columns:
+    """The trace's per-job arrays the metrics need, measured jobs only."""
+
+    def __init__(self, jobs, first):
+        measured = jobs[first:]
+        self.runtime = np.fromiter((job.runtime_s for job in measured), np.int64, len(measured))
+        self.walltime = np.fromiter((NO_PREDICTION if job.walltime_s is None else job.walltime_s
+                                     for job in measured), np.int64, len(measured))
+        self.queues = np.array([job.queue or "-" for job in measured], dtype=object)
+        codes = {}
+        self.user_codes = np.fromiter((codes.setdefault(job.user, len(codes)) for job in measured), np.int64,
+                                      len(measured))
+
+
+def _summary_rows(columns, predictions, first, instants):
+    rows = []
+    for name in predictions.names:
+        for instant in instants:
+            predicted = predictions.at(instant, name)[first:]
+            users = (None, None, None) if name == "user" else users_improved(
+                columns.user_codes, columns.runtime, predicted, columns.walltime)
+            rows.append((name, instant) + error_metrics(columns.runtime, predicted) + users)
+    return rows
+
+
+def _group_rows(groups, columns, predictions, first, instants):
+    rows = []
+    for name in predictions.names:
+        for instant in instants:
+            predicted = predictions.at(instant, name)[first:]
+            for group, mask in groups:
+                rows.append((name, instant, group) + error_metrics(columns.runtime[mask], predicted[mask]))
+    return rows
+
+
+def _queue_masks(queues):
+    return [(queue, queues == queue) for queue in sorted(set(queues.tolist()))]
+
+
+def accuracy_report(title, notes, jobs, predictions, warmup_fraction=0.0, instants=INSTANTS):
+    """The accuracy Report: summary, by runtime class, by queue."""
+    first = warmup_count(len(jobs), warmup_fraction)
+    columns = _Columns(jobs, first)
+    notes = tuple(notes) + ("warm-up: the first {} jobs ({:g} %) are left out of the metrics; {} jobs measured".format(
+        first, 100 * warmup_fraction, len(jobs) - first),)
+    tables = [
+        Table("summary", "All jobs (users: mean |err| better or worse than their own walltimes')",
+              _WHO + METRIC_COLUMNS + _USER_COLUMNS, _summary_rows(columns, predictions, first, instants)),
+        Table("by_runtime_class", "By runtime class (runtime <= 2 h, 2-24 h, > 24 h)",
+              _WHO + (Column("runtime_class", "runtime"),) + METRIC_COLUMNS,
+              _group_rows(runtime_class_masks(columns.runtime), columns, predictions, first, instants)),
+    ]
+    queues = _queue_masks(columns.queues)
+    if len(queues) > 1:
+        tables.append(Table("by_queue", "By queue", _WHO + (Column("queue", "queue"),) + METRIC_COLUMNS,
+                            _group_rows(queues, columns, predictions, first, instants)))
+    else:
+        notes += ("one queue ({}): no by-queue table".format(queues[0][0] if queues else "-"),)
+    return Report(title, notes, tuple(tables))

@@ -1,0 +1,145 @@
+"""replay.cli: python -m replay, its commands, outputs and exit statuses."""
+
+import csv
+import json
+import os
+
+import pytest
+
+from replay.cli import COMMANDS, main
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUNDLED_PBS = os.path.join(REPO, "traces", "hpc2n-2002-accounting")
+BUNDLED_SWF = os.path.join(REPO, "traces", "HPC2N-2002-subset.swf")
+T = 1775822400
+
+
+def end_line(job_id, user, submit, start, end, walltime, runtime=None):
+    walltime_field = " Resource_List.walltime={}".format(walltime) if walltime else ""
+    return ("04/10/2026 12:00:00;E;{};user={} queue=workq ctime={} start={} end={} Exit_status=0 "
+            "Resource_List.ncpus=1{}".format(job_id, user, T + submit, T + start, T + end, walltime_field))
+
+
+# The golden jobs of test_accuracy, as a PBS log with a job that never ran and a malformed line.
+GOLDEN_LOG = "\n".join([
+    "04/10/2026 12:00:00;Q;1.s;user=alice queue=workq ctime={}".format(T),
+    end_line("1.s", "alice", 0, 0, 1000, "01:00:00"),
+    end_line("4.s", "bob", 100, 100, 5000, None),
+    end_line("2.s", "alice", 500, 1000, 1600, "01:00:00"),
+    "04/10/2026 12:00:00;Q;9.s;user=carol queue=workq ctime={}".format(T),
+    "04/10/2026 12:00:00;D;9.s;requestor=carol@h",
+    end_line("3.s", "alice", 1200, 1700, 2000, "02:00:00").replace("end=", "end=x"),
+    end_line("3.s", "alice", 1200, 1700, 2000, "02:00:00"),
+    end_line("5.s", "bob", 5000, 5000, 5100, "00:10:00"),
+]) + "\n"
+
+
+@pytest.fixture
+def golden_log(tmp_path):
+    path = tmp_path / "20260410"
+    path.write_text(GOLDEN_LOG)
+    return str(path)
+
+
+def job_rows(path):
+    with open(path, newline="") as stream:
+        return {row["job_id"]: row for row in csv.DictReader(stream)}
+
+
+def test_golden_log_predictions_in_jobs_csv(golden_log, tmp_path, capsys):
+    """Read from a PBS log, every job's hand-computed predictions reach the jobs CSV."""
+    status = main([golden_log, "--predictors", "user,v1,v2,v3", "--jobs-csv", str(tmp_path / "jobs.csv")])
+    rows = job_rows(str(tmp_path / "jobs.csv"))
+    picked = {job_id: tuple(row[name] for name in ("v1_submit_s", "v2_submit_s", "v3_submit_s", "v1_start_s",
+                                                    "v2_start_s", "v3_start_s")) for job_id, row in rows.items()}
+    assert picked == {
+        "1.s": ("3600",) * 6, "4.s": ("",) * 6, "2.s": ("3600",) * 6,
+        "3.s": ("1000", "1900", "2900", "800", "1700", "2900"), "5.s": ("600",) * 6}
+    assert status == 1  # one malformed line, reported, the rest used
+
+
+def test_malformed_line_reported_with_file_line_and_field(golden_log, capsys):
+    """stderr names file:line and the field; the table is still printed."""
+    main([golden_log])
+    captured = capsys.readouterr()
+    assert "{}:7: field end: not an integer".format(golden_log) in captured.err
+    assert "1 jobs skipped: deleted while queued (D record)" in captured.out
+
+
+def test_default_command_is_accuracy(capsys):
+    """``python -m replay LOGS`` and ``python -m replay accuracy LOGS`` print the same."""
+    assert main([BUNDLED_SWF]) == 0
+    implicit = capsys.readouterr().out
+    assert main(["accuracy", BUNDLED_SWF]) == 0
+    assert capsys.readouterr().out == implicit and "v3" in implicit
+
+
+def test_bundled_accounting_directory_replays(capsys):
+    """The README's command: the bundled PBS accounting directory, out of the box."""
+    assert main([BUNDLED_PBS, "--at", "start"]) == 0
+    out = capsys.readouterr().out
+    assert "3145 jobs read from 58 file(s)" in out and "v3         start" in out
+
+
+def run_outputs(folder, golden_log):
+    folder.mkdir()
+    args = [golden_log, "--json", str(folder / "m.json"), "--csv", str(folder / "m.csv"),
+            "--jobs-csv", str(folder / "j.csv")]
+    main(args)
+    return {name: (folder / name).read_bytes() for name in ("m.json", "m.csv", "j.csv")}
+
+
+def test_same_input_byte_identical_outputs(golden_log, tmp_path, capsys):
+    """Two runs give the same stdout, JSON, CSV and jobs CSV, byte for byte."""
+    first = run_outputs(tmp_path / "one", golden_log), capsys.readouterr().out
+    second = run_outputs(tmp_path / "two", golden_log), capsys.readouterr().out
+    assert first == second
+
+
+def test_json_to_stdout_replaces_the_table(golden_log, capsys):
+    """``--json -`` prints only the JSON document."""
+    main([golden_log, "--json", "-"])
+    document = json.loads(capsys.readouterr().out)
+    assert document["tables"][0]["key"] == "summary"
+
+
+def test_missing_input_is_one_line_and_status_2(tmp_path, capsys):
+    """An error is one stderr line and exit status 2, no traceback."""
+    assert main([str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such file or directory" in err and "Traceback" not in err
+
+
+def test_bad_option_is_one_line_and_status_2(capsys):
+    """argparse errors are one line too."""
+    assert main([BUNDLED_SWF, "--warmup", "2"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_convert_command_round_trip(tmp_path, capsys):
+    """convert writes PBS logs from SWF that replay like the SWF itself."""
+    assert main(["convert", BUNDLED_SWF, str(tmp_path / "log.gz")]) == 0
+    main([str(tmp_path / "log.gz"), "--csv", str(tmp_path / "pbs.csv")])
+    main([BUNDLED_SWF, "--csv", str(tmp_path / "swf.csv")])
+    assert (tmp_path / "pbs.csv").read_text() == (tmp_path / "swf.csv").read_text()
+
+
+def test_plot_option_writes_pngs(golden_log, tmp_path, capsys):
+    """--plot DIR fills DIR with the figures."""
+    main([golden_log, "--plot", str(tmp_path / "plots")])
+    assert sorted(os.listdir(str(tmp_path / "plots"))) == [
+        "errors_by_runtime_class_start.png", "errors_by_runtime_class_submit.png", "v_curve_start.png",
+        "v_curve_submit.png"]
+
+
+def test_help_lists_the_commands(capsys):
+    """-h names every registered command."""
+    assert main(["-h"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in COMMANDS)
+
+
+def test_commands_registry_entries_are_complete():
+    """Each command has a summary, an argument adder and a runner."""
+    assert all(command.summary and callable(command.add_arguments) and callable(command.run)
+               for command in COMMANDS.values())

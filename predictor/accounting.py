@@ -56,10 +56,12 @@ def parse_fields(body):
     """The body's ``key=value`` pairs as a dict; a key given twice is an error."""
     if '"' in body or "'" in body:
         return _parse_quoted(body)
-    fields = {}
-    for token in body.split():
-        key, sep, value = token.partition("=")
-        _store(fields, key, sep, value, token)
+    pairs = [token.partition("=") for token in body.split()]
+    fields = {key: value for key, _, value in pairs}
+    if len(fields) != len(pairs) or "" in fields or not all(sep for _, sep, _ in pairs):
+        fields = {}  # something is wrong: find it and name it
+        for key, sep, value in pairs:
+            _store(fields, key, sep, value, key + sep + value)
     return fields
 
 
@@ -176,17 +178,17 @@ def completed_job(record, fields):
     runtime = _duration(fields, "resources_used.walltime")
     submit = _integer(fields, "ctime", 0, _MAX_EPOCH)
     return CompletedJob(
-        job_id=record.job_id,
-        user=user,
-        runtime_s=min(end - start, _MAX_INT32) if runtime is None else runtime,
-        end_time=end,
-        walltime_s=_duration(fields, "Resource_List.walltime"),
-        soft_walltime_s=_duration(fields, "Resource_List.soft_walltime"),
-        group=fields.get("group"),
-        project=fields.get("project", fields.get("account")),
-        queue=fields.get("queue"),
-        ncpus=job_ncpus(fields),
-        submit_time=_integer(fields, "qtime", 0, _MAX_EPOCH) if submit is None else submit,
-        start_time=start,
-        exit_status=_integer(fields, "Exit_status", -_MAX_INT32, _MAX_INT32),
+        record.job_id,
+        user,
+        min(end - start, _MAX_INT32) if runtime is None else runtime,
+        end,
+        _duration(fields, "Resource_List.walltime"),
+        _duration(fields, "Resource_List.soft_walltime"),
+        fields.get("group"),
+        fields.get("project", fields.get("account")),
+        fields.get("queue"),
+        job_ncpus(fields),
+        _integer(fields, "qtime", 0, _MAX_EPOCH) if submit is None else submit,
+        start,
+        _integer(fields, "Exit_status", -_MAX_INT32, _MAX_INT32),
     )

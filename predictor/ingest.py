@@ -8,16 +8,17 @@ A malformed line is reported as ``file:line: reason`` and skipped.
 """
 
 import hashlib
+import io
 import os
 import time
 
 import psycopg2
-import psycopg2.extras
 
 from .accounting import completed_job, parse_fields, parse_record
 from .errors import AccountingError, DatabaseError
 from .pgstore import describe_error
-from .queries import PROGRESS_GET, PROGRESS_PUT, UPSERT_ONE, UPSERT_VALUES, job_values
+from .queries import (COPY_STAGING, CREATE_STAGING, PROGRESS_GET, PROGRESS_PUT, UPSERT_ONE, UPSERT_STAGED,
+                      job_values)
 
 __all__ = ["Ingester", "IngestStats", "expand_paths"]
 
@@ -88,13 +89,26 @@ def _complete_lines(log, offset):
             yield line, offset
 
 
+def _copy_text(value):
+    """One value in COPY text format."""
+    if value is None:
+        return "\\N"
+    if value.__class__ is str:
+        return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return str(value)
+
+
+def _copy_buffer(rows):
+    return io.StringIO("".join("\t".join(map(_copy_text, row)) + "\n" for row in rows))
+
+
 def _job_of_line(raw):
     """``(is_end_record, job_or_None)`` for one line; AccountingError if malformed."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise AccountingError("not valid UTF-8 (byte {})".format(err.start)) from None
-    if not text.strip():
+    if not text or text.isspace():
         return False, None
     record = parse_record(text)
     if record.record_type != "E":
@@ -120,6 +134,7 @@ class Ingester:
         # The server, not psycopg2, must judge what the database can store.
         conn.set_client_encoding("UTF8")
         self.conn = conn
+        self._staging_ready = False
         self.batch_size = batch_size
         self.stats = IngestStats()
         self._on_reject = on_reject or (lambda path, line_no, message: None)
@@ -208,14 +223,24 @@ class Ingester:
         progress = (path, head, _tail_sha1(log, offset), offset, line_no)
         rows = [values for values, _ in batch.values()]
         try:
+            self._prepare_staging()
             with self.conn, self.conn.cursor() as cursor:
-                psycopg2.extras.execute_values(cursor, UPSERT_VALUES, rows, page_size=1000)
+                if rows:
+                    cursor.copy_expert(COPY_STAGING, _copy_buffer(rows))
+                    cursor.execute(UPSERT_STAGED)
                 cursor.execute(PROGRESS_PUT, progress)
             self.stats.jobs += len(rows)
         except (psycopg2.DataError, psycopg2.IntegrityError):
             self._commit_row_by_row(path, progress, batch)
         except psycopg2.Error as err:
             raise DatabaseError(describe_error(err)) from err
+
+    def _prepare_staging(self):
+        """Create the session's staging table once, in its own transaction."""
+        if not self._staging_ready:
+            with self.conn, self.conn.cursor() as cursor:
+                cursor.execute(CREATE_STAGING)
+            self._staging_ready = True
 
     def _commit_row_by_row(self, path, progress, batch):
         """The batch was refused: isolate the refused rows, load the others."""

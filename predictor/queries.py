@@ -1,6 +1,6 @@
 """The SQL the package runs, as constants. Values always travel as parameters."""
 
-__all__ = ["COLUMNS", "RECENT_HISTORY", "UPSERT_VALUES", "UPSERT_ONE", "PROGRESS_GET", "PROGRESS_PUT", "job_values"]
+__all__ = ["COLUMNS", "RECENT_HISTORY", "CREATE_STAGING", "COPY_STAGING", "UPSERT_STAGED", "UPSERT_ONE", "PROGRESS_GET", "PROGRESS_PUT", "job_values"]
 
 COLUMNS = (
     "job_id", "user_name", "group_name", "project", "queue", "ncpus", "walltime_s",
@@ -24,8 +24,17 @@ _ON_CONFLICT = (
     + " IS DISTINCT FROM (" + ", ".join("EXCLUDED." + name for name in _UPDATED) + ")"
 )
 
-UPSERT_VALUES = "INSERT INTO completed_jobs (" + _COLUMN_LIST + ") VALUES %s" + _ON_CONFLICT
-"""Batch upsert for ``psycopg2.extras.execute_values`` (the ingester)."""
+CREATE_STAGING = (
+    "CREATE TEMP TABLE IF NOT EXISTS ingest_staging (LIKE completed_jobs) ON COMMIT DELETE ROWS"
+)
+"""The ingester's per-session staging table (temporary: no schema change)."""
+
+COPY_STAGING = "COPY ingest_staging (" + _COLUMN_LIST + ") FROM STDIN"
+UPSERT_STAGED = (
+    "INSERT INTO completed_jobs (" + _COLUMN_LIST + ") SELECT " + _COLUMN_LIST + " FROM ingest_staging"
+    + _ON_CONFLICT
+)
+"""Batch upsert of the staged rows (the ingester): the same conflict rule as UPSERT_ONE."""
 
 UPSERT_ONE = (
     "INSERT INTO completed_jobs (" + _COLUMN_LIST + ") VALUES ("

@@ -26,3 +26,10 @@ REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 GRANT SELECT ON completed_jobs, schema_version TO softwalltime_reader;
 GRANT SELECT, INSERT, UPDATE ON completed_jobs, ingest_progress TO softwalltime_writer;
 GRANT SELECT ON schema_version TO softwalltime_writer;
+
+-- The ingester stages each batch in a temporary table (then one upsert).
+DO $$
+BEGIN
+    EXECUTE format('GRANT TEMPORARY ON DATABASE %I TO softwalltime_writer', current_database());
+END
+$$;

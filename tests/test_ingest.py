@@ -216,3 +216,13 @@ def test_every_line_read_once_across_chunks_and_batches(conn, tmp_path, monkeypa
     assert (stats.lines, stats.jobs, rejections) == (40, 40, [])
     again, _, warnings = run(conn, log)
     assert (again.lines, warnings) == (0, [])
+
+
+def test_names_stored_verbatim_through_copy(conn, tmp_path):
+    """Backslashes, a literal \\N, a tab inside quotes and non-ASCII survive the batch load."""
+    users = ["back\\slash", "\\N", '"tab\there"', "o'brien", "Ωmega;--"]
+    log = tmp_path / "20260410"
+    log.write_text("".join(e_line("{}.svr".format(i), user=u) for i, u in enumerate(users)), encoding="utf-8")
+    stats, rejections, _ = run(conn, log)
+    assert rejections == [] and [r[1] for r in rows(conn)] == ["back\\slash", "\\N", "tab\there", "o'brien",
+                                                                "Ωmega;--"]

@@ -1,0 +1,112 @@
+"""Ingestion throughput: records/s into PostgreSQL for synthetic accounting logs.
+
+Not a test. Creates a throwaway database on the local server, writes N E
+records (shaped like a real OpenPBS 23.06 E line, ~30 fields each) into daily
+files, ingests them with ``predictor.ingest.Ingester`` and reports records/s,
+next to the parse-only rate (no database) to show where the time goes.
+
+    python benchmarks/ingest_bench.py [--records 1000000] [--files 10]
+"""
+
+import argparse
+import os
+import tempfile
+import time
+import uuid
+
+import psycopg2
+import psycopg2.extensions
+
+from predictor.ingest import Ingester, _complete_lines, _job_of_line
+from predictor.schema import init_schema
+
+ADMIN_DSN = os.environ.get("PBS_SOFTWALLTIME_TEST_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
+
+LINE = (
+    "{date} 10:35:23;E;{id}.pbshost;user=user{user} group=grp{group} project=_pbs_project_default "
+    "jobname=job{id} queue=workq ctime={ctime} qtime={ctime} etime={ctime} start={start} "
+    "exec_host=node{node}/0*{ncpus} exec_vnode=(node{node}:ncpus={ncpus}) Resource_List.ncpus={ncpus} "
+    "Resource_List.nodect=1 Resource_List.place=pack Resource_List.select=1:ncpus={ncpus} "
+    "Resource_List.soft_walltime=00:30:00 Resource_List.walltime={walltime} session={session} end={end} "
+    "Exit_status=0 resources_used.cpupercent=99 resources_used.cput=00:10:00 resources_used.mem=1048576kb "
+    "resources_used.ncpus={ncpus} resources_used.vmem=2097152kb resources_used.walltime={runtime} run_count=1\n"
+)
+
+
+def hms(seconds):
+    return "{:02d}:{:02d}:{:02d}".format(seconds // 3600, seconds // 60 % 60, seconds % 60)
+
+
+def write_logs(directory, records, files):
+    per_file = -(-records // files)
+    for day in range(files):
+        with open(os.path.join(directory, "202604{:02d}".format(day + 1)), "w") as log:
+            for index in range(day * per_file, min(records, (day + 1) * per_file)):
+                start = 1775000000 + index * 3
+                runtime = 60 + index * 7919 % 86400
+                log.write(LINE.format(date="04/{:02d}/2026".format(day + 1), id=index, user=index % 10000,
+                                      group=index % 97, ctime=start - 60, start=start, node=index % 512,
+                                      ncpus=1 + index % 64, walltime=hms(runtime * 2), session=index % 65536,
+                                      end=start + runtime, runtime=hms(runtime)))
+
+
+def parse_only(directory):
+    started, count = time.perf_counter(), 0
+    for name in sorted(os.listdir(directory)):
+        with open(os.path.join(directory, name), "rb") as log:
+            for raw, _ in _complete_lines(log, 0):
+                count += _job_of_line(raw)[1] is not None
+    return count, time.perf_counter() - started
+
+
+def ingest(dsn, directory, batch_size):
+    conn = psycopg2.connect(dsn)
+    try:
+        ingester = Ingester(conn, batch_size)
+        started = time.perf_counter()
+        stats = ingester.ingest([directory])
+        return stats, time.perf_counter() - started
+    finally:
+        conn.close()
+
+
+def admin(sql):
+    conn = psycopg2.connect(ADMIN_DSN)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(sql)
+    finally:
+        conn.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1000000)
+    parser.add_argument("--files", type=int, default=10)
+    parser.add_argument("--batch-size", type=int, default=5000)
+    args = parser.parse_args()
+    name = "swt_bench_" + uuid.uuid4().hex[:8]
+    params = psycopg2.extensions.parse_dsn(ADMIN_DSN)
+    params["dbname"] = name
+    dsn = psycopg2.extensions.make_dsn(**params)
+    with tempfile.TemporaryDirectory() as directory:
+        write_logs(directory, args.records, args.files)
+        size_mb = sum(os.path.getsize(os.path.join(directory, n)) for n in os.listdir(directory)) / 1e6
+        parsed, parse_s = parse_only(directory)
+        admin("CREATE DATABASE " + name)
+        try:
+            init_schema(dsn)
+            stats, ingest_s = ingest(dsn, directory, args.batch_size)
+            again, again_s = ingest(dsn, directory, args.batch_size)
+        finally:
+            admin("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
+    print("{} E records in {} files, {:.0f} MB".format(args.records, args.files, size_mb))
+    print("parse only        : {:8.0f} records/s ({} jobs, {:.1f} s)".format(parsed / parse_s, parsed, parse_s))
+    print("ingest (first run): {:8.0f} records/s ({} jobs loaded, {:.1f} s)".format(
+        stats.jobs / ingest_s, stats.jobs, ingest_s))
+    print("ingest (re-run)   : {} new lines read in {:.2f} s".format(again.lines, again_s))
+
+
+if __name__ == "__main__":
+    main()

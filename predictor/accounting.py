@@ -56,12 +56,16 @@ def parse_fields(body):
     """The body's ``key=value`` pairs as a dict; a key given twice is an error."""
     if '"' in body or "'" in body:
         return _parse_quoted(body)
-    pairs = [token.partition("=") for token in body.split()]
-    fields = {key: value for key, _, value in pairs}
-    if len(fields) != len(pairs) or "" in fields or not all(sep for _, sep, _ in pairs):
+    tokens = body.split()
+    try:
+        fields = dict([token.split("=", 1) for token in tokens])
+    except ValueError:  # a token without "="
+        fields = {}
+    if len(fields) != len(tokens) or "" in fields:
         fields = {}  # something is wrong: find it and name it
-        for key, sep, value in pairs:
-            _store(fields, key, sep, value, key + sep + value)
+        for token in tokens:
+            key, sep, value = token.partition("=")
+            _store(fields, key, sep, value, token)
     return fields
 
 

@@ -15,7 +15,8 @@ def parse_duration(text):
     match = _DURATION.fullmatch(text.strip()) if isinstance(text, str) else None
     if match is None:
         raise ValueError("not a duration [[HH:]MM:]SS: {!r}".format(text))
-    hours, minutes, seconds = (int(part) if part else 0 for part in match.groups())
+    hours, minutes, seconds = match.groups()
+    hours, minutes, seconds = int(hours or 0), int(minutes or 0), int(seconds)
     if match.group(1) is not None and (minutes > 59 or seconds > 59):
         raise ValueError("minutes and seconds must be < 60: {!r}".format(text))
     return hours * 3600 + minutes * 60 + seconds

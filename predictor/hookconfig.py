@@ -1,0 +1,172 @@
+"""The hooks' configuration: one JSON file, read once into a frozen ``HookConfig``.
+
+PBS hands the file to every hook as ``pbs.hook_config_filename`` after
+``qmgr -c "import hook NAME application/x-config default FILE.json"``.
+Every setting and its default is in ``DEFAULTS``; a bad value is a
+``ConfigError`` that names the file and the setting, and never repeats a DSN
+(it may hold a password).
+"""
+
+import ipaddress
+import json
+from typing import FrozenSet, NamedTuple, Optional
+
+import psycopg2.extensions
+
+from .algorithms import Algorithm, make_algorithm
+from .errors import ConfigError
+
+__all__ = ["HookConfig", "DEFAULTS", "MAX_BUDGET_S", "parse_hook_config", "read_hook_config"]
+
+MAX_BUDGET_S = 10.0
+"""A budget above this comes too close to PBS's hook alarm (30 s by default)."""
+
+DEFAULTS = {
+    "reader_dsn": None,
+    "writer_dsn": None,
+    "algorithm": "v3",
+    "window": None,
+    "reserve_s": None,
+    "budget_s": 2.0,
+    "pause_after_timeout_s": 30.0,
+    "skip_queues": [],
+    "skip_users": [],
+    "keep_admin_soft_walltime": False,
+    "package_path": None,
+}
+"""Every setting with its default. ``window``/``reserve_s`` None: the algorithm's own.
+``pause_after_timeout_s``: after the database missed the budget, events skip it
+this long, so a hung server costs pbs_server one budget per pause, not per job."""
+
+
+class HookConfig(NamedTuple):
+    """Validated hook settings. ``writer_dsn`` is None where jobobit is not used."""
+
+    reader_dsn: str
+    writer_dsn: Optional[str]
+    algorithm: Algorithm
+    budget_s: float
+    pause_after_timeout_s: float
+    skip_queues: FrozenSet[str]
+    skip_users: FrozenSet[str]
+    keep_admin_soft_walltime: bool
+    package_path: Optional[str]
+
+
+def read_hook_config(path):
+    """The ``HookConfig`` in the JSON file at ``path``; ConfigError if missing or bad."""
+    if not path:
+        raise ConfigError('no hook config: import one with qmgr -c "import hook NAME application/x-config default FILE.json"')
+    try:
+        with open(path, encoding="utf-8") as config_file:
+            text = config_file.read()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError("hook config {}: cannot read it: {}".format(path, err)) from None
+    try:
+        settings = json.loads(text)
+    except ValueError as err:
+        raise ConfigError("hook config {}: not valid JSON: {}".format(path, err)) from None
+    return parse_hook_config(settings, "hook config " + path)
+
+
+def parse_hook_config(settings, source="hook config"):
+    """Validate a dict of settings (keys starting with ``_`` are comments)."""
+    if not isinstance(settings, dict):
+        raise ConfigError("{}: expected a JSON object of settings, got {}".format(source, type(settings).__name__))
+    unknown = sorted(key for key in settings if key not in DEFAULTS and not key.startswith("_"))
+    if unknown:
+        raise ConfigError("{}: unknown setting {!r} (known: {})".format(source, unknown[0], ", ".join(sorted(DEFAULTS))))
+    values = dict(DEFAULTS)
+    values.update((key, value) for key, value in settings.items() if key in DEFAULTS)
+    try:
+        return _build(values)
+    except ConfigError as err:
+        raise ConfigError("{}: {}".format(source, err)) from None
+
+
+def _build(values):
+    return HookConfig(
+        reader_dsn=_dsn(values, "reader_dsn", required=True),
+        writer_dsn=_dsn(values, "writer_dsn", required=False),
+        algorithm=_algorithm(values),
+        budget_s=_budget(values["budget_s"]),
+        pause_after_timeout_s=_pause(values["pause_after_timeout_s"]),
+        skip_queues=_names(values, "skip_queues"),
+        skip_users=_names(values, "skip_users"),
+        keep_admin_soft_walltime=_boolean(values, "keep_admin_soft_walltime"),
+        package_path=_package_path(values["package_path"]),
+    )
+
+
+def _dsn(values, key, required):
+    dsn = values[key]
+    if dsn is None and not required:
+        return None
+    if not isinstance(dsn, str) or not dsn.strip():
+        raise ConfigError("{} must be a libpq connection string{}".format(key, "" if required else " or null"))
+    try:
+        params = psycopg2.extensions.parse_dsn(dsn)
+    except psycopg2.ProgrammingError:
+        raise ConfigError("{}: not a valid libpq connection string (key=value pairs or a postgresql:// URI)"
+                          .format(key)) from None
+    _check_no_name_lookup(key, params)
+    return dsn
+
+
+def _check_no_name_lookup(key, params):
+    """Refuse host names: libpq resolves them before any timeout applies, so DNS could stall pbs_server."""
+    if params.get("hostaddr"):
+        return
+    for host in params.get("host", "").split(","):
+        if host and not host.startswith("/") and not _is_ip_address(host):
+            raise ConfigError("{}: host {!r} is a name; give an IP address (host=10.0.0.5), a socket directory, "
+                              "or add hostaddr=IP, because a name lookup cannot be bounded by budget_s".format(key, host))
+
+
+def _is_ip_address(text):
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _algorithm(values):
+    try:
+        return make_algorithm(values["algorithm"], values["window"], values["reserve_s"])
+    except (ValueError, TypeError) as err:
+        raise ConfigError("algorithm/window/reserve_s: {}".format(err)) from None
+
+
+def _budget(budget_s):
+    number = not isinstance(budget_s, bool) and isinstance(budget_s, (int, float))
+    if not number or not 0 < budget_s <= MAX_BUDGET_S:
+        raise ConfigError("budget_s must be a number of seconds > 0 and <= {:g}, not {!r}".format(MAX_BUDGET_S, budget_s))
+    return float(budget_s)
+
+
+def _pause(pause_s):
+    number = not isinstance(pause_s, bool) and isinstance(pause_s, (int, float))
+    if not number or not 0 <= pause_s <= 3600:
+        raise ConfigError("pause_after_timeout_s must be a number of seconds >= 0 and <= 3600, not {!r}".format(pause_s))
+    return float(pause_s)
+
+
+def _names(values, key):
+    names = values[key]
+    if not isinstance(names, list) or not all(isinstance(name, str) and name for name in names):
+        raise ConfigError("{} must be a list of non-empty names, not {!r}".format(key, names))
+    return frozenset(names)
+
+
+def _boolean(values, key):
+    value = values[key]
+    if not isinstance(value, bool):
+        raise ConfigError("{} must be true or false (JSON booleans, not strings), not {!r}".format(key, value))
+    return value
+
+
+def _package_path(path):
+    if path is not None and (not isinstance(path, str) or not path.startswith("/")):
+        raise ConfigError("package_path must be an absolute directory path or null, not {!r}".format(path))
+    return path

@@ -1,0 +1,244 @@
+"""The four real hook files under the PBS stand-in, against the real PostgreSQL (predictor.pbshook)."""
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+
+import psycopg2
+import pytest
+from hypothesis import given, settings
+
+import pbs_standin as pbs
+from predictor.ingest import Ingester
+from predictor.jobs import CompletedJob
+from predictor.pgstore import PgHistory
+
+from conftest import READER_LOGIN, WRITER_LOGIN, empty_tables
+from hookenv import EVENTS, HOOKS_DIR, finished_job, fresh_pbs_server, full_job, hook_path, run, write_config
+from strategies import hostile_names
+
+pytestmark = pytest.mark.usefixtures("fresh_pbs_server")
+
+
+def past(job_id, user="alice", runtime=600, walltime=3600, end=1000):
+    return CompletedJob(job_id=job_id, user=user, runtime_s=runtime, end_time=end, walltime_s=walltime)
+
+
+@pytest.fixture
+def config(db, tmp_path):
+    return write_config(tmp_path, reader_dsn=db.reader_dsn, writer_dsn=db.writer_dsn)
+
+
+@pytest.fixture
+def history(db):
+    with PgHistory(db.writer_dsn, read_only=False) as store:
+        yield store
+
+
+def rows(db, sql="SELECT * FROM completed_jobs ORDER BY job_id", params=None):
+    conn = psycopg2.connect(db.dsn)
+    try:
+        with conn, conn.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    finally:
+        conn.close()
+
+
+def qsub(config, user="alice", **resources):
+    return run("queuejob", pbs.queuejob_event(user, resources), config)
+
+
+def test_four_hooks_end_to_end(db, config, history):
+    """History in, then qsub, job start, qalter and job end give the expected soft walltimes and row."""
+    history.add(past("1.svr", runtime=600, walltime=3600))                 # ratio 1/6
+    submitted = qsub(config, walltime=7200)
+    assert submitted.accepted and submitted.resources["soft_walltime"] == 7200 // 6 + 900
+    history.add(past("2.svr", runtime=1800, walltime=3600, end=2000))      # ratio 1/2 since submission
+    job = full_job("3.svr", walltime=7200, soft_walltime=submitted.resources["soft_walltime"])
+    started = run("runjob", pbs.runjob_event(job), config)
+    assert started.accepted and started.resources["soft_walltime"] == 3600 + 900
+    job = full_job("3.svr", walltime=7200, soft_walltime=4500)
+    altered = run("modifyjob", pbs.modifyjob_event(job, {"walltime": 3000}, "root"), config)
+    assert altered.accepted and altered.resources["soft_walltime"] == 1500 + 900
+    ended = run("jobobit", pbs.jobobit_event(finished_job("3.svr", runtime=2500, walltime=3000)), config)
+    assert ended.accepted and ended.warnings == []
+    assert rows(db, "SELECT job_id, user_name, runtime_s, walltime_s FROM completed_jobs WHERE job_id = '3.svr'") == [
+        ("3.svr", "alice", 2500, 3000)]
+
+
+def test_no_walltime_requested_sets_nothing(config):
+    """A qsub without walltime is left for runjob; no database query, no log line."""
+    result = qsub(config, ncpus=4)
+    assert result.accepted and "soft_walltime" not in result.resources and result.logs == []
+
+
+def test_user_without_history_gets_the_walltime(config):
+    """No history: the soft walltime is the walltime itself."""
+    assert qsub(config, "newcomer", walltime=5000).resources["soft_walltime"] == 5000
+
+
+def test_soft_walltime_is_set_as_duration(config, history):
+    """The value set is a pbs.duration, as PBS requires."""
+    history.add(past("1.svr"))
+    assert isinstance(qsub(config, walltime=7200).resources["soft_walltime"], pbs.duration)
+
+
+def test_runjob_fills_in_a_default_walltime(config, history):
+    """A job that got its walltime from a default at runjob gets its soft walltime then."""
+    history.add(past("1.svr", runtime=600, walltime=3600))
+    result = run("runjob", pbs.runjob_event(full_job(walltime=3600)), config)
+    assert result.resources["soft_walltime"] == 600 + 900
+
+
+def test_runjob_prediction_is_clamped_to_walltime(config, history):
+    """PBS does not check runjob values, so the hook keeps them within walltime itself."""
+    history.add(past("1.svr", runtime=7200, walltime=3600))   # ratio 2: more than the walltime
+    result = run("runjob", pbs.runjob_event(full_job(walltime=600, soft_walltime=500)), config)
+    assert result.resources["soft_walltime"] == 600
+
+
+def test_qalter_of_other_attributes_is_left_alone(db, tmp_path):
+    """A qalter that does not change walltime needs no prediction (not even a database)."""
+    config = write_config(tmp_path, reader_dsn="host=127.0.0.1 port=1 user=x")
+    job = full_job(walltime=3600, soft_walltime=1200)
+    result = run("modifyjob", pbs.modifyjob_event(job, {"ncpus": 8}, "alice"), config)
+    assert result.accepted and result.resources["soft_walltime"] == 1200 and result.logs == []
+
+
+def test_qalter_of_soft_walltime_by_a_manager_is_kept(config, history):
+    """A manager's qalter -l soft_walltime is passed through as given."""
+    history.add(past("1.svr"))
+    job = full_job(walltime=7200, soft_walltime=2100)
+    result = run("modifyjob", pbs.modifyjob_event(job, {"walltime": 3600, "soft_walltime": 3000}, "root"), config)
+    assert result.accepted and result.resources["soft_walltime"] == 3000
+
+
+def test_keep_admin_value_at_qsub(db, tmp_path, history):
+    """With keep_admin_soft_walltime, a manager's qsub -l soft_walltime is kept."""
+    history.add(past("1.svr"))
+    config = write_config(tmp_path, reader_dsn=db.reader_dsn, keep_admin_soft_walltime=True)
+    assert qsub(config, walltime=7200, soft_walltime=60).resources["soft_walltime"] == 60
+
+
+def test_skipped_users_and_queues_get_no_prediction(db, tmp_path, history):
+    """skip_users and skip_queues leave those jobs without a prediction."""
+    history.add(past("1.svr"))
+    config = write_config(tmp_path, reader_dsn=db.reader_dsn, skip_users=["alice"], skip_queues=["debug"])
+    by_user = qsub(config, walltime=7200)
+    by_queue = run("queuejob", pbs.queuejob_event("bob", {"walltime": 7200}, queue="debug"), config)
+    assert "soft_walltime" not in by_user.resources and "soft_walltime" not in by_queue.resources
+
+
+def test_jobobit_stores_every_column(db, config):
+    """jobobit writes the finished job with all its columns."""
+    job = finished_job("9.svr", runtime=600, walltime=3600, stime=1000000, Exit_status=-29)
+    run("jobobit", pbs.jobobit_event(job), config)
+    assert rows(db) == [("9.svr", "alice", "users", "_pbs_project_default", "workq", 4, 3600, 600, None, 999950,
+                         1000000, 1000600, -29)]
+
+
+def test_job_seen_by_jobobit_and_ingester_is_stored_once(db, config, tmp_path):
+    """The jobobit hook and the ingester upsert the same row for the same job."""
+    run("jobobit", pbs.jobobit_event(finished_job("42.svr", runtime=3600, stime=1775822405)), config)
+    log = tmp_path / "20260410"
+    log.write_text("04/10/2026 12:00:05;E;42.svr;user=alice group=users queue=workq ctime=1775822400 "
+                   "start=1775822405 end=1775826005 Exit_status=0 Resource_List.walltime=01:00:00 "
+                   "resources_used.walltime=01:00:00\n")
+    conn = psycopg2.connect(db.writer_dsn)
+    try:
+        Ingester(conn).ingest([str(log)])
+    finally:
+        conn.close()
+    assert rows(db, "SELECT job_id, runtime_s FROM completed_jobs") == [("42.svr", 3600)]
+
+
+def test_array_parent_is_not_recorded(db, config):
+    """The parent of a job array (123[].svr) is not a run; its subjobs are."""
+    run("jobobit", pbs.jobobit_event(finished_job("123[].svr")), config)
+    run("jobobit", pbs.jobobit_event(finished_job("123[1].svr")), config)
+    assert rows(db, "SELECT job_id FROM completed_jobs") == [("123[1].svr",)]
+
+
+@settings(max_examples=25)
+@given(hostile_names)
+def test_hostile_user_names_stored_and_matched_verbatim(database, tmp_path_factory, user):
+    """Quotes, semicolons and non-ASCII user names round-trip through jobobit and queuejob."""
+    empty_tables(database)
+    config = write_config(tmp_path_factory.mktemp("h"), reader_dsn=database.reader_dsn,
+                          writer_dsn=database.writer_dsn)
+    ended = run("jobobit", pbs.jobobit_event(finished_job("1.svr", user, runtime=600, walltime=3600)), config)
+    assert ended.warnings == [] and rows(database, "SELECT user_name FROM completed_jobs") == [(user,)]
+    assert qsub(config, user, walltime=7200).resources["soft_walltime"] == 7200 // 6 + 900
+    assert qsub(config, user + "x", walltime=7200).resources["soft_walltime"] == 7200
+
+
+@pytest.fixture
+def tagged_config(db, tmp_path):
+    """A config whose connections carry a name unique to this test, to count them in pg_stat_activity."""
+    tag = "swt_test_{}".format(uuid.uuid4().hex[:12])
+    dsns = [dsn + " application_name=" + tag for dsn in (db.reader_dsn, db.writer_dsn)]
+    return write_config(tmp_path, reader_dsn=dsns[0], writer_dsn=dsns[1]), tag
+
+
+def backends(db, tag, user):
+    return rows(db, "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND usename = %s",
+                (tag, user))[0][0]
+
+
+def test_connection_reused_between_events(db, tagged_config):
+    """Many events share one reader connection; predictions never use the writer role."""
+    config, tag = tagged_config
+    for index in range(5):
+        qsub(config, "user{}".format(index), walltime=3600)
+        run("runjob", pbs.runjob_event(full_job(user="user{}".format(index), walltime=3600)), config)
+    assert (backends(db, tag, READER_LOGIN), backends(db, tag, WRITER_LOGIN)) == (1, 0)
+
+
+def test_jobobit_uses_the_writer_role(db, tagged_config):
+    """Only jobobit connects, and as the writer."""
+    config, tag = tagged_config
+    run("jobobit", pbs.jobobit_event(finished_job()), config)
+    assert (backends(db, tag, READER_LOGIN), backends(db, tag, WRITER_LOGIN)) == (0, 1)
+
+
+def test_changed_config_takes_effect(db, tmp_path, history):
+    """A config imported again (a new file content) is read again at the next event."""
+    history.add(past("1.svr", runtime=600, walltime=3600))
+    config = write_config(tmp_path, reader_dsn=db.reader_dsn, algorithm="v3")
+    first = qsub(config, walltime=7200).resources["soft_walltime"]
+    write_config(tmp_path, reader_dsn=db.reader_dsn, algorithm="v1", window=1)
+    assert (first, qsub(config, walltime=7200).resources["soft_walltime"]) == (2100, 600)
+
+
+def test_success_is_not_logged_by_default(config):
+    """A successful prediction logs only at EVENT_DEBUG3, which the server log omits by default."""
+    result = qsub(config, walltime=3600)
+    assert result.warnings == [] and [level for level, _ in result.logs] == [pbs.EVENT_DEBUG3]
+
+
+def test_hook_file_on_the_wrong_event_fails_open(config):
+    """queuejob.py attached to the runjob event accepts the job and says how to fix it."""
+    result = pbs.run_hook(hook_path("queuejob"), pbs.runjob_event(full_job(walltime=3600)), config)
+    assert result.accepted and "soft_walltime" not in result.resources
+    assert len(result.warnings) == 1 and "set the hook's event = queuejob" in result.warnings[0]
+
+
+def test_hook_files_differ_only_in_their_event_name():
+    """The four hook files are one template, so a fix to one reaches all."""
+    texts = set()
+    for event in EVENTS:
+        with open(hook_path(event), encoding="utf-8") as hook_file:
+            texts.add(re.sub(r"\b{}\b".format(event), "EVENT", hook_file.read().split('"""', 2)[2]))
+    assert len(texts) == 1
+
+
+def test_hook_side_code_is_python36_compatible():
+    """hooks/ and predictor/ pass vermin's Python 3.6 check (PBS's embedded interpreter)."""
+    package = os.path.join(os.path.dirname(HOOKS_DIR), "predictor")
+    vermin = os.path.join(os.path.dirname(sys.executable), "vermin")
+    result = subprocess.run([vermin, "-t=3.6-", "--no-tips", "--violations", HOOKS_DIR, package],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert result.returncode == 0, result.stdout

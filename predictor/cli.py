@@ -1,4 +1,4 @@
-"""``python -m predictor``: db init, ingest, predict.
+"""``python -m predictor``: db init, ingest, predict, hooks qmgr.
 
 Errors are one line on stderr and a non-zero exit, never a traceback:
 0 success, 1 some accounting lines were rejected (the rest was loaded),
@@ -55,7 +55,22 @@ def build_parser():
     predict.add_argument("--window", type=int, help="history window (default: the algorithm's)")
     predict.add_argument("--reserve", type=int, help="reserve in seconds (v2, v3; default 900)")
     predict.add_argument("--timeout", type=float, default=2.0, help="seconds for the whole query")
+    _add_hooks(commands)
     return parser
+
+
+def _add_hooks(commands):
+    hooks = commands.add_parser("hooks", help="PBS hooks").add_subparsers(dest="hooks_command", metavar="ACTION")
+    hooks.required = True
+    qmgr = hooks.add_parser("qmgr", help="print the qmgr commands that install the hooks")
+    qmgr.add_argument("--config", help="the hooks' JSON config file, validated first (needed to install)")
+    qmgr.add_argument("--hooks-dir", help="directory of queuejob.py ... jobobit.py (default: the installed ones)")
+    qmgr.add_argument("--prefix", help="hook names are PREFIX_<event> (default: softwalltime)")
+    qmgr.add_argument("--order", type=int, help="hook order, 1..1000, lower runs first (default: 900)")
+    qmgr.add_argument("--no-jobobit", action="store_true",
+                      help="no jobobit hook (PBS without that event, e.g. OpenPBS < 22.05: use ingest --follow)")
+    qmgr.add_argument("--disable", action="store_true", help="print the commands that disable the hooks instead")
+    qmgr.add_argument("--uninstall", action="store_true", help="print the commands that delete the hooks instead")
 
 
 def _require_dsn(args):
@@ -117,7 +132,23 @@ def _predict(args):
     return 0
 
 
-_COMMANDS = {"db": _db_init, "ingest": _ingest, "predict": _predict}
+def _hooks_qmgr(args):
+    from . import qmgr
+    with_jobobit, prefix = not args.no_jobobit, args.prefix or qmgr.DEFAULT_PREFIX
+    if args.uninstall:
+        lines = qmgr.uninstall_commands(prefix, with_jobobit)
+    elif args.disable:
+        lines = qmgr.disable_commands(prefix, with_jobobit)
+    elif not args.config:
+        raise PredictorError("give --config FILE.json: the hooks' config")
+    else:
+        order = qmgr.DEFAULT_ORDER if args.order is None else args.order
+        lines = qmgr.install_commands(args.config, args.hooks_dir or qmgr.find_hooks_dir(), prefix, order, with_jobobit)
+    print("\n".join(lines))
+    return 0
+
+
+_COMMANDS = {"db": _db_init, "ingest": _ingest, "predict": _predict, "hooks": _hooks_qmgr}
 
 
 def main(argv=None):

@@ -1,0 +1,109 @@
+"""The qmgr commands that install, disable or remove the hooks (``python -m predictor hooks qmgr``).
+
+One PBS hook per event, named ``<prefix>_<event>``, each importing its file
+from hooks/ and the same JSON config. The hook alarm is PBS's last resort --
+when it fires, PBS rejects the request -- so it is set well above the budget
+the hooks keep themselves to.
+"""
+
+import math
+import os
+import re
+import sys
+
+from .errors import ConfigError
+from .hookconfig import read_hook_config
+
+__all__ = ["HOOK_EVENTS", "alarm_s", "find_hooks_dir", "install_commands", "disable_commands", "uninstall_commands"]
+
+HOOK_EVENTS = ("queuejob", "runjob", "modifyjob", "jobobit")
+"""Hook events, in install order; each has hooks/<event>.py."""
+
+DEFAULT_PREFIX = "softwalltime"
+DEFAULT_ORDER = 900
+"""Late among site hooks, so that hooks setting walltime run before ours (lower order runs first)."""
+
+_SAFE_PATH = re.compile(r"^/[A-Za-z0-9_./+@,=:-]+$")
+_SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def alarm_s(budget_s):
+    """The hook alarm for a budget: at least 10 s and three times the budget."""
+    return max(10, int(math.ceil(3 * budget_s)))
+
+
+def find_hooks_dir():
+    """The source checkout's hooks/, else the installed share/pbs-softwalltime/hooks."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (os.path.join(os.path.dirname(here), "hooks"),
+                      os.path.join(sys.prefix, "share", "pbs-softwalltime", "hooks")):
+        if all(os.path.isfile(os.path.join(candidate, event + ".py")) for event in HOOK_EVENTS):
+            return candidate
+    raise ConfigError("hook files not found; give --hooks-dir")
+
+
+def _qmgr(command):
+    return 'qmgr -c "{}"'.format(command)
+
+
+def _checked_path(path, what):
+    path = os.path.abspath(path)
+    if not _SAFE_PATH.match(path):
+        raise ConfigError("{} {!r}: use a path without spaces, quotes or shell characters (qmgr and the shell "
+                          "would split or expand it)".format(what, path))
+    return path
+
+
+def _checked_prefix(prefix):
+    if not _SAFE_NAME.match(prefix) or prefix.upper().startswith("PBS"):
+        raise ConfigError("hook name prefix {!r}: letters, digits and _, starting with a letter, "
+                          "not starting with PBS (reserved)".format(prefix))
+    return prefix
+
+
+def _events(with_jobobit):
+    return [event for event in HOOK_EVENTS if with_jobobit or event != "jobobit"]
+
+
+def install_commands(config_path, hooks_dir, prefix=DEFAULT_PREFIX, order=DEFAULT_ORDER, with_jobobit=True):
+    """The qmgr lines creating and importing every hook, for the config at ``config_path``."""
+    config_path = _checked_path(config_path, "config file")
+    if not config_path.endswith(".json"):
+        raise ConfigError("config file {}: name it *.json (PBS picks the config format from the suffix)"
+                          .format(config_path))
+    config = read_hook_config(config_path)
+    if with_jobobit and config.writer_dsn is None:
+        raise ConfigError("hook config {}: writer_dsn is needed by the jobobit hook (or use --no-jobobit)"
+                          .format(config_path))
+    hooks_dir, prefix = _checked_path(hooks_dir, "hooks directory"), _checked_prefix(prefix)
+    if not 1 <= order <= 1000:
+        raise ConfigError("--order must be within 1..1000 (site hooks), not {}".format(order))
+    lines = ["# pbs-softwalltime: run as root on the PBS server host. budget_s {:g} s -> hook alarm {} s."
+             .format(config.budget_s, alarm_s(config.budget_s))]
+    for event in _events(with_jobobit):
+        lines.extend(_install_hook(prefix + "_" + event, event, hooks_dir, config_path, order, alarm_s(config.budget_s)))
+    return lines
+
+
+def _install_hook(name, event, hooks_dir, config_path, order, alarm):
+    return [
+        _qmgr("create hook {}".format(name)),
+        _qmgr("set hook {} event = {}".format(name, event)),
+        _qmgr("set hook {} order = {}".format(name, order)),
+        _qmgr("set hook {} alarm = {}".format(name, alarm)),
+        _qmgr("import hook {} application/x-python default {}".format(name, os.path.join(hooks_dir, event + ".py"))),
+        _qmgr("import hook {} application/x-config default {}".format(name, config_path)),
+        _qmgr("set hook {} enabled = true".format(name)),
+    ]
+
+
+def disable_commands(prefix=DEFAULT_PREFIX, with_jobobit=True):
+    """The qmgr lines switching every hook off (they stay installed)."""
+    prefix = _checked_prefix(prefix)
+    return [_qmgr("set hook {}_{} enabled = false".format(prefix, event)) for event in _events(with_jobobit)]
+
+
+def uninstall_commands(prefix=DEFAULT_PREFIX, with_jobobit=True):
+    """The qmgr lines deleting every hook."""
+    prefix = _checked_prefix(prefix)
+    return [_qmgr("delete hook {}_{}".format(prefix, event)) for event in _events(with_jobobit)]

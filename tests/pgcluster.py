@@ -1,0 +1,101 @@
+"""A private, throwaway PostgreSQL cluster for fault tests that stop or freeze the server.
+
+The shared server on 5432 is never stopped, restarted or reconfigured: tests
+that need a dead, restarted or hung server get their own cluster (initdb +
+pg_ctl from the PostgreSQL 15 binaries, run as the ``postgres`` OS user
+because initdb refuses root) in a temporary directory on a free port.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+
+import psycopg2
+
+from predictor.schema import init_schema
+
+BIN = os.environ.get("PBS_SOFTWALLTIME_PG_BIN", "/usr/lib/postgresql/15/bin")
+OS_USER = "postgres"
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class PrivateCluster:
+    """One cluster: ``start``, ``stop``, ``restart``, ``freeze``/``thaw``, ``destroy``."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.root = tempfile.mkdtemp(prefix="swt_pg_")
+        self.data = os.path.join(self.root, "data")
+        shutil.chown(self.root, OS_USER)
+        self._run("initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+
+    def dsn(self, user="postgres", dbname="postgres"):
+        return "host=127.0.0.1 port={} user={} dbname={}".format(self.port, user, dbname)
+
+    def _run(self, program, *args):
+        command = ["runuser", "-u", OS_USER, "--", os.path.join(BIN, program)] + list(args)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+
+    def start(self):
+        options = "-c listen_addresses=127.0.0.1 -p {} -c unix_socket_directories={} -c fsync=off".format(
+            self.port, self.root)
+        self._run("pg_ctl", "-D", self.data, "-o", options, "-l", os.path.join(self.root, "log"), "-w", "start")
+
+    def stop(self):
+        self._run("pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop")
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+    def _pids(self):
+        with open(os.path.join(self.data, "postmaster.pid")) as pid_file:
+            postmaster = int(pid_file.readline())
+        children = subprocess.run(["pgrep", "-P", str(postmaster)], stdout=subprocess.PIPE, check=False)
+        return [postmaster] + [int(pid) for pid in children.stdout.split()]
+
+    def freeze(self):
+        """SIGSTOP the postmaster and every backend: a server that accepts TCP but never answers."""
+        for pid in self._pids():
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self):
+        for pid in self._pids():
+            os.kill(pid, signal.SIGCONT)
+
+    def ensure_running(self):
+        """Undo whatever a test did: thaw a frozen server, start a stopped one."""
+        if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+            self.thaw()
+        else:
+            self.start()
+
+    def setup_schema(self, reader="swt_reader", writer="swt_writer"):
+        """Apply the schema and create login roles for the reader and writer groups."""
+        init_schema(self.dsn())
+        conn = psycopg2.connect(self.dsn())
+        conn.autocommit = True
+        try:
+            with conn.cursor() as cursor:
+                cursor.execute("CREATE ROLE {} LOGIN IN ROLE softwalltime_reader".format(reader))
+                cursor.execute("CREATE ROLE {} LOGIN IN ROLE softwalltime_writer".format(writer))
+        finally:
+            conn.close()
+        return self.dsn(reader), self.dsn(writer)
+
+    def destroy(self):
+        try:
+            if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+                self.thaw()
+                self.stop()
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)

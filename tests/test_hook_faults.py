@@ -1,0 +1,305 @@
+"""Fault tests: whatever the database or the install does, every job is accepted, within budget.
+
+Each fault runs the four real hook files under the PBS stand-in and checks:
+accepted, unchanged (modifyjob may only lower soft_walltime to a lowered
+walltime, or PBS would reject the qalter), one log line an admin sees by
+default, and the hook's time within budget_s plus a small slack for Python
+itself. Faults that stop, restart or freeze a server use a private cluster;
+lock and slow-query faults use a database of their own on the shared server.
+The worst hook time per fault is recorded as a test property ``worst_s``
+(see it with ``--junitxml``).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+
+import psycopg2
+import pytest
+
+import pbs_standin as pbs
+from predictor.jobs import CompletedJob
+from predictor.pgstore import PgHistory
+from predictor.schema import init_schema
+
+from conftest import READER_LOGIN, admin_execute, dsn_for
+from hookenv import EVENTS, HOOKS_DIR, finished_job, fresh_pbs_server, full_job, run, write_config
+from pgcluster import PrivateCluster, free_port
+
+pytestmark = pytest.mark.usefixtures("fresh_pbs_server")
+
+BUDGET_S = 0.5
+SLACK_S = 0.3
+"""Time allowed beyond the budget: Python, the stand-in and closing a socket, never another wait."""
+
+
+def events():
+    """One fresh event per hook with the resources each job has before it: (event, resources)."""
+    queued = pbs.queuejob_event("alice", {"walltime": 7200})
+    starting = pbs.runjob_event(full_job("5.svr", walltime=7200, soft_walltime=2100))
+    altered = pbs.modifyjob_event(full_job("5.svr", walltime=3600, soft_walltime=2100), {"walltime": 7200}, "root")
+    ended = pbs.jobobit_event(finished_job("6.svr"))
+    return {
+        "queuejob": (queued, {"walltime": 7200}),
+        "runjob": (starting, {"walltime": 7200, "soft_walltime": 2100}),
+        "modifyjob": (altered, {"walltime": 7200, "soft_walltime": 2100}),
+        "jobobit": (ended, {"walltime": 3600, "ncpus": 4}),
+    }
+
+
+def assert_all_fail_open(config, budget_s=BUDGET_S, record=None):
+    """Run the four hooks; each accepted unchanged within budget with one visible log line."""
+    worst = 0.0
+    for event, (pbs_event, before) in events().items():
+        result = run(event, pbs_event, config)
+        assert result.accepted, (event, result.reason)
+        assert result.resources == before, event
+        assert len(result.warnings) == 1, (event, result.logs)
+        assert result.elapsed_s < budget_s + SLACK_S, (event, result.elapsed_s)
+        worst = max(worst, result.elapsed_s)
+    if record is not None:
+        record("worst_s", round(worst, 3))
+    return worst
+
+
+def config_for(tmp_path, reader_dsn, writer_dsn, **settings):
+    settings.setdefault("budget_s", BUDGET_S)
+    return write_config(tmp_path, reader_dsn=reader_dsn, writer_dsn=writer_dsn, **settings)
+
+
+# --- a private cluster: stopped, restarted, frozen ------------------------------------
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A private PostgreSQL cluster with the schema and two login roles."""
+    private = PrivateCluster()
+    try:
+        private.start()
+        private.reader_dsn, private.writer_dsn = private.setup_schema()
+        with PgHistory(private.writer_dsn, read_only=False) as store:
+            store.add(CompletedJob("1.svr", "alice", runtime_s=600, end_time=1000, walltime_s=3600))
+        yield private
+    finally:
+        private.destroy()
+
+
+@pytest.fixture
+def cluster_config(cluster, tmp_path):
+    config = config_for(tmp_path, cluster.reader_dsn, cluster.writer_dsn)
+    yield config
+    cluster.ensure_running()
+
+
+def warm_up(config):
+    """One good event of each kind, so that both connections are cached."""
+    assert run("queuejob", pbs.queuejob_event("alice", {"walltime": 7200}), config).resources["soft_walltime"] == 2100
+    assert run("jobobit", pbs.jobobit_event(finished_job("2.svr")), config).warnings == []
+
+
+def test_connection_refused(tmp_path, record_property):
+    """Nothing listens on the database port: every job accepted unchanged within budget."""
+    dsn = "host=127.0.0.1 port={} user=x dbname=y".format(free_port())
+    assert_all_fail_open(config_for(tmp_path, dsn, dsn), record=record_property)
+
+
+def test_server_stopped(cluster, cluster_config, record_property):
+    """The server stops while connections are cached: every job accepted unchanged within budget."""
+    warm_up(cluster_config)
+    cluster.stop()
+    assert_all_fail_open(cluster_config, record=record_property)
+
+
+def test_server_restarted_between_two_events(cluster, cluster_config):
+    """After a restart the dead cached connection is replaced transparently: no log line, a prediction."""
+    warm_up(cluster_config)
+    cluster.restart()
+    queued = run("queuejob", pbs.queuejob_event("alice", {"walltime": 7200}), cluster_config)
+    ended = run("jobobit", pbs.jobobit_event(finished_job("3.svr")), cluster_config)
+    assert queued.resources["soft_walltime"] == 2100 and queued.warnings == [] and ended.warnings == []
+
+
+def test_server_frozen(cluster, cluster_config, record_property):
+    """A server that accepts TCP but never answers (SIGSTOP) costs each hook at most the budget."""
+    warm_up(cluster_config)
+    cluster.freeze()
+    assert_all_fail_open(cluster_config, record=record_property)
+
+
+def test_frozen_server_is_skipped_after_a_timeout(cluster, cluster_config):
+    """After one timeout the next jobs skip the database at once instead of waiting again."""
+    cluster.freeze()
+    first = run("queuejob", pbs.queuejob_event("alice", {"walltime": 7200}), cluster_config)
+    second = run("queuejob", pbs.queuejob_event("alice", {"walltime": 7200}), cluster_config)
+    assert first.elapsed_s >= BUDGET_S and second.elapsed_s < BUDGET_S / 5
+    assert "skipped" in second.warnings[0] and second.accepted and "soft_walltime" not in second.resources
+
+
+def test_default_budget_holds_for_a_frozen_server(cluster, tmp_path, record_property):
+    """With the default 2 s budget a frozen server still costs each hook at most 2 s (+ slack)."""
+    config = write_config(tmp_path, reader_dsn=cluster.reader_dsn, writer_dsn=cluster.writer_dsn)
+    cluster.freeze()
+    try:
+        assert_all_fail_open(config, budget_s=2.0, record=record_property)
+    finally:
+        cluster.ensure_running()
+
+
+def test_qalter_lowering_walltime_still_succeeds_when_database_is_down(tmp_path):
+    """With no database, modifyjob lowers soft_walltime to the new walltime so PBS accepts the qalter."""
+    dsn = "host=127.0.0.1 port={} user=x".format(free_port())
+    event = pbs.modifyjob_event(full_job(walltime=7200, soft_walltime=2100), {"walltime": 600}, "root")
+    result = run("modifyjob", event, config_for(tmp_path, dsn, dsn))
+    assert result.accepted and result.resources["soft_walltime"] == 600 and len(result.warnings) == 1
+    assert "lowered" in result.warnings[0] or "-> 00:10:00" in result.warnings[0]
+
+
+# --- a database of our own on the shared server: locks and slow queries -------------
+
+@pytest.fixture(scope="module")
+def own_db(database):
+    """A throwaway database on the shared server (the session fixture made the login roles)."""
+    name = "swt_faults_{}_{}".format(os.getpid(), uuid.uuid4().hex[:8])
+    admin_execute("CREATE DATABASE " + name)
+    try:
+        init_schema(dsn_for(name))
+        with PgHistory(dsn_for(name), read_only=False) as store:
+            store.add(CompletedJob("1.svr", "alice", runtime_s=600, end_time=1000, walltime_s=3600))
+            store.add(CompletedJob("6.svr", "alice", runtime_s=600, end_time=1001, walltime_s=3600))
+        yield name
+    finally:
+        admin_execute("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
+
+
+@pytest.fixture
+def own_config(own_db, tmp_path, database):
+    return config_for(tmp_path, dsn_for(own_db, READER_LOGIN), database.writer_dsn.replace(database.name, own_db))
+
+
+@pytest.fixture
+def holder(own_db):
+    """A second session that holds locks in an open transaction until the test ends."""
+    conn = psycopg2.connect(dsn_for(own_db))
+    yield conn
+    conn.rollback()
+    conn.close()
+
+
+def test_statement_blocked_by_a_lock(own_config, holder, record_property):
+    """completed_jobs locked by another session (and the jobobit row too): jobs accepted within budget."""
+    with holder.cursor() as cursor:
+        cursor.execute("LOCK TABLE completed_jobs IN ACCESS EXCLUSIVE MODE")
+    assert_all_fail_open(own_config, record=record_property)
+
+
+def test_jobobit_blocked_by_a_row_lock(own_config, holder):
+    """The finished job's row locked by another transaction: recorded later, accepted now."""
+    with holder.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM completed_jobs WHERE job_id = '6.svr' FOR UPDATE")
+    result = run("jobobit", pbs.jobobit_event(finished_job("6.svr", runtime=900)), own_config)
+    assert result.accepted and len(result.warnings) == 1 and result.elapsed_s < BUDGET_S + SLACK_S
+    assert "may not be recorded" in result.warnings[0]
+
+
+def test_database_asked_again_after_the_pause(holder, tmp_path, own_db):
+    """Once pause_after_timeout_s has passed, the next job asks the database again."""
+    config = config_for(tmp_path, dsn_for(own_db, READER_LOGIN), None, pause_after_timeout_s=0.2)
+    with holder.cursor() as cursor:
+        cursor.execute("LOCK TABLE completed_jobs IN ACCESS EXCLUSIVE MODE")
+    assert "soft_walltime" not in run("queuejob", pbs.queuejob_event("alice", {"walltime": 7200}), config).resources
+    holder.rollback()
+    time.sleep(0.3)
+    again = run("queuejob", pbs.queuejob_event("alice", {"walltime": 7200}), config)
+    assert "soft_walltime" in again.resources and again.warnings == []
+
+
+@pytest.fixture
+def slow_reads(own_db):
+    """Row-level security makes every row the reader role reads cost a 5 s pg_sleep."""
+    conn = psycopg2.connect(dsn_for(own_db))
+    conn.autocommit = True
+    with conn.cursor() as cursor:
+        cursor.execute("ALTER TABLE completed_jobs ENABLE ROW LEVEL SECURITY")
+        cursor.execute("CREATE POLICY slow_reads ON completed_jobs FOR SELECT TO {} "
+                       "USING ((SELECT true FROM pg_sleep(5)))".format(READER_LOGIN))
+    yield
+    with conn.cursor() as cursor:
+        cursor.execute("DROP POLICY slow_reads ON completed_jobs")
+        cursor.execute("ALTER TABLE completed_jobs DISABLE ROW LEVEL SECURITY")
+    conn.close()
+
+
+def test_query_slower_than_the_budget(own_config, slow_reads, record_property):
+    """The prediction query itself takes 5 s: prediction hooks accepted unchanged within budget."""
+    worst = 0.0
+    for event in ("queuejob", "runjob", "modifyjob"):
+        pbs_event, before = events()[event]
+        result = run(event, pbs_event, own_config)
+        assert result.accepted and result.resources == before and len(result.warnings) == 1, event
+        assert result.elapsed_s < BUDGET_S + SLACK_S, (event, result.elapsed_s)
+        worst = max(worst, result.elapsed_s)
+    record_property("worst_s", round(worst, 3))
+
+
+# --- config and install faults ---------------------------------------------------------
+
+@pytest.mark.parametrize("settings, named", [
+    ({"reader_dsn": "host=127.0.0.1", "budget_s": "2"}, "budget_s"),
+    ({"reader_dsn": "host=127.0.0.1", "keep_admin_soft_walltime": "yes"}, "keep_admin_soft_walltime"),
+    ({"reader_dsn": "host=db.example.org"}, "reader_dsn"),
+    ({"reader_dsn": "host=127.0.0.1", "algoritm": "v3"}, "algoritm"),
+    ({"budget_s": 2}, "reader_dsn"),
+])
+def test_bad_config_fails_open(tmp_path, settings, named):
+    """A bad config: every job accepted unchanged, one line naming the setting."""
+    config = write_config(tmp_path, **settings)
+    for event, (pbs_event, before) in events().items():
+        result = run(event, pbs_event, config)
+        assert result.accepted and result.resources == before, event
+        assert len(result.warnings) == 1 and named in result.warnings[0], (event, result.warnings)
+
+
+def test_unparsable_config_fails_open(tmp_path):
+    """A config file that is not JSON: accepted, one line saying so."""
+    path = tmp_path / "h.json"
+    path.write_text("{reader_dsn: nope")
+    result = run("queuejob", pbs.queuejob_event("alice", {"walltime": 60}), str(path))
+    assert result.accepted and len(result.warnings) == 1 and "not valid JSON" in result.warnings[0]
+
+
+def test_no_config_fails_open():
+    """No hook config imported: accepted, one line saying how to import one."""
+    assert_all_fail_open(None)
+
+
+def test_unexpected_job_value_fails_open(tmp_path):
+    """An odd value from PBS (a text stime) in jobobit: accepted, one line naming it."""
+    config = write_config(tmp_path, reader_dsn="host=127.0.0.1", writer_dsn="host=127.0.0.1")
+    job = pbs.Job({"walltime": 60}, id="1.svr", euser="alice", stime="yesterday")
+    result = run("jobobit", pbs.jobobit_event(job), config)
+    assert result.accepted and len(result.warnings) == 1 and "stime" in result.warnings[0]
+
+
+_DRIVER = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, {tests!r})
+    import pbs_standin as pbs
+    result = pbs.run_hook({hook!r}, pbs.queuejob_event("alice", {{"walltime": 60}}), {config!r})
+    print(json.dumps([result.accepted, result.resources.get("soft_walltime"), result.warnings]))
+""")
+
+
+@pytest.mark.parametrize("package_path", ["/nonexistent/pbs-softwalltime", os.path.dirname(HOOKS_DIR)])
+def test_package_that_cannot_be_imported_fails_open(tmp_path, package_path):
+    """predictor missing, or psycopg2 missing behind it, in a fresh interpreter: accepted, one line."""
+    config = write_config(tmp_path, reader_dsn="host=127.0.0.1", package_path=package_path)
+    code = _DRIVER.format(tests=os.path.dirname(os.path.abspath(__file__)), hook=os.path.join(HOOKS_DIR, "queuejob.py"),
+                          config=config)
+    # -S: no site-packages, so neither the installed predictor nor psycopg2; cwd elsewhere hides the checkout.
+    output = subprocess.run([sys.executable, "-S", "-c", code], cwd=str(tmp_path), stdout=subprocess.PIPE,
+                            check=True, universal_newlines=True).stdout
+    accepted, soft, warnings = json.loads(output)
+    assert accepted and soft is None and len(warnings) == 1 and "cannot load the predictor package" in warnings[0]

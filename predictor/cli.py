@@ -64,6 +64,7 @@ def _add_hooks(commands):
     hooks.required = True
     qmgr = hooks.add_parser("qmgr", help="print the qmgr commands that install the hooks")
     qmgr.add_argument("--config", help="the hooks' JSON config file, validated first (needed to install)")
+    qmgr.add_argument("--jobobit-config", help="a separate config for jobobit, holding writer_dsn (default: --config)")
     qmgr.add_argument("--hooks-dir", help="directory of queuejob.py ... jobobit.py (default: the installed ones)")
     qmgr.add_argument("--prefix", help="hook names are PREFIX_<event> (default: softwalltime)")
     qmgr.add_argument("--order", type=int, help="hook order, 1..1000, lower runs first (default: 900)")
@@ -143,7 +144,8 @@ def _hooks_qmgr(args):
         raise PredictorError("give --config FILE.json: the hooks' config")
     else:
         order = qmgr.DEFAULT_ORDER if args.order is None else args.order
-        lines = qmgr.install_commands(args.config, args.hooks_dir or qmgr.find_hooks_dir(), prefix, order, with_jobobit)
+        hooks_dir = qmgr.check_hooks_dir(args.hooks_dir) if args.hooks_dir else qmgr.find_hooks_dir()
+        lines = qmgr.install_commands(args.config, hooks_dir, prefix, order, with_jobobit, args.jobobit_config)
     print("\n".join(lines))
     return 0
 

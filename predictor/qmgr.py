@@ -14,7 +14,8 @@ import sys
 from .errors import ConfigError
 from .hookconfig import read_hook_config
 
-__all__ = ["HOOK_EVENTS", "alarm_s", "find_hooks_dir", "install_commands", "disable_commands", "uninstall_commands"]
+__all__ = ["HOOK_EVENTS", "alarm_s", "find_hooks_dir", "check_hooks_dir", "install_commands", "disable_commands",
+           "uninstall_commands"]
 
 HOOK_EVENTS = ("queuejob", "runjob", "modifyjob", "jobobit")
 """Hook events, in install order; each has hooks/<event>.py."""
@@ -32,14 +33,26 @@ def alarm_s(budget_s):
     return max(10, int(math.ceil(3 * budget_s)))
 
 
+def _missing_hook_files(directory):
+    return [event + ".py" for event in HOOK_EVENTS if not os.path.isfile(os.path.join(directory, event + ".py"))]
+
+
 def find_hooks_dir():
     """The source checkout's hooks/, else the installed share/pbs-softwalltime/hooks."""
     here = os.path.dirname(os.path.abspath(__file__))
     for candidate in (os.path.join(os.path.dirname(here), "hooks"),
                       os.path.join(sys.prefix, "share", "pbs-softwalltime", "hooks")):
-        if all(os.path.isfile(os.path.join(candidate, event + ".py")) for event in HOOK_EVENTS):
+        if not _missing_hook_files(candidate):
             return candidate
     raise ConfigError("hook files not found; give --hooks-dir")
+
+
+def check_hooks_dir(directory):
+    """``directory`` if it holds every hook file, else ConfigError naming the missing ones."""
+    missing = _missing_hook_files(directory)
+    if missing:
+        raise ConfigError("hooks directory {}: missing {}".format(directory, ", ".join(missing)))
+    return directory
 
 
 def _qmgr(command):
@@ -65,23 +78,33 @@ def _events(with_jobobit):
     return [event for event in HOOK_EVENTS if with_jobobit or event != "jobobit"]
 
 
-def install_commands(config_path, hooks_dir, prefix=DEFAULT_PREFIX, order=DEFAULT_ORDER, with_jobobit=True):
-    """The qmgr lines creating and importing every hook, for the config at ``config_path``."""
-    config_path = _checked_path(config_path, "config file")
-    if not config_path.endswith(".json"):
-        raise ConfigError("config file {}: name it *.json (PBS picks the config format from the suffix)"
-                          .format(config_path))
-    config = read_hook_config(config_path)
-    if with_jobobit and config.writer_dsn is None:
+def _checked_config(path):
+    path = _checked_path(path, "config file")
+    if not path.endswith(".json"):
+        raise ConfigError("config file {}: name it *.json (PBS picks the config format from the suffix)".format(path))
+    return path, read_hook_config(path)
+
+
+def install_commands(config_path, hooks_dir, prefix=DEFAULT_PREFIX, order=DEFAULT_ORDER, with_jobobit=True,
+                     jobobit_config_path=None):
+    """The qmgr lines creating and importing every hook.
+
+    ``jobobit_config_path``: a separate config for the jobobit hook, so that the
+    writer's credentials stay out of the three predicting hooks' config.
+    """
+    configs = {event: _checked_config(config_path) for event in HOOK_EVENTS}
+    if jobobit_config_path is not None:
+        configs["jobobit"] = _checked_config(jobobit_config_path)
+    if with_jobobit and configs["jobobit"][1].writer_dsn is None:
         raise ConfigError("hook config {}: writer_dsn is needed by the jobobit hook (or use --no-jobobit)"
-                          .format(config_path))
+                          .format(configs["jobobit"][0]))
     hooks_dir, prefix = _checked_path(hooks_dir, "hooks directory"), _checked_prefix(prefix)
     if not 1 <= order <= 1000:
         raise ConfigError("--order must be within 1..1000 (site hooks), not {}".format(order))
-    lines = ["# pbs-softwalltime: run as root on the PBS server host. budget_s {:g} s -> hook alarm {} s."
-             .format(config.budget_s, alarm_s(config.budget_s))]
+    lines = ["# pbs-softwalltime: run as root on the PBS server host."]
     for event in _events(with_jobobit):
-        lines.extend(_install_hook(prefix + "_" + event, event, hooks_dir, config_path, order, alarm_s(config.budget_s)))
+        path, config = configs[event]
+        lines.extend(_install_hook(prefix + "_" + event, event, hooks_dir, path, order, alarm_s(config.budget_s)))
     return lines
 
 

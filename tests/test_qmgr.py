@@ -1,11 +1,14 @@
 """predictor.qmgr and ``python -m predictor hooks qmgr``: the commands that install the hooks."""
 
+import json
+import os
 import re
 
 import pytest
 
 from predictor.cli import main
 from predictor.errors import ConfigError
+from predictor.hookconfig import parse_hook_config
 from predictor.qmgr import HOOK_EVENTS, alarm_s, disable_commands, install_commands, uninstall_commands
 
 from hookenv import HOOKS_DIR, write_config
@@ -52,6 +55,14 @@ def test_jobobit_needs_a_writer(tmp_path):
         install_commands(write_config(tmp_path, reader_dsn=DSN), HOOKS_DIR)
 
 
+def test_separate_jobobit_config(tmp_path):
+    """--jobobit-config keeps writer_dsn out of the predicting hooks' config."""
+    readers = write_config(tmp_path, name="readers.json", reader_dsn=DSN)
+    obit = write_config(tmp_path, name="obit.json", reader_dsn=DSN, writer_dsn=DSN + "_obit")
+    imports = [line for line in install_commands(readers, HOOKS_DIR, jobobit_config_path=obit) if "x-config" in line]
+    assert [line.endswith('obit.json"') for line in imports] == [False, False, False, True]
+
+
 def test_config_is_validated_first(tmp_path):
     """A bad config is refused before any command is printed."""
     with pytest.raises(ConfigError, match="budget_s"):
@@ -92,3 +103,42 @@ def test_cli_reports_a_bad_config_in_one_line(tmp_path, capsys):
     config = write_config(tmp_path, reader_dsn="host=db.example.org")
     assert main(["hooks", "qmgr", "--config", config]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_cli_refuses_a_hooks_dir_without_the_hook_files(config, tmp_path, capsys):
+    """--hooks-dir must hold the four hook files."""
+    assert main(["hooks", "qmgr", "--config", config, "--hooks-dir", str(tmp_path)]) == 2
+    assert "missing queuejob.py" in capsys.readouterr().err
+
+
+INSTALL_MD = os.path.join(os.path.dirname(HOOKS_DIR), "docs", "install.md")
+
+
+def install_md():
+    with open(INSTALL_MD, encoding="utf-8") as doc:
+        return doc.read()
+
+
+def test_documented_config_is_valid():
+    """The example config in docs/install.md passes validation."""
+    example = re.search(r"```json\n(.*?)```", install_md(), re.S).group(1)
+    assert parse_hook_config(json.loads(example), "docs").skip_queues == frozenset(["debug"])
+
+
+def test_documented_qmgr_block_is_what_the_command_prints(tmp_path):
+    """The qmgr block in docs/install.md is exactly what hooks qmgr prints for the example config."""
+    text = install_md()
+    example = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))
+    config = write_config(tmp_path, name="hooks.json", **example)
+    printed = install_commands(config, "/path/to/pbs-softwalltime/hooks")
+    documented = text.split("which prints, for the config above")[1].split("Run them as root")[0]
+    documented = [line.strip() for line in documented.splitlines() if line.startswith("    ")]
+    assert documented == [line.replace(config, "/etc/pbs-softwalltime/hooks.json") for line in printed]
+
+
+@pytest.mark.parametrize("flag, builder", [("--disable", disable_commands), ("--uninstall", uninstall_commands)])
+def test_documented_disable_and_uninstall_blocks(flag, builder):
+    """The disable and uninstall blocks in docs/install.md are what the command prints."""
+    section = install_md().split("python -m predictor hooks qmgr " + flag)[1].split("prints")[1]
+    block = section.split("\n\n")[1]
+    assert [line.strip() for line in block.splitlines()] == builder()

@@ -56,7 +56,8 @@ class HookConfig(NamedTuple):
 def read_hook_config(path):
     """The ``HookConfig`` in the JSON file at ``path``; ConfigError if missing or bad."""
     if not path:
-        raise ConfigError('no hook config: import one with qmgr -c "import hook NAME application/x-config default FILE.json"')
+        raise ConfigError('no hook config: import one with '
+                          'qmgr -c "import hook NAME application/x-config default FILE.json"')
     try:
         with open(path, encoding="utf-8") as config_file:
             text = config_file.read()
@@ -75,7 +76,8 @@ def parse_hook_config(settings, source="hook config"):
         raise ConfigError("{}: expected a JSON object of settings, got {}".format(source, type(settings).__name__))
     unknown = sorted(key for key in settings if key not in DEFAULTS and not key.startswith("_"))
     if unknown:
-        raise ConfigError("{}: unknown setting {!r} (known: {})".format(source, unknown[0], ", ".join(sorted(DEFAULTS))))
+        raise ConfigError("{}: unknown setting {!r} (known: {})".format(
+            source, unknown[0], ", ".join(sorted(DEFAULTS))))
     values = dict(DEFAULTS)
     values.update((key, value) for key, value in settings.items() if key in DEFAULTS)
     try:
@@ -120,7 +122,8 @@ def _check_no_name_lookup(key, params):
     for host in params.get("host", "").split(","):
         if host and not host.startswith("/") and not _is_ip_address(host):
             raise ConfigError("{}: host {!r} is a name; give an IP address (host=10.0.0.5), a socket directory, "
-                              "or add hostaddr=IP, because a name lookup cannot be bounded by budget_s".format(key, host))
+                              "or add hostaddr=IP, because a name lookup cannot be bounded by budget_s"
+                              .format(key, host))
 
 
 def _is_ip_address(text):
@@ -141,14 +144,16 @@ def _algorithm(values):
 def _budget(budget_s):
     number = not isinstance(budget_s, bool) and isinstance(budget_s, (int, float))
     if not number or not 0 < budget_s <= MAX_BUDGET_S:
-        raise ConfigError("budget_s must be a number of seconds > 0 and <= {:g}, not {!r}".format(MAX_BUDGET_S, budget_s))
+        raise ConfigError("budget_s must be a number of seconds > 0 and <= {:g}, not {!r}"
+                          .format(MAX_BUDGET_S, budget_s))
     return float(budget_s)
 
 
 def _pause(pause_s):
     number = not isinstance(pause_s, bool) and isinstance(pause_s, (int, float))
     if not number or not 0 <= pause_s <= 3600:
-        raise ConfigError("pause_after_timeout_s must be a number of seconds >= 0 and <= 3600, not {!r}".format(pause_s))
+        raise ConfigError("pause_after_timeout_s must be a number of seconds >= 0 and <= 3600, not {!r}"
+                          .format(pause_s))
     return float(pause_s)
 
 

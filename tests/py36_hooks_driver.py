@@ -108,8 +108,8 @@ def end_to_end(config, writer_dsn, reader_dsn):
 def hostile_names(config):
     for user in ["o'brien", "a;b", "x'); DROP TABLE completed_jobs;--", "Ωmega", "用户", "%(user)s"]:
         run("jobobit", pbs.jobobit_event(finished("h-" + user, user=user)), config)
-        mine = run("queuejob", pbs.queuejob_event(user, {"walltime": 7200}), config).resources.get("soft_walltime")
-        other = run("queuejob", pbs.queuejob_event(user + "x", {"walltime": 7200}), config).resources.get("soft_walltime")
+        mine, other = (run("queuejob", pbs.queuejob_event(name, {"walltime": 7200}), config).resources.get(
+            "soft_walltime") for name in (user, user + "x"))
         check("user {!r} stored and matched verbatim".format(user), (mine, other) == (2100, 7200), (mine, other))
 
 

@@ -69,8 +69,8 @@ def test_subjobs_are_runs():
     assert completed_job(finished_job("12[3].svr")).job_id == "12[3].svr"
 
 
-@pytest.mark.parametrize("attributes, field", [({"stime": "yesterday"}, "stime"), ({"Exit_status": 2 ** 40}, "Exit_status"),
-                                               ({"euser": None}, "euser")])
+@pytest.mark.parametrize("attributes, field", [({"stime": "yesterday"}, "stime"),
+                                               ({"Exit_status": 2 ** 40}, "Exit_status"), ({"euser": None}, "euser")])
 def test_odd_values_name_the_field(attributes, field):
     """A value PBS would not give raises ValueError naming the field."""
     values = dict({"id": "9.svr", "euser": "alice", "stime": 100, "obittime": 400}, **attributes)

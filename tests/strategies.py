@@ -70,3 +70,49 @@ def replay_jobs(draw, max_jobs=30, users=("alice", "bob", "carol")):
             group=draw(st.sampled_from([None, "g1", "g2"])),
         ))
     return sorted(jobs, key=lambda job: job.submit_time)
+
+
+@st.composite
+def small_traces(draw, max_jobs=12, max_cores=12):
+    """``(cores, jobs)``: a small machine and a few ``replay.trace.Job``s that fit on it.
+
+    Times are tiny on purpose, so jobs collide: same submission instants, ends at
+    submissions, zero runtimes, jobs outliving their walltime or soft walltime.
+    """
+    from replay.trace import Job
+
+    cores = draw(st.integers(1, max_cores))
+    jobs = []
+    for index in range(draw(st.integers(1, max_jobs))):
+        jobs.append(Job(
+            job_id="{}.sim".format(index),
+            user=draw(st.sampled_from(["alice", "bob"])),
+            submit_time=draw(st.integers(0, 400)),
+            runtime_s=draw(st.one_of(st.just(0), st.integers(0, 400))),
+            walltime_s=draw(st.one_of(st.none(), st.integers(1, 300))),
+            ncpus=draw(st.integers(1, cores)),
+            soft_walltime_s=draw(st.one_of(st.none(), st.integers(1, 300))),
+        ))
+    return cores, jobs
+
+
+def scheduler_settings():
+    """Any ``replay.engine.SchedulerSettings``, with short scheduler_iteration timers."""
+    from replay.engine import SchedulerSettings
+    from replay.extension import EXTENSIONS
+    from replay.policies import POLICIES
+
+    return st.builds(
+        SchedulerSettings,
+        strict_ordering=st.booleans(),
+        backfill_depth=st.integers(0, 3),
+        policy=st.sampled_from(sorted(POLICIES)),
+        extension=st.sampled_from(sorted(EXTENSIONS)),
+        selective=st.booleans(),
+        cycle_interval_s=st.sampled_from([0, 7, 60, 600]),
+        default_walltime_s=st.one_of(st.none(), st.integers(1, 300)),
+    )
+
+
+simulated_predictors = st.sampled_from(["user", "v1", "v2", "v3", "recorded", "clairvoyant"])
+"""Names in ``replay.predictors.PREDICTORS`` the simulation runs."""

@@ -1,0 +1,237 @@
+"""The simulation engine: golden micro-traces computed by hand, and properties on random traces."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replay.cluster import Cluster
+from replay.engine import Kind, SchedulerSettings, simulate_jobs
+from replay.predictors import PREDICTORS
+from replay.trace import Job
+from strategies import scheduler_settings, simulated_predictors, small_traces
+from reference_scheduler import reference_schedule
+
+NO_TIMER = SchedulerSettings(cycle_interval_s=0)
+
+
+def job(job_id, submit, runtime, walltime, ncpus, soft=None, user="alice"):
+    return Job(job_id, user, submit, runtime, walltime, ncpus, soft_walltime_s=soft)
+
+
+def schedule(jobs, cores=10, predictor="recorded", settings=NO_TIMER):
+    """``{job_id: ScheduledJob}``."""
+    return {done.job.job_id: done for done in simulate_jobs(jobs, PREDICTORS[predictor], Cluster.of_cores(cores),
+                                                             settings)}
+
+
+def times(result):
+    return {job_id: (done.start_time, done.end_time) for job_id, done in result.items()}
+
+
+def test_same_instant_order_is_end_then_submit_then_cycle():
+    """Kinds order same-instant events: ends free cores before submissions, both before the cycle."""
+    assert Kind.END < Kind.SUBMIT < Kind.CYCLE
+
+
+def test_easy_one_top_job_and_a_backfilled_job():
+    """EASY: b waits as the top job reserved at a's end; c backfills in front; d waits behind b."""
+    result = schedule([job("a", 0, 100, 100, 6), job("b", 1, 50, 100, 8), job("c", 2, 50, 60, 4),
+                       job("d", 3, 50, 200, 4)], predictor="user")
+    assert times(result) == {"a": (0, 100), "b": (100, 150), "c": (2, 52), "d": (150, 200)}
+    assert result["b"].reservation_time == 100
+    assert result["c"].reservation_time is None
+    assert result["d"].reservation_time == 200  # top job once b ran: after b's walltime
+
+
+def test_several_top_jobs_queue_back_to_back_on_soft_walltimes():
+    """backfill_depth 2: two top jobs reserved one after the other at their soft walltimes, not walltimes."""
+    jobs = [job("r", 0, 100, 1000, 10, soft=100), job("t1", 1, 50, 1000, 10, soft=50),
+            job("t2", 2, 50, 1000, 10, soft=50), job("t3", 3, 50, 1000, 10, soft=50)]
+    result = schedule(jobs, settings=NO_TIMER._replace(backfill_depth=2))
+    assert {name: result[name].reservation_time for name in ("t1", "t2", "t3")} == {"t1": 100, "t2": 150, "t3": 200}
+    assert times(result) == {"r": (0, 100), "t1": (100, 150), "t2": (150, 200), "t3": (200, 250)}
+
+
+def test_depth_one_reserves_only_the_first_blocked_job():
+    """backfill_depth 1: the second blocked job gets no reservation while the first waits."""
+    jobs = [job("r", 0, 100, 1000, 10, soft=100), job("t1", 1, 50, 1000, 10, soft=50),
+            job("t2", 2, 50, 1000, 10, soft=50)]
+    result = schedule(jobs)
+    assert result["t1"].reservation_time == 100
+    assert result["t2"].reservation_time == 150  # given at t=100, once t1 ran
+
+
+def test_filler_fits_in_front_of_top_job_only_by_its_soft_walltime():
+    """f (soft 90 s, walltime 500 s) backfills before the top job's reservation at 100; by walltime it cannot."""
+    jobs = [job("r", 0, 100, 100, 6), job("t", 1, 50, 100, 8), job("f", 2, 40, 500, 4, soft=90)]
+    assert times(schedule(jobs, predictor="recorded"))["f"] == (2, 42)
+    assert times(schedule(jobs, predictor="user"))["f"] == (150, 190)
+
+
+def test_filler_ending_after_reservation_may_use_spare_cores():
+    """A long filler may start if the top job leaves enough cores free at its reservation."""
+    jobs = [job("r", 0, 100, 100, 6), job("t", 1, 50, 100, 5), job("f", 2, 300, 500, 1)]
+    result = schedule(jobs, predictor="user")
+    assert times(result) == {"r": (0, 100), "t": (100, 150), "f": (2, 302)}
+
+
+def test_soft_walltime_extended_until_it_reaches_the_walltime():
+    """pbs extension: plans 70, 140, 210, 280 then the walltime 300; a top job's first reservation breaks."""
+    jobs = [job("x", 0, 350, 300, 10, soft=70), job("y", 1, 10, 50, 10)]
+    result = schedule(jobs, settings=NO_TIMER._replace(cycle_interval_s=50))
+    assert result["x"].extensions == 4
+    assert result["x"].killed and result["x"].end_time == 300
+    assert result["y"].reservation_time == 70  # planned on x's soft walltime
+    assert result["y"].start_time == 300  # x outlived every plan: the reservation was broken
+
+
+def test_double_extension_doubles_the_plan():
+    """double extension: plans 70, 140, 280 then the walltime 300: three extensions."""
+    jobs = [job("x", 0, 350, 300, 10, soft=70)]
+    result = schedule(jobs, settings=NO_TIMER._replace(extension="double"))
+    assert result["x"].extensions == 3
+
+
+def test_extension_on_the_timer_opens_a_backfill_window():
+    """x outlives its soft walltime 100; the 600 s cycle plans it to 700, and f (100 s) fits before t's reservation."""
+    jobs = [job("x", 0, 1000, 2000, 6, soft=100), job("t", 1, 50, 100, 8), job("f", 2, 50, 100, 4)]
+    # At 2, f would end at 102, past t's reservation at 100 where only 2 cores are spare: it waits.
+    with_timer = schedule(jobs, settings=NO_TIMER._replace(cycle_interval_s=600))
+    assert times(with_timer)["f"] == (600, 650)
+    assert with_timer["t"].reservation_time == 100 and with_timer["t"].start_time == 1000
+    # Without the timer no cycle sees the extension before x ends; f then waits behind t.
+    assert times(schedule(jobs))["f"] == (1050, 1100)
+
+
+def test_runjob_soft_walltime_counts_from_the_next_timed_cycle():
+    """J is started on its queuejob soft walltime (10 s); runjob re-predicts 155 s, seen at the 350 s tick."""
+    jobs = [job("h1", 0, 10, 1000, 1), job("L", 0, 300, 1000, 9), job("J", 20, 400, 1000, 5),
+            job("T", 21, 10, 1000, 10, user="bob"), job("F", 22, 10, 100, 5, user="bob")]
+    result = schedule(jobs, predictor="v1", settings=NO_TIMER._replace(cycle_interval_s=50))
+    assert (result["J"].soft_walltime_queued_s, result["J"].soft_walltime_started_s) == (10, 155)
+    assert result["J"].start_time == 300
+    # In the 300 s cycle T is reserved at 310 (J's queuejob plan) and F (100 s) does not fit; at the
+    # 350 s tick T's reservation is at 455 (J's runjob plan) and F, ending at 450, backfills.
+    assert result["T"].reservation_time == 310
+    assert result["F"].start_time == 350
+
+
+def test_killed_job_is_cut_at_its_walltime_and_teaches_the_predictor():
+    """A job past its walltime ends there; the next job of its user is predicted from the cut runtime."""
+    jobs = [job("k", 0, 500, 300, 10), job("n", 400, 10, 1000, 10)]
+    result = schedule(jobs, predictor="v1")
+    assert result["k"].killed and result["k"].runtime_s == 300 and result["k"].end_time == 300
+    assert result["n"].soft_walltime_queued_s == 300
+    assert not result["n"].killed
+
+
+def test_job_without_walltime_uses_the_default_walltime():
+    """--default-walltime: kill there; without it, PBS plans 5 years and never kills."""
+    jobs = [job("w", 0, 500, None, 10)]
+    assert schedule(jobs, settings=NO_TIMER._replace(default_walltime_s=200))["w"].end_time == 200
+    assert schedule(jobs)["w"].end_time == 500
+
+
+def test_soft_walltime_predicted_at_start_from_jobs_ended_meanwhile():
+    """runjob re-predicts: history of jobs ended between submission and start counts."""
+    jobs = [job("a", 0, 100, 1000, 10), job("b", 1, 30, 1000, 10)]
+    result = schedule(jobs, predictor="v1")
+    assert result["b"].soft_walltime_queued_s == 1000  # no history at submission
+    assert result["b"].soft_walltime_started_s == 100  # a ended at 100 after 100 s
+
+
+def test_backfill_depth_zero_lets_nothing_pass_a_blocked_job():
+    """backfill_depth 0 with strict ordering: a small job behind a blocked one waits."""
+    jobs = [job("a", 0, 100, 100, 6), job("b", 1, 50, 100, 8), job("c", 2, 10, 10, 1)]
+    result = schedule(jobs, predictor="user", settings=NO_TIMER._replace(backfill_depth=0))
+    assert times(result)["c"] == (100, 110)
+
+
+def test_without_strict_ordering_any_job_that_fits_runs():
+    """strict_ordering off: no top jobs; a long small job starts though it delays the big one."""
+    jobs = [job("a", 0, 100, 100, 6), job("b", 1, 50, 100, 8), job("c", 2, 500, 500, 4)]
+    result = schedule(jobs, predictor="user", settings=NO_TIMER._replace(strict_ordering=False))
+    assert times(result) == {"a": (0, 100), "b": (502, 552), "c": (2, 502)}
+    assert result["b"].reservation_time is None
+
+
+def test_selective_plans_running_jobs_with_their_walltime():
+    """--selective: r is planned to its walltime 1000, so the top job's reservation is 1000, not 100."""
+    jobs = [job("r", 0, 100, 1000, 10, soft=100), job("t", 1, 50, 1000, 10, soft=50)]
+    assert schedule(jobs)["t"].reservation_time == 100
+    assert schedule(jobs, settings=NO_TIMER._replace(selective=True))["t"].reservation_time == 1000
+
+
+def test_zero_runtime_job_frees_its_cores_at_the_same_instant():
+    """A job ending as it starts triggers another cycle at that instant."""
+    jobs = [job("z", 0, 0, 10, 10), job("b", 0, 5, 10, 10)]
+    assert times(schedule(jobs, predictor="user")) == {"z": (0, 0), "b": (0, 5)}
+
+
+def _machine_load(result):
+    events = sorted([(done.start_time, 1, done.width) for done in result] +
+                    [(done.end_time, 0, -done.width) for done in result])
+    load, peak = 0, 0
+    for _, _, change in events:
+        load += change
+        peak = max(peak, load)
+    return peak
+
+
+@given(small_traces(), scheduler_settings(), simulated_predictors)
+@settings(max_examples=300)
+def test_capacity_is_never_exceeded(trace, scheduler, predictor):
+    """At no instant do running jobs hold more cores than the machine has."""
+    cores, jobs = trace
+    assert _machine_load(simulate_jobs(jobs, PREDICTORS[predictor], Cluster.of_cores(cores), scheduler)) <= cores
+
+
+@given(small_traces(), scheduler_settings(), simulated_predictors)
+@settings(max_examples=200)
+def test_jobs_start_after_submission_and_run_their_runtime(trace, scheduler, predictor):
+    """start >= submit, and each job runs its runtime, cut at its walltime."""
+    cores, jobs = trace
+    for done in simulate_jobs(jobs, PREDICTORS[predictor], Cluster.of_cores(cores), scheduler):
+        assert done.start_time >= done.job.submit_time
+        cut = done.job.runtime_s if done.walltime_s is None else min(done.job.runtime_s, done.walltime_s)
+        assert done.end_time - done.start_time == cut
+
+
+@given(small_traces(), st.sampled_from([0, 7, 600]))
+@settings(max_examples=300)
+def test_clairvoyant_top_jobs_start_by_their_reservation(trace, interval):
+    """FIFO, strict ordering, depth 1, true runtimes: no top job starts after its first reservation."""
+    cores, jobs = trace
+    scheduler = SchedulerSettings(cycle_interval_s=interval)
+    for done in simulate_jobs(jobs, PREDICTORS["clairvoyant"], Cluster.of_cores(cores), scheduler):
+        if done.reservation_time is not None:
+            assert done.start_time <= done.reservation_time
+
+
+@given(small_traces(), scheduler_settings(), simulated_predictors)
+@settings(max_examples=500)
+def test_reference_scheduler_gives_the_same_schedule(trace, scheduler, predictor):
+    """The slow reference (full recomputation at every instant and tick) agrees on every job."""
+    cores, jobs = trace
+    cluster = Cluster.of_cores(cores)
+    assert simulate_jobs(jobs, PREDICTORS[predictor], cluster, scheduler) == \
+        reference_schedule(jobs, PREDICTORS[predictor], cluster, scheduler)
+
+
+@given(small_traces(), scheduler_settings(), simulated_predictors)
+@settings(max_examples=100)
+def test_same_input_gives_the_same_schedule(trace, scheduler, predictor):
+    """Two runs on the same input are identical."""
+    cores, jobs = trace
+    cluster = Cluster.of_cores(cores)
+    assert simulate_jobs(jobs, PREDICTORS[predictor], cluster, scheduler) == \
+        simulate_jobs(list(jobs), PREDICTORS[predictor], cluster, scheduler)
+
+
+def test_job_wider_than_the_machine_is_refused():
+    """A job that could never run is a ValueError naming it, not a silent hang."""
+    try:
+        simulate_jobs([job("huge", 0, 1, 1, 11)], PREDICTORS["user"], Cluster.of_cores(10))
+    except ValueError as err:
+        assert "huge" in str(err)
+    else:
+        raise AssertionError("expected ValueError")

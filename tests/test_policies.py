@@ -1,0 +1,44 @@
+"""Job orders: FIFO, shortest soft walltime first, and WFP (seed 001 eq. 5)."""
+
+from replay.policies import POLICIES, QueuedJob
+
+
+def queued(index, submit, planned, width):
+    return QueuedJob(index, submit, planned, width, planned)
+
+
+def order(name, jobs, now):
+    return [job.index for job in sorted(jobs, key=lambda job: POLICIES[name].key(job, now))]
+
+
+JOBS = [queued(0, 0, 3600, 1), queued(1, 10, 60, 1), queued(2, 20, 600, 64)]
+
+
+def test_fifo_is_submission_order():
+    """fifo: by submission (index), whatever the durations."""
+    assert order("fifo", JOBS, 100) == [0, 1, 2]
+
+
+def test_sjf_is_shortest_planned_duration_first():
+    """sjf: shortest soft walltime first."""
+    assert order("sjf", JOBS, 100) == [1, 2, 0]
+
+
+def test_wfp_follows_equation_5():
+    """wfp: (t_queue / t_req)**3 * n, highest first."""
+    # job 1: (90/60)**3 * 1 = 3.375; job 2: (80/600)**3 * 64 = 0.152; job 0: (100/3600)**3 = 0.00002
+    assert order("wfp", JOBS, 100) == [1, 2, 0]
+
+
+def test_wfp_order_changes_with_time():
+    """A wide job waiting long enough overtakes a narrow one: the policy is not static."""
+    narrow, wide = queued(0, 0, 100, 1), queued(1, 50, 100, 64)
+    assert order("wfp", [narrow, wide], 60) == [0, 1]  # 0.216 against (10/100)**3 * 64 = 0.064
+    assert order("wfp", [narrow, wide], 200) == [1, 0]  # 8 against 1.5**3 * 64 = 216
+    assert not POLICIES["wfp"].static and POLICIES["fifo"].static and POLICIES["sjf"].static
+
+
+def test_ties_fall_back_to_submission_order():
+    """Equal keys keep arrival order."""
+    same = [queued(3, 0, 60, 1), queued(1, 0, 60, 1)]
+    assert order("sjf", same, 5) == [1, 3] and order("wfp", same, 0) == [1, 3]

@@ -1,0 +1,204 @@
+"""``python -m replay simulate``: replay one trace on a simulated PBS, once per predictor.
+
+    python -m replay simulate LOGS --predictors user,v1,v2,v3,clairvoyant
+
+The same jobs (submission times, cores, walltimes, true runtimes) run on the
+same simulated machine once per predictor; only the soft walltimes differ.
+The recorded start and end times are not used. See docs/simulate.md.
+"""
+
+import argparse
+
+import numpy as np
+
+from predictor.durations import parse_duration
+
+from .cli import read_trace, write_outputs
+from .cluster import Cluster
+from .engine import SchedulerSettings, simulate_jobs
+from .errors import ReplayError
+from .extension import EXTENSIONS
+from .policies import POLICIES
+from .predictors import PREDICTORS
+from .report import Report
+from .simulation_metrics import DEFAULT_BSLD_TAU_S, schedule_tables
+
+__all__ = ["add_arguments", "run", "DEFAULT_PREDICTORS", "machine_of", "runnable_jobs", "job_table",
+           "simulation_report"]
+
+DEFAULT_PREDICTORS = ("user", "v1", "v2", "v3", "clairvoyant")
+_DEFAULTS = SchedulerSettings()
+
+
+def _names(text):
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in PREDICTORS]
+    if unknown or not names or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError("give distinct names among {} (comma-separated), not {!r}".format(
+            ", ".join(PREDICTORS), text))
+    return names
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not an integer: {!r}".format(text)) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1: {}".format(text))
+    return value
+
+
+def _non_negative(text):
+    return 0 if text.strip() == "0" else _positive(text)
+
+
+def _duration(text):
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def add_arguments(parser):
+    """The ``simulate`` options."""
+    parser.add_argument("paths", nargs="+", metavar="LOGS",
+                        help="PBS accounting files or YYYYMMDD directories, or one SWF file (.gz is fine)")
+    parser.add_argument("--format", choices=("auto", "pbs", "swf"), default="auto",
+                        help="input format (default: told from the content; a directory is PBS)")
+    parser.add_argument("--max-errors", type=int, default=20, metavar="N",
+                        help="malformed lines to show on stderr (default 20; all are counted)")
+    parser.add_argument("--predictors", type=_names, default=DEFAULT_PREDICTORS, metavar="NAMES",
+                        help="comma-separated (default: {})".format(",".join(DEFAULT_PREDICTORS)))
+    _machine_arguments(parser)
+    _scheduler_arguments(parser)
+    parser.add_argument("--bsld-tau", type=_positive, default=DEFAULT_BSLD_TAU_S, metavar="SECONDS",
+                        help="bounded-slowdown threshold (default 10 s; seed 003 used 600, seed 004 60)")
+    parser.add_argument("--json", metavar="FILE", help="write the metrics as JSON ('-': stdout)")
+    parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
+    parser.add_argument("--jobs-csv", metavar="FILE",
+                        help="write one row per job and predictor: simulated start/end and the estimates used")
+    parser.add_argument("--plot", metavar="DIR", help="write PNG figures (wait and slowdown by runtime class)")
+
+
+def _machine_arguments(parser):
+    parser.add_argument("--cores", type=_positive, metavar="N",
+                        help="machine cores (default: the SWF header's MaxProcs, else the log's observed maximum)")
+    parser.add_argument("--nodes", type=_positive, metavar="N", help="node mode: N whole nodes (with "
+                        "--cores-per-node); each job takes its requested nodes, or enough for its cores")
+    parser.add_argument("--cores-per-node", type=_positive, metavar="C", help="cores per node in node mode")
+
+
+def _scheduler_arguments(parser):
+    parser.add_argument("--policy", choices=sorted(POLICIES), default=_DEFAULTS.policy,
+                        help="job order: fifo (submission, default), sjf (shortest soft walltime first), "
+                             "wfp (seed 001 eq. 5)")
+    parser.add_argument("--backfill-depth", type=_non_negative, default=_DEFAULTS.backfill_depth, metavar="N",
+                        help="top jobs with a reservation (default 1; 0: no backfilling)")
+    parser.add_argument("--no-strict-ordering", dest="strict_ordering", action="store_false",
+                        help="no top jobs: any job that fits runs (strict_ordering False)")
+    parser.add_argument("--extension", choices=sorted(EXTENSIONS), default=_DEFAULTS.extension,
+                        help="soft-walltime extension: pbs (S, 2S, 3S..., default) or double (S, 2S, 4S...)")
+    parser.add_argument("--selective", action="store_true",
+                        help="plan running jobs with their walltime, waiting jobs with soft walltimes (seed 001)")
+    parser.add_argument("--cycle-interval", type=_non_negative, default=_DEFAULTS.cycle_interval_s,
+                        metavar="SECONDS", help="scheduler_iteration timer (default 600; 0: cycles on events only)")
+    parser.add_argument("--default-walltime", type=_duration, metavar="[[HH:]MM:]SS",
+                        help="walltime of jobs without one (default: none, as PBS: planned 5 years, never killed)")
+
+
+def settings_of(args):
+    """The ``SchedulerSettings`` the options give."""
+    return SchedulerSettings(args.strict_ordering, args.backfill_depth, args.policy, args.extension,
+                             args.selective, args.cycle_interval, args.default_walltime)
+
+
+def observed_cores(jobs):
+    """The most cores the log shows in use at once (recorded starts and ends), else the widest job."""
+    events = sorted([(job.end_time, -job.ncpus) for job in jobs if job.start_time is not None and job.end_time]
+                    + [(job.start_time, job.ncpus) for job in jobs if job.start_time is not None and job.end_time])
+    if not events:
+        return max(job.ncpus for job in jobs)
+    in_use = np.cumsum([change for _, change in events])
+    return max(int(in_use.max()), max(job.ncpus for job in jobs))
+
+
+def machine_of(args, trace):
+    """``(Cluster, note)``: node mode, ``--cores``, the SWF header, or the log's observed maximum."""
+    if (args.nodes is None) != (args.cores_per_node is None):
+        raise ReplayError("give both --nodes and --cores-per-node, or neither")
+    if args.nodes is not None:
+        return Cluster.of_nodes(args.nodes, args.cores_per_node), "machine: {} nodes of {} cores (--nodes)".format(
+            args.nodes, args.cores_per_node)
+    if args.cores is not None:
+        return Cluster.of_cores(args.cores), "machine: {} cores (--cores)".format(args.cores)
+    if trace.max_procs:
+        return Cluster.of_cores(trace.max_procs), "machine: {} cores (SWF MaxProcs)".format(trace.max_procs)
+    cores = observed_cores(trace.jobs)
+    return Cluster.of_cores(cores), "machine: {} cores (most in use at once in the log)".format(cores)
+
+
+def runnable_jobs(jobs, cluster):
+    """``(jobs that fit the machine, notes on the others)``."""
+    kept = [job for job in jobs if 1 <= cluster.width(job) <= cluster.capacity and job.runtime_s >= 0]
+    notes = ()
+    if len(kept) < len(jobs):
+        notes = ("{} jobs left out: they request no core, more than the machine has, or have no runtime".format(
+            len(jobs) - len(kept)),)
+    return kept, notes
+
+
+def _settings_note(settings, tau_s):
+    return ("scheduler: {} order, strict_ordering {}, backfill_depth {}, extension {}, {}scheduler_iteration {}, "
+            "bsld tau {} s, default walltime {}".format(
+                settings.policy, settings.strict_ordering, settings.backfill_depth, settings.extension,
+                "selective, " if settings.selective else "", settings.cycle_interval_s or "off", tau_s,
+                settings.default_walltime_s or "none (planned 5 years)"))
+
+
+def simulation_report(title, notes, runs, cluster, tau_s):
+    """``(Report, columns by predictor)`` for ``runs`` (``{predictor: [ScheduledJob]}``)."""
+    any_run = next(iter(runs.values()), [])
+    widths = np.fromiter((cluster.cores_held(done.width) for done in any_run), np.int64, len(any_run))
+    tables, columns = schedule_tables(runs, tau_s, widths, cluster.cores)
+    return Report(title, tuple(notes), tuple(tables)), columns
+
+
+JOB_HEADER = ["predictor", "job_id", "user", "queue", "submit_time", "ncpus", "walltime_s", "runtime_s",
+              "start_time", "end_time", "wait_s", "bsld", "soft_walltime_queued_s", "soft_walltime_started_s",
+              "reservation_time", "extensions", "killed"]
+
+
+def job_table(runs, columns):
+    """``(header, rows)``: one row per predictor and job, what it ran and the estimates it was planned with."""
+    def rows():
+        for name, scheduled in runs.items():
+            bsld = columns[name].bsld.tolist()
+            for done, slowdown in zip(scheduled, bsld):
+                job = done.job
+                yield [name, job.job_id, job.user, job.queue, job.submit_time, job.ncpus, done.walltime_s,
+                       done.runtime_s, done.start_time, done.end_time, done.start_time - job.submit_time, slowdown,
+                       done.soft_walltime_queued_s, done.soft_walltime_started_s, done.reservation_time,
+                       done.extensions, int(done.killed)]
+    return JOB_HEADER, rows()
+
+
+def run(args):
+    """Read, simulate once per predictor, report; the exit status."""
+    trace, reporter = read_trace(args)
+    cluster, machine_note = machine_of(args, trace)
+    jobs, left_out = runnable_jobs(trace.jobs, cluster)
+    if not jobs:
+        raise ReplayError("no job fits the machine ({})".format(machine_note))
+    settings = settings_of(args)
+    runs = {name: simulate_jobs(jobs, PREDICTORS[name], cluster, settings) for name in args.predictors}
+    title = "PBS scheduling simulation of {} ({} format, {} jobs)".format(
+        trace.name, trace.source_format.upper(), len(jobs))
+    notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + (machine_note, _settings_note(settings,
+                                                                                                  args.bsld_tau))
+    report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau)
+    write_outputs(args, report, job_table(runs, columns))
+    if args.plot:
+        from .simulation_plots import plot_simulation
+        plot_simulation(args.plot, trace.name, columns)
+    return 1 if reporter.count else 0

@@ -1,0 +1,124 @@
+"""What a simulated schedule measures, per predictor: the ``simulate`` Report.
+
+For the jobs of one predictor's run (``ScheduledJob``s):
+
+* ``wait``: start - submit (mean, median, p95, max);
+* ``bsld``: bounded slowdown ``max((wait + run) / max(run, tau), 1)`` with
+  ``run`` the simulated runtime (cut at the walltime) and ``tau`` the
+  ``--bsld-tau`` threshold (default 10 s; seed 003 used 600 s, seed 004 60 s);
+  mean, median, p95;
+* ``utilization`` (summary only): core-seconds run / (machine cores x makespan);
+* ``makespan`` (summary only): last end - first submission;
+* ``extensions_per_job``: mean number of times a job's soft walltime had to be
+  extended (it outlived its plan; jobs without a soft walltime count 0), and
+  ``extended``: the share of jobs extended at least once;
+* ``top_jobs``: jobs that were ever a top job (got a reservation);
+  ``broken_reservations``: top jobs that started later than the first
+  reservation they were given, and ``reservation_delay_mean_s``: by how much, on
+  average, over those;
+* ``killed``: jobs that outlived their walltime and were cut there.
+
+Breakdowns: by runtime class (simulated runtime <= 2 h, 2-24 h, > 24 h, as the
+accuracy replay) and by queue. Percentiles are numpy's linear interpolation.
+"""
+
+import math
+
+import numpy as np
+
+from .metrics import runtime_class_masks
+from .report import Column, Table
+
+__all__ = ["DEFAULT_BSLD_TAU_S", "ScheduleColumns", "schedule_tables", "GROUP_COLUMNS", "SUMMARY_COLUMNS"]
+
+DEFAULT_BSLD_TAU_S = 10
+
+GROUP_COLUMNS = (
+    Column("jobs", "jobs", "count"),
+    Column("wait_mean_s", "wait mean", "duration_s"),
+    Column("wait_median_s", "median", "duration_s"),
+    Column("wait_p95_s", "p95", "duration_s"),
+    Column("wait_max_s", "max", "duration_s"),
+    Column("bsld_mean", "bsld mean", "ratio"),
+    Column("bsld_median", "median", "ratio"),
+    Column("bsld_p95", "p95", "ratio"),
+    Column("extensions_per_job", "ext/job", "ratio"),
+    Column("extended", "extended", "share"),
+    Column("top_jobs", "top jobs", "count"),
+    Column("broken_reservations", "broken", "count"),
+    Column("reservation_delay_mean_s", "delay mean", "duration_s"),
+    Column("killed", "killed", "count"),
+)
+SUMMARY_COLUMNS = GROUP_COLUMNS + (Column("utilization", "util", "share"), Column("makespan_s", "makespan",
+                                                                                   "duration_s"))
+_WHO = (Column("predictor", "predictor"),)
+
+
+class ScheduleColumns:
+    """One run's per-job arrays, in submission order."""
+
+    def __init__(self, scheduled, tau_s):
+        count = len(scheduled)
+        self.submit = np.fromiter((done.job.submit_time for done in scheduled), np.int64, count)
+        self.start = np.fromiter((done.start_time for done in scheduled), np.int64, count)
+        self.end = np.fromiter((done.end_time for done in scheduled), np.int64, count)
+        self.runtime = self.end - self.start
+        self.wait = self.start - self.submit
+        self.bsld = np.maximum((self.wait + self.runtime) / np.maximum(self.runtime, tau_s), 1.0)
+        self.extensions = np.fromiter((done.extensions for done in scheduled), np.int64, count)
+        self.reservation = np.fromiter((-1 if done.reservation_time is None else done.reservation_time
+                                        for done in scheduled), np.int64, count)
+        self.killed = np.fromiter((done.killed for done in scheduled), np.bool_, count)
+        self.queues = np.array([done.job.queue or "-" for done in scheduled], dtype=object)
+
+
+def _stat(values, how):
+    return None if values.size == 0 else float(how(values))
+
+
+def _p95(values):
+    return np.percentile(values, 95)
+
+
+def group_metrics(columns, mask):
+    """The GROUP_COLUMNS values (after ``jobs``) over the jobs in ``mask``."""
+    wait, bsld, extensions = columns.wait[mask], columns.bsld[mask], columns.extensions[mask]
+    top = mask & (columns.reservation >= 0)
+    delay = (columns.start - columns.reservation)[top]
+    broken = delay[delay > 0]
+    return (int(wait.size), _stat(wait, np.mean), _stat(wait, np.median), _stat(wait, _p95), _stat(wait, np.max),
+            _stat(bsld, np.mean), _stat(bsld, np.median), _stat(bsld, _p95), _stat(extensions, np.mean),
+            _stat(extensions > 0, np.mean), int(np.count_nonzero(top)), int(broken.size), _stat(broken, np.mean),
+            int(np.count_nonzero(columns.killed[mask])))
+
+
+def machine_metrics(columns, widths_in_cores, machine_cores):
+    """``(utilization, makespan_s)`` of one run."""
+    if columns.end.size == 0:
+        return None, None
+    makespan = int(columns.end.max() - columns.submit.min())
+    used = math.fsum((widths_in_cores * columns.runtime).tolist())
+    return (used / (machine_cores * makespan) if makespan else None), makespan
+
+
+def _queue_masks(queues):
+    return [(queue, queues == queue) for queue in sorted(set(queues.tolist()))]
+
+
+def schedule_tables(runs, tau_s, widths_in_cores, machine_cores):
+    """The Report's tables for ``runs`` (``{predictor: [ScheduledJob]}``) and their columns by predictor."""
+    columns = {name: ScheduleColumns(scheduled, tau_s) for name, scheduled in runs.items()}
+    summary, by_class, by_queue = [], [], []
+    for name, cols in columns.items():
+        everyone = np.ones(cols.wait.size, dtype=np.bool_)
+        summary.append((name,) + group_metrics(cols, everyone) + machine_metrics(cols, widths_in_cores,
+                                                                                  machine_cores))
+        by_class += [(name, group) + group_metrics(cols, mask) for group, mask in runtime_class_masks(cols.runtime)]
+        by_queue += [(name, group) + group_metrics(cols, mask) for group, mask in _queue_masks(cols.queues)]
+    tables = [Table("summary", "All jobs", _WHO + SUMMARY_COLUMNS, summary),
+              Table("by_runtime_class", "By runtime class (simulated runtime <= 2 h, 2-24 h, > 24 h)",
+                    _WHO + (Column("runtime_class", "runtime"),) + GROUP_COLUMNS, by_class)]
+    queues = len(by_queue) // max(len(columns), 1)
+    if queues > 1:
+        tables.append(Table("by_queue", "By queue", _WHO + (Column("queue", "queue"),) + GROUP_COLUMNS, by_queue))
+    return tables, columns

@@ -1,0 +1,64 @@
+"""PNG figures of a simulation: wait time and bounded slowdown by runtime class, per predictor.
+
+matplotlib with the file-only Agg backend, no software stamp in the PNGs: the
+same schedule gives the same bytes.
+"""
+
+import os
+
+import numpy as np
+
+from .metrics import runtime_class_masks
+
+__all__ = ["plot_simulation", "class_boxes"]
+
+_HOUR = 3600.0
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as pyplot
+    return pyplot
+
+
+def class_boxes(groups, path, title, ylabel):
+    """Box plots (log scale): ``{class: {predictor: values}}``, one cluster of boxes per class."""
+    pyplot = _pyplot()
+    labels = list(next(iter(groups.values())).keys()) if groups else []
+    figure, axes = pyplot.subplots(figsize=(max(6, 1.2 * len(groups) * max(len(labels), 1)), 5))
+    try:
+        width = 0.8 / max(len(labels), 1)
+        for offset, label in enumerate(labels):
+            data = [np.asarray(groups[group][label], dtype=np.float64) for group in groups]
+            positions = [index + (offset - (len(labels) - 1) / 2.0) * width for index in range(len(groups))]
+            boxes = axes.boxplot([values if values.size else [np.nan] for values in data], positions=positions,
+                                 widths=width * 0.9, showfliers=False, patch_artist=True)
+            for box in boxes["boxes"]:
+                box.set_facecolor("C{}".format(offset % 10))
+            axes.plot([], [], color="C{}".format(offset % 10), linewidth=6, label=label)
+        axes.set_yscale("symlog", linthresh=1.0)
+        axes.set_xticks(range(len(groups)))
+        axes.set_xticklabels(list(groups))
+        axes.set_ylabel(ylabel)
+        axes.set_title(title)
+        axes.legend(fontsize="small")
+        figure.tight_layout()
+        figure.savefig(path, dpi=100, metadata={"Software": None})
+    finally:
+        pyplot.close(figure)
+
+
+def plot_simulation(out_dir, title, columns):
+    """``wait_by_class.png`` and ``bsld_by_class.png`` in ``out_dir``; their paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    waits, slowdowns = {}, {}
+    for name, cols in columns.items():
+        for group, mask in runtime_class_masks(cols.runtime):
+            waits.setdefault(group, {})[name] = cols.wait[mask] / _HOUR
+            slowdowns.setdefault(group, {})[name] = cols.bsld[mask]
+    paths = [os.path.join(out_dir, "wait_by_class.png"), os.path.join(out_dir, "bsld_by_class.png")]
+    class_boxes(waits, paths[0], "{}: wait time by runtime class".format(title), "wait, hours (symlog)")
+    class_boxes(slowdowns, paths[1], "{}: bounded slowdown by runtime class".format(title),
+                "bounded slowdown (symlog)")
+    return paths

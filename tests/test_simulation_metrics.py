@@ -1,0 +1,49 @@
+"""Simulation metrics on a hand-made schedule."""
+
+import numpy as np
+import pytest
+
+from replay.engine import ScheduledJob
+from replay.simulation_metrics import ScheduleColumns, group_metrics, machine_metrics, schedule_tables
+from replay.trace import Job
+
+
+def done(job_id, submit, start, end, ncpus=1, reservation=None, extensions=0, killed=False, queue=None):
+    job = Job(job_id, "u", submit, end - start, 1000, ncpus, queue=queue)
+    return ScheduledJob(job, start, end, end - start, ncpus, 1000, None, None, reservation, extensions, killed)
+
+
+SCHEDULE = [done("a", 0, 0, 100, ncpus=2), done("b", 0, 100, 105, reservation=90, extensions=2),
+            done("c", 50, 60, 7260, reservation=60, killed=True, queue="long")]
+
+
+def test_bounded_slowdown_uses_tau_for_short_jobs():
+    """b waited 100 s and ran 5 s: (100 + 5) / max(5, 10) = 10.5; a never waited: 1."""
+    assert ScheduleColumns(SCHEDULE, 10).bsld.tolist() == pytest.approx([1.0, 10.5, (10 + 7200) / 7200])
+
+
+def test_group_metrics_count_waits_extensions_reservations_and_kills():
+    """Waits 0, 100, 10; b broke its reservation by 10 s; c was killed."""
+    columns = ScheduleColumns(SCHEDULE, 10)
+    values = group_metrics(columns, np.ones(3, dtype=bool))
+    jobs, wait_mean, wait_median, _, wait_max = values[:5]
+    assert (jobs, wait_mean, wait_median, wait_max) == (3, pytest.approx(110 / 3), 10.0, 100.0)
+    extensions_per_job, extended, top_jobs, broken, delay, killed = values[8:]
+    assert (extensions_per_job, extended, top_jobs, broken, delay, killed) == (
+        pytest.approx(2 / 3), pytest.approx(1 / 3), 2, 1, 10.0, 1)
+
+
+def test_utilization_is_core_seconds_over_machine_and_makespan():
+    """(2*100 + 5 + 7200) core-s on 4 cores over 7260 s."""
+    columns = ScheduleColumns(SCHEDULE, 10)
+    utilization, makespan = machine_metrics(columns, np.array([2, 1, 1]), 4)
+    assert makespan == 7260 and utilization == pytest.approx(7405 / (4 * 7260))
+
+
+def test_tables_split_by_runtime_class_and_queue():
+    """c (2 h ran) is <=2h; two queues give a by-queue table."""
+    tables, _ = schedule_tables({"user": SCHEDULE}, 10, np.array([2, 1, 1]), 4)
+    assert [table.key for table in tables] == ["summary", "by_runtime_class", "by_queue"]
+    by_class = {row[1]: row[2] for row in tables[1].rows}
+    assert by_class == {"<=2h": 3, "2-24h": 0, ">24h": 0}
+    assert sorted(row[1] for row in tables[2].rows) == ["-", "long"]

@@ -25,6 +25,7 @@ the user's newest rows, newest first. Two shortcuts keep the values exact:
   job). The cache of a user is dropped at each completion of theirs.
 """
 
+import array
 import gc
 import operator
 from typing import NamedTuple, Tuple
@@ -51,42 +52,62 @@ _CHUNK = 1 << 16  # events between two progress reports
 
 
 class Predictions(NamedTuple):
-    """``values[instant][job, predictor]``: seconds, or NO_PREDICTION."""
+    """``values[instant, job, predictor]``: seconds, or NO_PREDICTION, for the ``instants`` computed."""
 
     names: Tuple[str, ...]
+    instants: Tuple[str, ...]
     values: np.ndarray
 
     def at(self, instant, name):
         """One predictor's values for every job at ``instant`` ("submit" or "start")."""
-        return self.values[INSTANTS.index(instant), :, self.names.index(name)]
+        return self.values[self.instants.index(instant), :, self.names.index(name)]
 
 
 def _times(jobs, field):
     try:
-        return np.fromiter((getattr(job, field) for job in jobs), dtype=np.int64, count=len(jobs))
+        return np.fromiter(map(operator.attrgetter(field), jobs), dtype=np.int64, count=len(jobs))
     except TypeError:
         index = next(index for index, job in enumerate(jobs) if getattr(job, field) is None)
         raise ValueError("job {}: no {} (the accuracy replay needs recorded times)".format(
             jobs[index].job_id, field)) from None
 
 
-def event_order(jobs):
-    """``(kinds, job indexes)`` of all 3n events in time order; ties: kind, then job index."""
-    count = len(jobs)
+def _checked_times(jobs):
     submit, start, end = (_times(jobs, field) for field in ("submit_time", "start_time", "end_time"))
     disorder = np.flatnonzero((start < submit) | (end < start))
     if disorder.size:
         job = jobs[int(disorder[0])]
         raise ValueError("job {}: needs submit <= start <= end, got {}, {}, {}".format(
             job.job_id, job.submit_time, job.start_time, job.end_time))
-    order = np.argsort(np.concatenate([submit * 3 + SUBMIT, start * 3 + START, end * 3 + END]), kind="stable")
-    kinds, indexes = np.divmod(order, count) if count else (order, order)
-    return kinds.tolist(), indexes.tolist()
+    return {"submit_time": submit, "start_time": start, "end_time": end}
+
+
+def event_order(jobs, instants=INSTANTS):
+    """``(kinds, job indexes)`` arrays of the events in time order; ties: kind, then job index.
+
+    The events are each job's END and its SUBMIT and/or START for ``instants``.
+    """
+    order, block_kinds = _ordered(_checked_times(jobs), instants)
+    return _decoded(order, block_kinds, len(jobs))
+
+
+def _ordered(times, instants):
+    """The events as one sorted array of ``block * jobs + job``; ``block_kinds[block]`` is the kind."""
+    block_kinds = np.array([INSTANTS.index(instant) for instant in INSTANTS if instant in instants] + [END])
+    fields = {SUBMIT: "submit_time", START: "start_time", END: "end_time"}
+    keys = np.concatenate([times[fields[kind]] * 3 + kind for kind in block_kinds.tolist()])
+    return np.argsort(keys, kind="stable"), block_kinds
+
+
+def _decoded(order, block_kinds, count):
+    blocks, indexes = np.divmod(order, max(count, 1))
+    return block_kinds[blocks], indexes
 
 
 def _static_values(jobs, predictor):
     """A history-free predictor, once per job."""
-    return [predictor.estimate((), job) for job in jobs]
+    values = (predictor.estimate((), job) for job in jobs)
+    return np.fromiter((NO_PREDICTION if value is None else value for value in values), np.int64, len(jobs))
 
 
 def _cache_keys(jobs, predictors):
@@ -97,12 +118,13 @@ def _cache_keys(jobs, predictors):
     return list(map(operator.attrgetter(*fields), jobs)) if fields else [None] * len(jobs)
 
 
-def _as_seconds(value):
-    return NO_PREDICTION if value is None else value
-
-
 class _HistoryReplay:
-    """Walks the events; the history-reading predictors' values, with a per-user cache."""
+    """Walks the events; the history-reading predictors' values, with a per-user cache.
+
+    A computed set of values gets an id; each (instant, job) records the id of
+    its values, and the values themselves are packed into arrays chunk by
+    chunk, so memory stays a few bytes a job.
+    """
 
     def __init__(self, jobs, predictors):
         self.jobs = jobs
@@ -112,20 +134,28 @@ class _HistoryReplay:
         self.keys = _cache_keys(jobs, predictors)
         self.users = [job.user for job in jobs]
         self.caches = {}
-        self.values = ([None] * len(jobs), [None] * len(jobs))
+        self.value_ids = [array.array("q", bytes(8 * len(jobs))) for _ in (SUBMIT, START)]  # indexed by kind
+        self.packed = []
+        self.computed = 0
 
-    def run(self, kinds, indexes, on_progress):
-        total = len(kinds)
+    def run(self, order, block_kinds, on_progress):
+        total = len(order)
         for begin in range(0, total, _CHUNK):
-            self._run_events(kinds[begin:begin + _CHUNK], indexes[begin:begin + _CHUNK])
+            kinds, indexes = _decoded(order[begin:begin + _CHUNK], block_kinds, len(self.jobs))
+            # Python ints for one chunk at a time: lists are faster to walk than arrays, and small.
+            fresh = self._run_events(kinds.tolist(), indexes.tolist(), [])
+            self.packed.append(_seconds_array(fresh, len(self.estimates)))
+            self.computed += len(fresh)
             if on_progress is not None:
                 on_progress(min(begin + _CHUNK, total), total)
-        return self.values
+        table = np.concatenate(self.packed)
+        return [table[np.frombuffer(ids, dtype=np.int64)] for ids in self.value_ids]
 
-    def _run_events(self, kinds, indexes):
-        # One flat loop with local names: it runs three times per job.
-        jobs, users, keys, caches, values = self.jobs, self.users, self.keys, self.caches, self.values
-        add_row, compute = self.store.add_row, self._compute
+    def _run_events(self, kinds, indexes, fresh):
+        # One flat loop with local names, no calls of our own: it runs up to three times per job.
+        jobs, users, keys, caches, value_ids = self.jobs, self.users, self.keys, self.caches, self.value_ids
+        add_row, recent, capacity, estimates = self.store.add_row, self.store.recent, self.capacity, self.estimates
+        computed = self.computed
         for kind, index in zip(kinds, indexes):
             user = users[index]
             if kind == END:
@@ -139,51 +169,52 @@ class _HistoryReplay:
             key = keys[index]
             found = cache.get(key)
             if found is None:
-                found = cache[key] = compute(user, index)
-            values[kind][index] = found
-
-    def _compute(self, user, index):
-        history = self.store.recent(user, self.capacity)
-        job = self.jobs[index]
-        return tuple([estimate(history, job) for estimate in self.estimates])
+                history, job = recent(user, capacity), jobs[index]
+                found = cache[key] = computed + len(fresh)
+                fresh.append([estimate(history, job) for estimate in estimates])
+            value_ids[kind][index] = found
+        return fresh
 
 
-def _history_values(jobs, predictors, events, on_progress):
-    kinds, indexes = events
+def _history_values(jobs, predictors, times, instants, on_progress):
+    order, block_kinds = _ordered(times, instants)
     collecting = gc.isenabled()
-    gc.disable()  # the loop allocates many small tuples and no cycles; collections would only cost time
+    gc.disable()  # the loop allocates many small objects and no cycles; collections would only cost time
     try:
-        at_submit, at_start = _HistoryReplay(jobs, predictors).run(kinds, indexes, on_progress)
+        values = _HistoryReplay(jobs, predictors).run(order, block_kinds, on_progress)
     finally:
         if collecting:
             gc.enable()
-    return [_seconds_array(values, (len(jobs), len(predictors))) for values in (at_submit, at_start)]
+    return [values[INSTANTS.index(instant)] for instant in instants]
 
 
-def _seconds_array(rows, shape):
-    """Tuples of seconds or None as an int64 array, None as NO_PREDICTION (via NaN: seconds < 2**53)."""
-    values = np.array(rows, dtype=np.float64).reshape(shape)
+def _seconds_array(rows, columns):
+    """Lists of seconds or None as an int64 array, None as NO_PREDICTION (via NaN: seconds < 2**53)."""
+    values = np.array(rows, dtype=np.float64).reshape(len(rows), columns)
     values[np.isnan(values)] = NO_PREDICTION
     return values.astype(np.int64)
 
 
-def replay_accuracy(jobs, predictors, on_progress=None):
-    """Every predictor's value for every job at submission and at start (``Predictions``).
+def replay_accuracy(jobs, predictors, on_progress=None, instants=INSTANTS):
+    """Every predictor's value for every job at the ``instants`` (``Predictions``).
 
     ``jobs`` need recorded start and end times; ``on_progress(done, total)``
-    is called now and then while the events are walked.
+    is called now and then while the events are walked. An instant not asked
+    for is not computed (its events are not even walked).
     """
-    events = event_order(jobs)  # first: it checks the recorded times
-    values = np.full((len(INSTANTS), len(jobs), len(predictors)), NO_PREDICTION, dtype=np.int64)
+    instants = tuple(instant for instant in INSTANTS if instant in instants)
+    times = _checked_times(jobs)  # first: it checks them
+    values = np.full((len(instants), len(jobs), len(predictors)), NO_PREDICTION, dtype=np.int64)
     history_based = [index for index, predictor in enumerate(predictors) if predictor.window > 0]
     for index, predictor in enumerate(predictors):
         if predictor.window == 0:
-            values[:, :, index] = [_as_seconds(value) for value in _static_values(jobs, predictor)]
-    if history_based and jobs:
-        computed = _history_values(jobs, [predictors[index] for index in history_based], events, on_progress)
-        for instant, instant_values in enumerate(computed):
-            values[instant][:, history_based] = instant_values
-    return Predictions(tuple(predictor.name for predictor in predictors), values)
+            values[:, :, index] = _static_values(jobs, predictor)
+    if history_based and jobs and instants:
+        chosen = [predictors[index] for index in history_based]
+        computed = _history_values(jobs, chosen, times, instants, on_progress)
+        for slot, instant_values in enumerate(computed):
+            values[slot][:, history_based] = instant_values
+    return Predictions(tuple(predictor.name for predictor in predictors), instants, values)
 
 
 def job_table(jobs, predictions, first=0):
@@ -191,7 +222,7 @@ def job_table(jobs, predictions, first=0):
 
     ``measured`` is 0 for the warm-up jobs (the first ``first``), left out of the metrics.
     """
-    names = ["{}_{}_s".format(name, instant) for name in predictions.names for instant in INSTANTS]
+    names = ["{}_{}_s".format(name, instant) for name in predictions.names for instant in predictions.instants]
     header = ["job_id", "user", "queue", "submit_time", "start_time", "end_time", "walltime_s", "runtime_s",
               "measured"] + names
     return header, _job_rows(jobs, predictions, first)

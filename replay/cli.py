@@ -158,13 +158,13 @@ def read_trace(args):
     return trace, reporter
 
 
-def _replay(trace, predictor_names):
+def _replay(trace, predictor_names, instants):
     from .accuracy import replay_accuracy
     from .predictors import PREDICTORS
     from .progress import ProgressBar
     progress = ProgressBar("replaying {} jobs".format(len(trace.jobs)))
     try:
-        return replay_accuracy(trace.jobs, [PREDICTORS[name] for name in predictor_names], progress)
+        return replay_accuracy(trace.jobs, [PREDICTORS[name] for name in predictor_names], progress, instants)
     finally:
         progress.close()
 
@@ -184,16 +184,16 @@ def _run_accuracy(args):
     trace, reporter = read_trace(args)
     names, notes = (args.predictors, ()) if args.predictors else _default_predictors(trace)
     instants = ("submit", "start") if args.at == "both" else (args.at,)
-    predictions = _replay(trace, names)
+    predictions = _replay(trace, names, instants)
     title = "Soft-walltime accuracy replay of {} ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(trace.jobs))
     report = accuracy_report(title, tuple(trace.stats.notes(len(trace.jobs))) + notes, trace.jobs, predictions,
-                             args.warmup, instants)
+                             args.warmup)
     first = warmup_count(len(trace.jobs), args.warmup)
     write_outputs(args, report, job_table(trace.jobs, predictions, first))
     if args.plot:
         from .plots import plot_accuracy
-        plot_accuracy(args.plot, trace.name, trace.jobs, predictions, first, instants)
+        plot_accuracy(args.plot, trace.name, trace.jobs, predictions, first)
     return 1 if reporter.count else 0
 
 

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from .accuracy import INSTANTS, NO_PREDICTION
+from .accuracy import NO_PREDICTION
 from .report import Column, Report, Table
 
 __all__ = ["BADLY_UNDER_S", "RUNTIME_CLASSES", "METRIC_COLUMNS", "eq3_accuracy", "error_metrics",
@@ -136,10 +136,10 @@ class _Columns:
                                       len(measured))
 
 
-def _summary_rows(columns, predictions, first, instants):
+def _summary_rows(columns, predictions, first):
     rows = []
     for name in predictions.names:
-        for instant in instants:
+        for instant in predictions.instants:
             predicted = predictions.at(instant, name)[first:]
             users = (None, None, None) if name == "user" else users_improved(
                 columns.user_codes, columns.runtime, predicted, columns.walltime)
@@ -147,10 +147,10 @@ def _summary_rows(columns, predictions, first, instants):
     return rows
 
 
-def _group_rows(groups, columns, predictions, first, instants):
+def _group_rows(groups, columns, predictions, first):
     rows = []
     for name in predictions.names:
-        for instant in instants:
+        for instant in predictions.instants:
             predicted = predictions.at(instant, name)[first:]
             for group, mask in groups:
                 rows.append((name, instant, group) + error_metrics(columns.runtime[mask], predicted[mask]))
@@ -161,7 +161,7 @@ def _queue_masks(queues):
     return [(queue, queues == queue) for queue in sorted(set(queues.tolist()))]
 
 
-def accuracy_report(title, notes, jobs, predictions, warmup_fraction=0.0, instants=INSTANTS):
+def accuracy_report(title, notes, jobs, predictions, warmup_fraction=0.0):
     """The accuracy Report: summary, by runtime class, by queue."""
     first = warmup_count(len(jobs), warmup_fraction)
     columns = _Columns(jobs, first)
@@ -169,15 +169,15 @@ def accuracy_report(title, notes, jobs, predictions, warmup_fraction=0.0, instan
         first, 100 * warmup_fraction, len(jobs) - first),)
     tables = [
         Table("summary", "All jobs (users: mean |err| better or worse than their own walltimes')",
-              _WHO + METRIC_COLUMNS + _USER_COLUMNS, _summary_rows(columns, predictions, first, instants)),
+              _WHO + METRIC_COLUMNS + _USER_COLUMNS, _summary_rows(columns, predictions, first)),
         Table("by_runtime_class", "By runtime class (runtime <= 2 h, 2-24 h, > 24 h)",
               _WHO + (Column("runtime_class", "runtime"),) + METRIC_COLUMNS,
-              _group_rows(runtime_class_masks(columns.runtime), columns, predictions, first, instants)),
+              _group_rows(runtime_class_masks(columns.runtime), columns, predictions, first)),
     ]
     queues = _queue_masks(columns.queues)
     if len(queues) > 1:
         tables.append(Table("by_queue", "By queue", _WHO + (Column("queue", "queue"),) + METRIC_COLUMNS,
-                            _group_rows(queues, columns, predictions, first, instants)))
+                            _group_rows(queues, columns, predictions, first)))
     else:
         notes += ("one queue ({}): no by-queue table".format(queues[0][0] if queues else "-"),)
     return Report(title, notes, tuple(tables))

@@ -85,14 +85,14 @@ def _size(series):
     return max((len(errors) for errors in series.values()), default=0)
 
 
-def plot_accuracy(out_dir, title, jobs, predictions, first, instants):
+def plot_accuracy(out_dir, title, jobs, predictions, first):
     """The accuracy replay's PNGs in ``out_dir`` for the jobs from index ``first`` on; their paths."""
     from .metrics import runtime_class_masks
     os.makedirs(out_dir, exist_ok=True)
     runtime = np.fromiter((job.runtime_s for job in jobs[first:]), np.int64, len(jobs) - first)
     classes = runtime_class_masks(runtime)
     paths = []
-    for instant in instants:
+    for instant in predictions.instants:
         errors = {}
         for name in predictions.names:
             predicted = predictions.at(instant, name)[first:]

@@ -7,7 +7,9 @@ Gzip-compressed files (``20240101.gz``, ``trace.swf.gz``) are read as they
 are, since sites archive their accounting logs that way.
 """
 
+import contextlib
 import gzip
+import itertools
 import os
 import re
 import zlib
@@ -110,17 +112,17 @@ def accounting_files(paths, stats):
 
 
 def _sniff(path):
-    """"pbs", "swf" or None from the first non-blank lines of a file."""
-    lines = raw_lines(path, lambda *_: None)
-    for _, raw in zip(range(_SNIFF_LINES), (raw for _, raw in lines)):
-        text = raw.strip()
-        if not text:
-            continue
-        if text.startswith(b";"):
-            return "swf"
-        if _PBS_LINE.match(text):
-            return "pbs"
-        return "swf" if len(text.split()) == 18 else None
+    """"pbs", "swf" or None from the first non-blank line of a file."""
+    with contextlib.closing(raw_lines(path, lambda *_: None)) as lines:
+        for _, raw in itertools.islice(lines, _SNIFF_LINES):
+            text = raw.strip()
+            if not text:
+                continue
+            if text.startswith(b";"):
+                return "swf"
+            if _PBS_LINE.match(text):
+                return "pbs"
+            return "swf" if len(text.split()) == 18 else None
     return None
 
 

@@ -32,6 +32,7 @@ _HEADER = re.compile(r";\s*([A-Za-z]+)\s*:\s*(.*?)\s*")
 _HEADER_INTEGERS = ("MaxProcs", "MaxNodes", "UnixStartTime")
 _EXIT_OF_STATUS = {1: 0, 0: 1, 5: 271}
 _NAMED = re.compile(r"([ugq])(-?[0-9]+)")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def _values(text):
@@ -180,7 +181,7 @@ def _line(job, origin, users, groups, queues):
 def _job_numbers(jobs):
     """The numeric part of ``N`` or ``N.server`` ids if they are unique; else 1, 2, 3..."""
     numbers = [job.job_id.split(".", 1)[0] for job in jobs]
-    if all(number.isdigit() for number in numbers) and len(set(numbers)) == len(numbers):
+    if all(_DIGITS.fullmatch(number) for number in numbers) and len(set(numbers)) == len(numbers):
         return numbers
     return [str(index) for index in range(1, len(jobs) + 1)]
 

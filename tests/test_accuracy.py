@@ -96,10 +96,10 @@ def test_job_without_recorded_times_is_refused():
 
 
 def test_events_sorted_with_predictions_before_completions():
-    """At one instant: submissions, then starts, then ends."""
+    """At one instant: submissions, then starts, then ends; then by job."""
     jobs = [job("1", "a", 0, 5, 5, 10), job("2", "a", 10, 10, 0, 10)]
     kinds, indexes = event_order(jobs)
-    assert list(zip(kinds, indexes)) == [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]
+    assert list(zip(kinds.tolist(), indexes.tolist())) == [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]
 
 
 def _newest_end_spy():
@@ -168,3 +168,11 @@ def test_values_are_plain_seconds():
     """Predictions come out as int64 seconds, with -1 for none."""
     values = replay_accuracy(GOLDEN, REGISTRY).values
     assert values.dtype == np.int64 and values.min() == NO_PREDICTION
+
+
+def test_one_instant_only():
+    """Asking for start only computes and returns the start values, the same as with both."""
+    both = replay_accuracy(GOLDEN, REGISTRY)
+    start_only = replay_accuracy(GOLDEN, REGISTRY, instants=("start",))
+    assert start_only.instants == ("start",) and start_only.values.shape == (1, len(GOLDEN), len(REGISTRY))
+    assert (start_only.at("start", "v3") == both.at("start", "v3")).all()

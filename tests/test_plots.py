@@ -14,7 +14,7 @@ JOBS = [Job(str(index), "u{}".format(index % 3), index * 10, runtime, 4000, 1, i
 def test_accuracy_figures_written(tmp_path):
     """A V curve and a box plot per instant, as PNG files."""
     predictions = replay_accuracy(JOBS, [PREDICTORS[name] for name in ("user", "v3")])
-    paths = plot_accuracy(str(tmp_path / "plots"), "test", JOBS, predictions, 1, ("submit", "start"))
+    paths = plot_accuracy(str(tmp_path / "plots"), "test", JOBS, predictions, 1)
     assert [path.rsplit("/", 1)[1] for path in paths] == [
         "v_curve_submit.png", "errors_by_runtime_class_submit.png", "v_curve_start.png",
         "errors_by_runtime_class_start.png"]

@@ -104,7 +104,7 @@ class _Engine:
         self.soft_queued, self.soft_started = [None] * count, [None] * count
         self._heap = []
         self._seq = itertools.count()
-        self._cycle_pending = self._armed_tick = self._last_cycle = None
+        self._cycle_pending = self._armed_tick = self._armed_for = self._last_cycle = None
         self._news = False  # an end or a submission since the last cycle
         self._handlers = (self._on_end, self._on_submit, self._on_cycle)  # indexed by Kind
 
@@ -124,7 +124,7 @@ class _Engine:
         self._news = True
         if self._cycle_pending != now:
             self._cycle_pending = now
-            self._push(now, Kind.CYCLE, None)
+            heapq.heappush(self._heap, (now, Kind.CYCLE, next(self._seq), None))
 
     def _on_submit(self, now, first):
         jobs, index = self.jobs, first
@@ -205,10 +205,11 @@ class _Engine:
         if self.scheduler.policy.static and not self.scheduler.changed:
             # Until a running job outlives its plan, a timed cycle could not change anything.
             earliest = self.calendar.next_end()
-            if earliest is None:
-                return
+            if earliest is None or earliest == self._armed_for:
+                return  # the tick armed for this planned end is still ahead
         else:
             earliest = now + 1
+        self._armed_for = earliest
         origin, interval = self.jobs[0].submit_time, self.settings.cycle_interval_s
         tick = origin - (origin - max(earliest, now + 1)) // interval * interval
         if tick != self._armed_tick:

@@ -54,6 +54,8 @@ class Scheduler:
 
     def cycle(self, now):
         """Run one cycle at ``now``; return the ``QueuedJob``s to start, in order."""
+        if not self.queue:
+            return []  # ``changed`` stays set: the next job queued gets a full walk
         if self.changed or not self.policy.static:
             return self._walk_all(now)
         if self._fresh:
@@ -75,26 +77,27 @@ class Scheduler:
 
     def _walk(self, first):
         """Walk the queue from position ``first``; start what fits, reserve for top jobs."""
-        calendar, queue, limit = self.calendar, self.queue, self._reservation_limit
-        started, positions = [], []
-        if self._blocked or (calendar.free == 0 and self._top_jobs >= limit):
+        calendar, queue, limit, top_jobs = self.calendar, self.queue, self._reservation_limit, self._top_jobs
+        started, positions, selective = [], [], self.selective
+        if self._blocked or (calendar.free == 0 and top_jobs >= limit):
             return started
         for position, (_, job) in enumerate(islice(queue, first, None), first):
             width = job.width
             if width <= calendar.free and calendar.fits(width, job.planned_s):
-                calendar.start(job.index, width, job.walltime_plan_s if self.selective else job.planned_s)
+                calendar.start(job.index, width, job.walltime_plan_s if selective else job.planned_s)
                 started.append(job)
                 positions.append(position)
-            elif self._top_jobs < limit:
+            elif top_jobs < limit:
                 self.reservations.setdefault(job.index, calendar.reserve(width, job.planned_s))
-                self._top_jobs += 1
+                top_jobs += 1
             elif self._stops_at_blocked:
                 self._blocked = True
                 break
             else:
                 continue
-            if calendar.free == 0 and self._top_jobs >= limit:
+            if calendar.free == 0 and top_jobs >= limit:
                 break  # nothing can start and no reservation is left to make
+        self._top_jobs = top_jobs
         for position in reversed(positions):
             del queue[position]
         return started

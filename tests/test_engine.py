@@ -115,6 +115,18 @@ def test_runjob_soft_walltime_counts_from_the_next_timed_cycle():
     assert result["F"].start_time == 350
 
 
+def test_timer_meeting_a_submission_makes_one_cycle(monkeypatch):
+    """A scheduler_iteration tick at a submission instant does not add a second cycle there."""
+    from replay.scheduler import Scheduler
+    cycles = []
+    real_cycle = Scheduler.cycle
+    monkeypatch.setattr(Scheduler, "cycle", lambda self, now: cycles.append(now) or real_cycle(self, now))
+    # x outlives its soft walltime at 100, so the timer is armed at 600, when b is submitted.
+    jobs = [job("x", 0, 1000, 2000, 6, soft=100), job("t", 1, 50, 100, 8), job("b", 600, 10, 10, 1)]
+    schedule(jobs, settings=NO_TIMER._replace(cycle_interval_s=600))
+    assert cycles.count(600) == 1
+
+
 def test_killed_job_is_cut_at_its_walltime_and_teaches_the_predictor():
     """A job past its walltime ends there; the next job of its user is predicted from the cut runtime."""
     jobs = [job("k", 0, 500, 300, 10), job("n", 400, 10, 1000, 10)]

@@ -143,7 +143,7 @@ def runnable_jobs(jobs, cluster):
     kept = [job for job in jobs if 1 <= cluster.width(job) <= cluster.capacity and job.runtime_s >= 0]
     notes = ()
     if len(kept) < len(jobs):
-        notes = ("{} jobs left out: they request no core, more than the machine has, or have no runtime".format(
+        notes = ("{} jobs left out: they request no core, more than the machine holds, or a negative runtime".format(
             len(jobs) - len(kept)),)
     return kept, notes
 

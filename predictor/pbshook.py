@@ -68,19 +68,19 @@ def _describe(err):
 
 def _warn(pbs, hook_event, job_id, message):
     """A failure: one line at LOG_WARNING, which the server log shows by default."""
-    _log(pbs, pbs.LOG_WARNING, hook_event, job_id, message)
+    _log(pbs, "LOG_WARNING", hook_event, job_id, message)
 
 
 def _note(pbs, hook_event, job_id, message):
     """A success: at EVENT_DEBUG3, which the server log omits by default (log_events 511)."""
-    _log(pbs, pbs.EVENT_DEBUG3, hook_event, job_id, message)
+    _log(pbs, "EVENT_DEBUG3", hook_event, job_id, message)
 
 
-def _log(pbs, level, hook_event, job_id, message):
+def _log(pbs, level_name, hook_event, job_id, message):
     where = hook_event if job_id is None else "{} {}".format(hook_event, job_id)
     line = " ".join("{} {}: {}".format(LOG_PREFIX, where, message).split())  # one line, whatever the text held
     try:
-        pbs.logmsg(level, line[:2000])
+        pbs.logmsg(getattr(pbs, level_name), line[:2000])
     except Exception:  # nowhere left to report to; the job must still be accepted
         pass
 

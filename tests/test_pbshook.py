@@ -9,6 +9,7 @@ import uuid
 import psycopg2
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pbs_standin as pbs
 from predictor.ingest import Ingester
@@ -242,3 +243,55 @@ def test_hook_side_code_is_python36_compatible():
     result = subprocess.run([vermin, "-t=3.6-", "--no-tips", "--violations", HOOKS_DIR, package],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     assert result.returncode == 0, result.stdout
+
+
+durations = st.one_of(st.none(), st.integers(0, 3), st.integers(1, 10 ** 6))
+
+
+@st.composite
+def prediction_events(draw):
+    """(hook event, a function making that PBS event afresh) with arbitrary walltimes and soft walltimes."""
+    user = draw(st.sampled_from(["alice", "bob", "o'brien"]))
+    resources = {name: value for name in ("walltime", "soft_walltime", "min_walltime")
+                 for value in [draw(durations)] if value is not None}
+    kind = draw(st.sampled_from(["queuejob", "runjob", "modifyjob"]))
+    change = {name: value for name in ("walltime", "ncpus") for value in [draw(durations)] if value is not None}
+    makers = {
+        "queuejob": lambda: pbs.queuejob_event(user, resources),
+        "runjob": lambda: pbs.runjob_event(full_job(user=user, **resources)),
+        "modifyjob": lambda: pbs.modifyjob_event(full_job(user=user, **resources), change, "root"),
+    }
+    return kind, makers[kind]
+
+
+def test_the_no_op_hook_accepts(tmp_path):
+    """The baseline of the next test: a hook that does nothing is accepted for a legal job."""
+    noop = tmp_path / "noop.py"
+    noop.write_text("pass\n")
+    assert pbs.run_hook(str(noop), pbs.queuejob_event("alice", {"walltime": 60})).accepted
+
+
+@settings(max_examples=150)
+@given(prediction_events(), st.booleans())
+def test_hooks_never_cause_a_rejection(database, tmp_path_factory, generated, reachable):
+    """Any request PBS accepts without our hooks, it accepts with them; a soft_walltime set is legal."""
+    event, make = generated
+    directory = tmp_path_factory.mktemp("p")
+    noop = directory / "noop.py"
+    noop.write_text("pass\n")
+    baseline = pbs.run_hook(str(noop), make())
+    dsn = database.reader_dsn if reachable else "host=127.0.0.1 port=1 user=x"
+    result = run(event, make(), write_config(directory, reader_dsn=dsn))
+    assert result.accepted or not baseline.accepted, result.reason
+    assert len(result.warnings) <= 1
+    soft, walltime = result.resources.get("soft_walltime"), result.resources.get("walltime")
+    if soft is not None and soft != baseline.resources.get("soft_walltime"):
+        assert walltime is not None and 1 <= soft <= walltime
+
+
+def test_qalter_that_would_fail_without_hooks_succeeds_with_them(config, history):
+    """Lowering walltime below soft_walltime fails without our hooks and succeeds with them."""
+    history.add(past("1.svr"))
+    job = full_job(walltime=7200, soft_walltime=2100)
+    result = run("modifyjob", pbs.modifyjob_event(job, {"walltime": 600}, "root"), config)
+    assert result.accepted and result.resources["soft_walltime"] <= 600

@@ -15,6 +15,7 @@ the command (one line on stderr, never a traceback); 130 interrupted.
 import argparse
 import contextlib
 import importlib
+import importlib.util
 import os
 import sys
 from typing import Callable, NamedTuple
@@ -232,6 +233,10 @@ COMMANDS = {
                        _convert_arguments, _run_convert),
 }
 """Subcommand name -> Command."""
+
+if importlib.util.find_spec("replay.simulate") is not None:
+    # The scheduling simulation (issue 5) is its own module; listed once it is there.
+    COMMANDS["simulate"] = _from_module("replay.simulate", "replay a trace through a simulated PBS scheduler")
 
 DEFAULT_COMMAND = "accuracy"
 

@@ -22,6 +22,7 @@ epoch fields, never the timestamp).
 """
 
 import re
+import sys
 import time
 
 from predictor.accounting import completed_job, parse_fields, parse_record
@@ -84,6 +85,11 @@ def _rerun(state, record):
         state.stats.reruns += 1
 
 
+def _interned(name):
+    """One copy of each user, group, queue or project name for all jobs (few names, many jobs)."""
+    return None if name is None else sys.intern(name)
+
+
 def _replay_job(done):
     if done.submit_time is None:
         raise AccountingError("missing (and no qtime)", "ctime")
@@ -92,10 +98,10 @@ def _replay_job(done):
     if done.ncpus is None:
         raise AccountingError("no ncpus, select or nodes resource", "Resource_List.ncpus")
     return Job(
-        job_id=done.job_id, user=done.user, submit_time=done.submit_time, runtime_s=done.runtime_s,
+        job_id=done.job_id, user=_interned(done.user), submit_time=done.submit_time, runtime_s=done.runtime_s,
         walltime_s=done.walltime_s, ncpus=done.ncpus, start_time=done.start_time, end_time=done.end_time,
-        queue=done.queue, project=done.project, soft_walltime_s=done.soft_walltime_s,
-        exit_status=done.exit_status, group=done.group,
+        queue=_interned(done.queue), project=_interned(done.project), soft_walltime_s=done.soft_walltime_s,
+        exit_status=done.exit_status, group=_interned(done.group),
     )
 
 

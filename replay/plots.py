@@ -58,14 +58,15 @@ def error_boxes(groups, path, title):
     """Box plots of signed errors in hours: ``{group: {label: errors}}``, one cluster per group."""
     pyplot = _pyplot()
     labels = list(next(iter(groups.values())).keys()) if groups else []
-    figure, axes = pyplot.subplots(figsize=(max(6, 1.2 * len(groups) * max(len(labels), 1)), 5))
+    figure, axes = pyplot.subplots(figsize=(min(14, 4 + 0.5 * len(groups) * max(len(labels), 1)), 5))
     try:
         width = 0.8 / max(len(labels), 1)
         for offset, label in enumerate(labels):
             data = [np.asarray(groups[group][label], dtype=np.float64) / _HOUR for group in groups]
             positions = [index + (offset - (len(labels) - 1) / 2.0) * width for index in range(len(groups))]
             boxes = axes.boxplot([values if values.size else [np.nan] for values in data], positions=positions,
-                                 widths=width * 0.9, showfliers=False, patch_artist=True)
+                                 widths=width * 0.9, showfliers=False, patch_artist=True,
+                                 medianprops={"color": "black"})
             for box in boxes["boxes"]:
                 box.set_facecolor("C{}".format(offset % 10))
             axes.plot([], [], color="C{}".format(offset % 10), linewidth=6, label=label)

@@ -14,6 +14,7 @@ signal, is written as 5).
 """
 
 import re
+import sys
 
 from .readers import Trace, raw_lines
 from .trace import Job
@@ -70,7 +71,8 @@ def _skip_reason(values):
 
 
 def _name(prefix, number):
-    return "{}{}".format(prefix, number) if number >= 0 else None
+    # Interned: a trace has few names and many jobs, each job would otherwise hold its own copies.
+    return sys.intern("{}{}".format(prefix, number)) if number >= 0 else None
 
 
 def _nodes(ncpus, procs_per_node):

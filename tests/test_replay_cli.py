@@ -143,3 +143,20 @@ def test_commands_registry_entries_are_complete():
     """Each command has a summary, an argument adder and a runner."""
     assert all(command.summary and callable(command.add_arguments) and callable(command.run)
                for command in COMMANDS.values())
+
+
+def test_recorded_soft_walltimes_are_compared_when_present(tmp_path, capsys):
+    """A log whose E records carry soft_walltime gets the 'recorded' predictor by default, with its values."""
+    line = end_line("1.s", "alice", 0, 0, 1000, "01:00:00") + " Resource_List.soft_walltime=00:20:00"
+    (tmp_path / "20260410").write_text(line + "\n")
+    assert main([str(tmp_path / "20260410"), "--jobs-csv", str(tmp_path / "jobs.csv")]) == 0
+    row = job_rows(str(tmp_path / "jobs.csv"))["1.s"]
+    assert (row["recorded_submit_s"], row["recorded_start_s"], row["user_start_s"]) == ("1200", "1200", "3600")
+    assert "recorded" in capsys.readouterr().out
+
+
+def test_recorded_left_out_when_the_log_has_none(golden_log, capsys):
+    """No soft walltime in the log: 'recorded' is not in the default set, and a note says so."""
+    main([golden_log])
+    out = capsys.readouterr().out
+    assert "predictor 'recorded' left out" in out and "\nrecorded " not in out

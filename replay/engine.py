@@ -40,6 +40,9 @@ class Kind(IntEnum):
     """A scheduling cycle, after every end and submission at this instant."""
 
 
+_END, _SUBMIT, _CYCLE = Kind.END, Kind.SUBMIT, Kind.CYCLE  # enum attribute lookups are slow in hot paths
+
+
 class SchedulerSettings(NamedTuple):
     """How the simulated PBS is configured; defaults are PBS's own unless noted."""
 
@@ -110,7 +113,7 @@ class _Engine:
 
     def run(self):
         if self.jobs:
-            self._push(self.jobs[0].submit_time, Kind.SUBMIT, 0)
+            self._push(self.jobs[0].submit_time, _SUBMIT, 0)
         heap, handlers, pop = self._heap, self._handlers, heapq.heappop
         while heap:
             time, kind, _, payload = pop(heap)
@@ -124,7 +127,7 @@ class _Engine:
         self._news = True
         if self._cycle_pending != now:
             self._cycle_pending = now
-            heapq.heappush(self._heap, (now, Kind.CYCLE, next(self._seq), None))
+            heapq.heappush(self._heap, (now, _CYCLE, next(self._seq), None))
 
     def _on_submit(self, now, first):
         jobs, index = self.jobs, first
@@ -132,7 +135,7 @@ class _Engine:
             self._queue(index, now)
             index += 1
         if index < len(jobs):
-            self._push(jobs[index].submit_time, Kind.SUBMIT, index)
+            self._push(jobs[index].submit_time, _SUBMIT, index)
         self._request_cycle(now)
 
     def _queue(self, index, now):
@@ -177,7 +180,7 @@ class _Engine:
         if self.walltime[index] != job.walltime_s:
             job = job._replace(walltime_s=self.walltime[index])  # runjob sees defaults applied
         self.soft_started[index] = self._predict(job, index)
-        self._push(now + self.runtime[index], Kind.END, index)
+        self._push(now + self.runtime[index], _END, index)
         planned_end = now + self._running_plan(index, 0)
         if planned_end != self.calendar.planned_end[index]:
             self.calendar.move(index, planned_end)
@@ -185,7 +188,7 @@ class _Engine:
 
     def _predict(self, job, index):
         window = self.predictor.window
-        soft = self.predictor.estimate(self.history.recent(job.user, window) if window else [], job)
+        soft = self.predictor.estimate(self.history.recent(job.user, window) if window else (), job)
         if soft is None:
             return None
         soft = int(soft) if soft >= 1 else 1
@@ -214,7 +217,7 @@ class _Engine:
         tick = origin - (origin - max(earliest, now + 1)) // interval * interval
         if tick != self._armed_tick:
             self._armed_tick = tick
-            self._push(tick, Kind.CYCLE, None)
+            self._push(tick, _CYCLE, None)
 
     def _outcome(self, index):
         job, start, end = self.jobs[index], self.start[index], self.end[index]

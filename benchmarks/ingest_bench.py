@@ -17,7 +17,8 @@ import uuid
 import psycopg2
 import psycopg2.extensions
 
-from predictor.ingest import Ingester, _complete_lines, _job_of_line
+from predictor.ingest import Ingester, _job_of_line
+from predictor.logfile import LogFile
 from predictor.schema import init_schema
 
 ADMIN_DSN = os.environ.get("PBS_SOFTWALLTIME_TEST_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
@@ -53,9 +54,8 @@ def write_logs(directory, records, files):
 def parse_only(directory):
     started, count = time.perf_counter(), 0
     for name in sorted(os.listdir(directory)):
-        with open(os.path.join(directory, name), "rb") as log:
-            for raw, _ in _complete_lines(log, 0):
-                count += _job_of_line(raw)[1] is not None
+        for raw, _ in LogFile(os.path.join(directory, name)).complete_lines(0):
+            count += _job_of_line(raw)[1] is not None
     return count, time.perf_counter() - started
 
 

@@ -113,7 +113,8 @@ def _ingest(args):
     finally:
         conn.close()
         print("{} in {:.1f} s".format(ingester.stats, time.monotonic() - started), file=sys.stderr)
-    return 2 if ingester.stats.missing else 1 if ingester.stats.rejected else 0
+    stats = ingester.stats
+    return 2 if stats.missing or stats.unreadable else 1 if stats.rejected else 0
 
 
 def _predict(args):

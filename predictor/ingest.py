@@ -7,7 +7,6 @@ without its newline is still being written: it is left for the next pass.
 A malformed line is reported as ``file:line: reason`` and skipped.
 """
 
-import hashlib
 import io
 import os
 import time
@@ -16,16 +15,12 @@ import psycopg2
 
 from .accounting import completed_job, parse_fields, parse_record
 from .errors import AccountingError, DatabaseError
+from .logfile import READ_ERRORS, LogFile
 from .pgstore import describe_error
 from .queries import (COPY_STAGING, CREATE_STAGING, PROGRESS_GET, PROGRESS_PUT, UPSERT_ONE, UPSERT_STAGED,
                       job_values)
 
 __all__ = ["Ingester", "IngestStats", "expand_paths"]
-
-_CHUNK = 1 << 20
-_TAIL = 256
-_HEAD_MAX = 4096
-
 
 class IngestStats:
     """Counters of one ingest run."""
@@ -37,10 +32,12 @@ class IngestStats:
         self.jobs = 0
         self.rejected = 0
         self.missing = 0
+        self.unreadable = 0
 
     def __repr__(self):
-        return ("{0.files} files, {0.lines} lines, {0.end_records} E records, {0.jobs} jobs loaded, "
+        text = ("{0.files} files, {0.lines} lines, {0.end_records} E records, {0.jobs} jobs loaded, "
                 "{0.rejected} lines rejected".format(self))
+        return text + (", {} files unreadable".format(self.unreadable) if self.unreadable else "")
 
 
 def expand_paths(paths):
@@ -55,38 +52,6 @@ def expand_paths(paths):
         else:
             missing.append(path)
     return files, missing
-
-
-def _sha1(data):
-    return hashlib.sha1(data).hexdigest()
-
-
-def _head_sha1(log):
-    """Checksum of the first complete line, or None while there is none."""
-    head = os.pread(log.fileno(), _HEAD_MAX, 0)
-    end = head.find(b"\n")
-    return _sha1(head[:end] if end >= 0 else head) if end >= 0 or len(head) == _HEAD_MAX else None
-
-
-def _tail_sha1(log, offset):
-    # pread: the line reader shares this file object and must not lose its place.
-    start = max(0, offset - _TAIL)
-    return _sha1(os.pread(log.fileno(), offset - start, start))
-
-
-def _complete_lines(log, offset):
-    """Yield ``(line_bytes, offset_after_line)`` for each complete line from ``offset``."""
-    log.seek(offset)
-    pending = b""
-    while True:
-        chunk = log.read(_CHUNK)
-        if not chunk:
-            return
-        lines = (pending + chunk).split(b"\n")
-        pending = lines.pop()
-        for line in lines:
-            offset += len(line) + 1
-            yield line, offset
 
 
 def _copy_text(value):
@@ -151,34 +116,42 @@ class Ingester:
         return self.stats
 
     def ingest_file(self, path):
-        """Load the new complete lines of one file."""
-        path = os.path.abspath(path)
+        """Load the new complete lines of one file; a file that cannot be read is reported."""
+        log = LogFile(os.path.abspath(path))
         self.stats.files += 1
-        with open(path, "rb") as log:
-            head = _head_sha1(log)
-            if head is None:
-                return
-            offset, line_no = self._resume_point(path, log, head)
-            start, batch = offset, {}
-            for raw, offset in _complete_lines(log, offset):
-                line_no += 1
-                self._take_line(path, line_no, raw, batch)
-                if len(batch) >= self.batch_size:
-                    self._commit(path, log, head, offset, line_no, batch)
-                    batch = {}
-            if offset != start:
-                self._commit(path, log, head, offset, line_no, batch)
+        try:
+            self._ingest_log(log)
+        except READ_ERRORS as err:
+            self.stats.unreadable += 1
+            self._on_warning("{}: cannot read it: {}".format(log.path, err))
+
+    def _ingest_log(self, log):
+        head = log.head_sha1()
+        if head is None:
+            return
+        offset, line_no = self._resume_point(log, head)
+        start, batch = offset, {}
+        for raw, offset in log.complete_lines(offset):
+            line_no += 1
+            self._take_line(log.path, line_no, raw, batch)
+            if len(batch) >= self.batch_size:
+                self._commit(log, head, offset, line_no, batch)
+                batch = {}
+        if offset != start:
+            self._commit(log, head, offset, line_no, batch)
 
     def follow(self, paths, interval_s=5.0, should_stop=lambda: False, sleep=time.sleep):
         """Keep loading new lines and new files until ``should_stop()``."""
         seen = {}
         while not should_stop():
             for path in expand_paths(paths)[0]:
-                stat = os.stat(path)
-                key = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
-                if seen.get(path) != key:
+                try:
+                    signature = LogFile(path).signature()
+                except OSError:  # rotated away between listing and looking
+                    continue
+                if seen.get(path) != signature:
                     self.ingest_file(path)
-                    seen[path] = key
+                    seen[path] = signature
             _pause(interval_s, should_stop, sleep)
 
     def _take_line(self, path, line_no, raw, batch):
@@ -198,16 +171,15 @@ class Ingester:
         self.stats.rejected += 1
         self._on_reject(path, line_no, message)
 
-    def _resume_point(self, path, log, head):
+    def _resume_point(self, log, head):
         """``(offset, line_no)`` to continue from; the start if the file changed."""
-        progress = self._query_progress(path)
+        progress = self._query_progress(log.path)
         if progress is None:
             return 0, 0
         old_head, old_tail, offset, line_no = progress
-        size = os.fstat(log.fileno()).st_size
-        if old_head != head or size < offset or _tail_sha1(log, offset) != old_tail:
+        if old_head != head or log.tail_sha1(offset) != old_tail:
             self._on_warning("{}: replaced or truncated since it was last read; reading it again "
-                             "from the start".format(path))
+                             "from the start".format(log.path))
             return 0, 0
         return offset, line_no
 
@@ -219,8 +191,9 @@ class Ingester:
         except psycopg2.Error as err:
             raise DatabaseError(describe_error(err)) from err
 
-    def _commit(self, path, log, head, offset, line_no, batch):
-        progress = (path, head, _tail_sha1(log, offset), offset, line_no)
+    def _commit(self, log, head, offset, line_no, batch):
+        path = log.path
+        progress = (path, head, log.tail_sha1(offset), offset, line_no)
         rows = [values for values, _ in batch.values()]
         try:
             self._prepare_staging()

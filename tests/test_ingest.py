@@ -1,5 +1,6 @@
 """predictor.ingest against the real PostgreSQL server."""
 
+import gzip
 import os
 import uuid
 
@@ -209,7 +210,7 @@ def test_row_refused_by_database_is_reported_and_others_load(latin1_database, tm
 
 def test_every_line_read_once_across_chunks_and_batches(conn, tmp_path, monkeypatch):
     """With many read chunks and many commits, each line is read exactly once."""
-    monkeypatch.setattr("predictor.ingest._CHUNK", 300)
+    monkeypatch.setattr("predictor.logfile._CHUNK", 300)
     log = tmp_path / "20260410"
     log.write_text("".join(e_line("{}.svr".format(i)) for i in range(40)))
     stats, rejections, _ = run(conn, log, batch_size=3)
@@ -226,3 +227,33 @@ def test_names_stored_verbatim_through_copy(conn, tmp_path):
     stats, rejections, _ = run(conn, log)
     assert rejections == [] and [r[1] for r in rows(conn)] == ["back\\slash", "\\N", "tab\there", "o'brien",
                                                                 "Ωmega;--"]
+
+
+def test_gzip_compressed_logs_are_read(conn, tmp_path):
+    """Archived YYYYMMDD.gz files load like plain ones, and a re-run reads nothing."""
+    with gzip.open(str(tmp_path / "20260410.gz"), "wt") as log:
+        log.write(e_line("1.svr") + e_line("2.svr"))
+    (tmp_path / "20260411").write_text(e_line("3.svr"))
+    stats, rejections, _ = run(conn, tmp_path)
+    again, _, warnings = run(conn, tmp_path)
+    assert (stats.jobs, rejections, again.lines, warnings) == (3, [], 0, [])
+
+
+def test_gzip_resume_from_saved_offset(conn, tmp_path):
+    """A compressed file rewritten with more lines resumes after the lines already read."""
+    path = str(tmp_path / "20260410.gz")
+    with gzip.open(path, "wt") as log:
+        log.write(e_line("1.svr"))
+    run(conn, path)
+    with gzip.open(path, "wt") as log:
+        log.write(e_line("1.svr") + e_line("2.svr"))
+    stats, _, warnings = run(conn, path)
+    assert (stats.lines, warnings) == (1, []) and len(rows(conn)) == 2
+
+
+def test_damaged_gzip_reported_and_other_files_load(conn, tmp_path):
+    """A corrupt compressed file is named in a warning; the other files still load."""
+    (tmp_path / "20260410.gz").write_bytes(b"\x1f\x8b this is not gzip")
+    (tmp_path / "20260411").write_text(e_line("1.svr"))
+    stats, _, warnings = run(conn, tmp_path)
+    assert stats.unreadable == 1 and "20260410.gz: cannot read it" in warnings[0] and len(rows(conn)) == 1

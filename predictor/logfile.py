@@ -1,0 +1,72 @@
+"""An accounting file as the ingester reads it: plain or gzip-compressed.
+
+Offsets are positions in the (decompressed) text. Every read opens its own
+handle, so checking a checksum never moves the line reader. Sites keep old
+accounting files gzip-compressed; those are read the same way (a resume
+decompresses up to the saved offset again, which is cheap next to parsing).
+"""
+
+import gzip
+import hashlib
+import os
+import zlib
+
+__all__ = ["LogFile", "READ_ERRORS"]
+
+READ_ERRORS = (OSError, EOFError, zlib.error)
+"""What reading a damaged or vanished file can raise (gzip's BadGzipFile is an OSError)."""
+
+_CHUNK = 1 << 20
+_TAIL = 256
+_HEAD_MAX = 4096
+
+
+def _sha1(data):
+    return hashlib.sha1(data).hexdigest()
+
+
+class LogFile:
+    """One accounting file: checksums of its head and of the bytes before an offset, and its lines."""
+
+    def __init__(self, path):
+        self.path = path
+        self._open = gzip.open if path.endswith(".gz") else open
+
+    def read_at(self, offset, size):
+        """Up to ``size`` bytes from ``offset`` (fewer at the end of the file)."""
+        with self._open(self.path, "rb") as handle:
+            handle.seek(offset)
+            return handle.read(size)
+
+    def head_sha1(self):
+        """Checksum of the first complete line, or None while there is none."""
+        head = self.read_at(0, _HEAD_MAX)
+        end = head.find(b"\n")
+        if end < 0 and len(head) < _HEAD_MAX:
+            return None
+        return _sha1(head[:end] if end >= 0 else head)
+
+    def tail_sha1(self, offset):
+        """Checksum of the bytes just before ``offset``: is what was read still there?"""
+        start = max(0, offset - _TAIL)
+        return _sha1(self.read_at(start, offset - start))
+
+    def complete_lines(self, offset):
+        """Yield ``(line_bytes, offset_after_line)`` for each complete line from ``offset``."""
+        with self._open(self.path, "rb") as handle:
+            handle.seek(offset)
+            pending = b""
+            while True:
+                chunk = handle.read(_CHUNK)
+                if not chunk:
+                    return
+                lines = (pending + chunk).split(b"\n")
+                pending = lines.pop()
+                for line in lines:
+                    offset += len(line) + 1
+                    yield line, offset
+
+    def signature(self):
+        """What changes when the file does: (size, mtime, inode) of the file on disk."""
+        stat = os.stat(self.path)
+        return stat.st_size, stat.st_mtime_ns, stat.st_ino

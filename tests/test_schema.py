@@ -1,6 +1,7 @@
 """predictor.schema: db init."""
 
 import psycopg2
+import psycopg2.errors
 import pytest
 
 from predictor.errors import DatabaseError
@@ -26,7 +27,7 @@ def test_migrations_are_numbered_in_order():
 def test_init_is_idempotent(database):
     """A second db init applies nothing and changes nothing."""
     assert init_schema(database.dsn) == []
-    assert query(database.dsn, "SELECT version FROM schema_version ORDER BY 1") == [(1,), (2,)]
+    assert query(database.dsn, "SELECT version FROM schema_version ORDER BY 1") == [(1,), (2,), (3,)]
 
 
 def test_roles_exist(database):
@@ -57,6 +58,23 @@ def test_role_privileges(database, login, table, privilege, expected):
 def test_roles_cannot_create_tables(database, login):
     """Neither role may create objects in the schema."""
     assert query(getattr(database, login), "SELECT has_schema_privilege('public', 'CREATE')") == [(False,)]
+
+
+@pytest.mark.parametrize("login, statement", [
+    ("reader_dsn", "CREATE TEMP TABLE t (a int)"),
+    ("reader_dsn", "SELECT lo_create(0)"),
+    ("reader_dsn", "SELECT lo_from_bytea(0, 'x')"),
+    ("writer_dsn", "SELECT lo_create(0)"),
+])
+def test_roles_cannot_create_temporary_objects(database, login, statement):
+    """What PostgreSQL lets every role create (temporary tables, large objects) is refused here."""
+    conn = psycopg2.connect(getattr(database, login))
+    try:
+        with pytest.raises(psycopg2.errors.InsufficientPrivilege), conn.cursor() as cursor:
+            cursor.execute(statement)
+    finally:
+        conn.rollback()
+        conn.close()
 
 
 def test_unreachable_server_is_database_error():

@@ -25,9 +25,9 @@ def session_dsn(dsn, timeout_s, read_only):
     """``dsn`` plus this package's session settings (the caller's settings win)."""
     try:
         params = psycopg2.extensions.parse_dsn(dsn)
-    except (psycopg2.ProgrammingError, TypeError) as err:
-        # psycopg2's message quotes the DSN, which may hold a password.
-        raise ConfigError("dsn: not a valid libpq connection string (key=value pairs or a postgresql:// URI)") from err
+    except (psycopg2.ProgrammingError, TypeError):
+        # psycopg2's message quotes the DSN, which may hold a password: not even as the cause.
+        raise ConfigError("dsn: not a valid libpq connection string (key=value pairs or a postgresql:// URI)") from None
     timeout_ms = max(1, int(timeout_s * 1000))
     settings = "-c statement_timeout={0} -c lock_timeout={0}".format(timeout_ms)
     if read_only:

@@ -1,6 +1,7 @@
 """predictor.pgstore against the real PostgreSQL server."""
 
 import time
+import traceback
 
 import psycopg2
 import pytest
@@ -101,6 +102,14 @@ def test_bad_dsn_names_dsn_without_echoing_it():
     with pytest.raises(ConfigError) as info:
         session_dsn("host=x password=hunter2 junk", 1.0, True)
     assert "hunter2" not in str(info.value)
+
+
+def test_bad_uri_error_and_its_causes_hold_no_password():
+    """libpq quotes a malformed URI whole: the error keeps no cause that a traceback would print."""
+    with pytest.raises(ConfigError) as info:
+        session_dsn("postgresql://alice:hunter2@[10.0.0.5/softwalltime", 1.0, True)
+    printed = "".join(traceback.format_exception(info.type, info.value, None))  # this frame quotes the literal
+    assert "hunter2" not in printed
 
 
 def test_session_dsn_keeps_callers_options():

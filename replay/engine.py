@@ -153,7 +153,8 @@ class _Engine:
         if self.predictor.window:
             job = self.jobs[index]
             self.history.add_row(job.user, HistoryRow(now, job.job_id, self.runtime[index], self.walltime[index]))
-        self._request_cycle(now)
+        if self.scheduler.queue:
+            self._request_cycle(now)  # with nothing waiting a cycle could not start anything
 
     def _on_cycle(self, now, _):
         self._cycle_pending = None

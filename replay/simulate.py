@@ -23,8 +23,8 @@ from .predictors import PREDICTORS
 from .report import Report
 from .simulation_metrics import DEFAULT_BSLD_TAU_S, schedule_tables
 
-__all__ = ["add_arguments", "run", "DEFAULT_PREDICTORS", "machine_of", "runnable_jobs", "job_table",
-           "simulation_report"]
+__all__ = ["add_arguments", "run", "DEFAULT_PREDICTORS", "settings_of", "machine_of", "observed_cores",
+           "runnable_jobs", "job_table", "JOB_HEADER", "simulation_report"]
 
 DEFAULT_PREDICTORS = ("user", "v1", "v2", "v3", "clairvoyant")
 _DEFAULTS = SchedulerSettings()

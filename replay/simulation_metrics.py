@@ -29,7 +29,8 @@ import numpy as np
 from .metrics import runtime_class_masks
 from .report import Column, Table
 
-__all__ = ["DEFAULT_BSLD_TAU_S", "ScheduleColumns", "schedule_tables", "GROUP_COLUMNS", "SUMMARY_COLUMNS"]
+__all__ = ["DEFAULT_BSLD_TAU_S", "ScheduleColumns", "schedule_tables", "group_metrics", "machine_metrics",
+           "GROUP_COLUMNS", "SUMMARY_COLUMNS"]
 
 DEFAULT_BSLD_TAU_S = 10
 

@@ -21,7 +21,6 @@ __all__ = ["AccountingRecord", "parse_record", "parse_fields", "completed_job", 
 _TIMESTAMP = re.compile(r"[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}")
 _INTEGER = re.compile(r"-?[0-9]+")
 _DIGITS = re.compile(r"[0-9]+")
-_SPACE = re.compile(r"\s")
 _MAX_EPOCH = 10 ** 11          # year ~5138: anything larger is corruption
 _MAX_INT32 = 2 ** 31 - 1       # integer columns (durations, ncpus, exit status)
 
@@ -53,10 +52,17 @@ def parse_record(line):
 
 
 def parse_fields(body):
-    """The body's ``key=value`` pairs as a dict; a key given twice is an error."""
+    """The body's ``key=value`` pairs as a dict; a key given twice is an error.
+
+    Fields are separated by ASCII spaces only, as pbs_server writes them: a
+    tab or a non-ASCII space (NBSP, U+3000...) in a job or project name is part
+    of the value, which PBS does not quote.
+    """
     if '"' in body or "'" in body:
         return _parse_quoted(body)
-    tokens = body.split()
+    tokens = body.split(" ")
+    if "" in tokens:  # the trailing space of Q and S records, or doubled spaces
+        tokens = [token for token in tokens if token]
     try:
         fields = dict([token.split("=", 1) for token in tokens])
     except ValueError:  # a token without "="
@@ -80,7 +86,7 @@ def _store(fields, key, sep, value, token):
 def _parse_quoted(body):
     fields, pos, size = {}, 0, len(body)
     while True:
-        while pos < size and body[pos].isspace():
+        while pos < size and body[pos] == " ":
             pos += 1
         if pos >= size:
             return fields
@@ -93,8 +99,8 @@ def _parse_quoted(body):
 
 
 def _token_end(body, pos):
-    match = _SPACE.search(body, pos)
-    return match.start() if match else len(body)
+    end = body.find(" ", pos)
+    return end if end >= 0 else len(body)
 
 
 def _quoted_value(body, key, start):
@@ -102,7 +108,7 @@ def _quoted_value(body, key, start):
     close = body.find(quote, start + 1)
     if close == -1:
         raise AccountingError("unterminated {} quote".format(quote), key)
-    if close + 1 < len(body) and not body[close + 1].isspace():
+    if close + 1 < len(body) and body[close + 1] != " ":
         raise AccountingError("text after the closing quote", key)
     return body[start + 1:close], close + 1
 

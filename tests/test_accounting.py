@@ -1,7 +1,7 @@
 """predictor.accounting: the accounting-log parser."""
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from predictor.accounting import completed_job, parse_fields, parse_record
@@ -169,6 +169,17 @@ def test_fields_round_trip_pbs_quoting(fields):
     fields = {k: v for k, v in fields.items() if not ('"' in v and "'" in v and " " in v)}
     body = " ".join("{}={}".format(key, pbs_quote(value)) for key, value in fields.items())
     assert parse_fields(body) == fields
+
+
+_RAW_VALUES = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters=" \x00\n\r"), min_size=1,
+                      max_size=12).filter(lambda value: value[:1] not in ("'", '"'))
+
+
+@given(st.dictionaries(_KEYS, _RAW_VALUES, max_size=8))
+@example({"project": "Projet\u00a0X", "jobname": "run\u3000one\ttwo", "queue": "q\x1fx\u2028y"})
+def test_only_ascii_spaces_separate_fields(fields):
+    """PBS writes values without an ASCII space raw: tabs, NBSP or ideographic spaces in them stay in them."""
+    assert parse_fields(" ".join("{}={}".format(key, value) for key, value in fields.items())) == fields
 
 
 @given(st.text(max_size=300))

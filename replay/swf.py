@@ -33,6 +33,8 @@ _HEADER = re.compile(r";\s*([A-Za-z]+)\s*:\s*(.*?)\s*")
 _HEADER_INTEGERS = ("MaxProcs", "MaxNodes", "UnixStartTime")
 _EXIT_OF_STATUS = {1: 0, 0: 1, 5: 271}
 _NAMED = re.compile(r"([ugq])(-?[0-9]+)")
+_MAX_VALUE = 10 ** 11
+"""Larger than any SWF time (seconds: year 5138), count or number: corruption, which would overflow later."""
 _DIGITS = re.compile(r"[0-9]+")
 
 
@@ -44,7 +46,15 @@ def _values(text):
     values = [0] * 18
     for index, value in zip(_USED, match.groups()):
         values[index] = int(value)
+    _check_range(values)
     return values
+
+
+def _check_range(values):
+    for index in _USED:
+        if abs(values[index]) > _MAX_VALUE:
+            raise ValueError("field {} ({}): out of range: {}".format(index + 1, FIELD_NAMES[index],
+                                                                     str(values[index])[:20]))
 
 
 def _check_fields(fields):
@@ -57,6 +67,7 @@ def _check_fields(fields):
         if not _INTEGER.fullmatch(text):
             raise ValueError("field {} ({}): not an integer: {!r}".format(index + 1, FIELD_NAMES[index], text[:20]))
         values[index] = int(text)
+    _check_range(values)
     return values
 
 
@@ -96,8 +107,8 @@ def _read_header(text, header):
         return
     key, value = match.groups()
     if key in _HEADER_INTEGERS:
-        if not _INTEGER.fullmatch(value):
-            raise ValueError("header {}: not an integer: {!r}".format(key, value[:20]))
+        if not _INTEGER.fullmatch(value) or abs(int(value)) > _MAX_VALUE:
+            raise ValueError("header {}: not an integer in range: {!r}".format(key, value[:20]))
         header[key] = int(value)
 
 

@@ -69,6 +69,8 @@ def test_jobs_that_did_not_run_are_skipped_with_reason(tmp_path, line, reason):
     ("1 2 3", "expected 18 fields, got 3"),
     (swf_line(1, "x", 0, 10, 2), "field 2 (submit time): not an integer: 'x'"),
     (swf_line(1, 0, 0, "1.5", 2), "field 4 (run time): not an integer: '1.5'"),
+    (swf_line(1, 10 ** 15, 0, 10, 2), "field 2 (submit time): out of range: 1000000000000000"),
+    (swf_line(1, 0, 0, 10, 2, 1.5, -1, 2, -10 ** 12), "field 9 (requested time): out of range: -1000000000000"),
 ])
 def test_malformed_line_named_and_skipped(tmp_path, line, message):
     """A bad line is reported with its number and field; the next line is still read."""
@@ -85,7 +87,7 @@ def test_decimal_in_an_unused_field_is_fine(tmp_path):
 def test_bad_header_value_rejected(tmp_path):
     """A header number that is not one is reported, the trace still read."""
     trace, rejects = read(tmp_path, "; MaxProcs: lots\n" + RAN + "\n")
-    assert rejects == [(1, "header MaxProcs: not an integer: 'lots'")] and trace.max_procs is None
+    assert rejects == [(1, "header MaxProcs: not an integer in range: 'lots'")] and trace.max_procs is None
 
 
 def test_blank_lines_ignored(tmp_path):

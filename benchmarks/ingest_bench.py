@@ -17,7 +17,8 @@ import uuid
 import psycopg2
 import psycopg2.extensions
 
-from predictor.ingest import Ingester, _job_of_line
+from predictor.chunks import parse_chunk
+from predictor.ingest import Ingester
 from predictor.logfile import LogFile
 from predictor.schema import init_schema
 
@@ -54,19 +55,20 @@ def write_logs(directory, records, files):
 def parse_only(directory):
     started, count = time.perf_counter(), 0
     for name in sorted(os.listdir(directory)):
-        for raw, _ in LogFile(os.path.join(directory, name)).complete_lines(0):
-            count += _job_of_line(raw)[1] is not None
+        for lines, _ in LogFile(os.path.join(directory, name)).line_chunks(0, 10000):
+            count += parse_chunk(lines, 1).jobs
     return count, time.perf_counter() - started
 
 
-def ingest(dsn, directory, batch_size):
+def ingest(dsn, directory, workers):
     conn = psycopg2.connect(dsn)
+    ingester = Ingester(conn, workers=workers)
     try:
-        ingester = Ingester(conn, batch_size)
         started = time.perf_counter()
         stats = ingester.ingest([directory])
         return stats, time.perf_counter() - started
     finally:
+        ingester.close()
         conn.close()
 
 
@@ -84,7 +86,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1000000)
     parser.add_argument("--files", type=int, default=10)
-    parser.add_argument("--batch-size", type=int, default=5000)
+    parser.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2, 4],
+                        help="worker-process counts to measure, each into a fresh table")
     args = parser.parse_args()
     name = "swt_bench_" + uuid.uuid4().hex[:8]
     params = psycopg2.extensions.parse_dsn(ADMIN_DSN)
@@ -94,19 +97,24 @@ def main():
         write_logs(directory, args.records, args.files)
         size_mb = sum(os.path.getsize(os.path.join(directory, n)) for n in os.listdir(directory)) / 1e6
         parsed, parse_s = parse_only(directory)
-        admin("CREATE DATABASE " + name)
-        try:
-            init_schema(dsn)
-            stats, ingest_s = ingest(dsn, directory, args.batch_size)
-            again, again_s = ingest(dsn, directory, args.batch_size)
-        finally:
-            admin("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
-    print("{} E records in {} files, {:.0f} MB".format(args.records, args.files, size_mb))
-    print("parse only        : {:8.0f} records/s ({} jobs, {:.1f} s)".format(parsed / parse_s, parsed, parse_s))
-    print("ingest (first run): {:8.0f} records/s ({} jobs loaded, {:.1f} s)".format(
-        stats.jobs / ingest_s, stats.jobs, ingest_s))
-    print("ingest (re-run)   : {} new lines read in {:.2f} s".format(again.lines, again_s))
+        results = [(workers, ingest_fresh(dsn, name, directory, workers)) for workers in args.workers]
+    print("{} E records in {} files, {:.0f} MB, {} CPUs".format(args.records, args.files, size_mb, os.cpu_count()))
+    print("parse only, 1 process   : {:8.0f} records/s ({} jobs, {:.1f} s)".format(parsed / parse_s, parsed, parse_s))
+    for workers, (stats, ingest_s, again, again_s) in results:
+        print("ingest, {} parse workers : {:8.0f} records/s ({} jobs loaded, {:.1f} s; re-run read {} lines "
+              "in {:.2f} s)".format(workers, stats.jobs / ingest_s, stats.jobs, ingest_s, again.lines, again_s))
 
+
+def ingest_fresh(dsn, name, directory, workers):
+    """Ingest into a new database, then again (nothing new): both stats and times."""
+    admin("CREATE DATABASE " + name)
+    try:
+        init_schema(dsn)
+        stats, ingest_s = ingest(dsn, directory, workers)
+        again, again_s = ingest(dsn, directory, workers)
+        return stats, ingest_s, again, again_s
+    finally:
+        admin("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
 
 if __name__ == "__main__":
     main()

@@ -46,7 +46,9 @@ def build_parser():
     ingest.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
     ingest.add_argument("--follow", action="store_true", help="keep loading new lines and new files")
     ingest.add_argument("--interval", type=float, default=5.0, help="seconds between --follow passes")
-    ingest.add_argument("--batch-size", type=int, default=5000, help="jobs per transaction")
+    ingest.add_argument("--chunk-lines", type=int, default=10000, help="lines parsed and committed together")
+    ingest.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1),
+                        help="processes that parse lines (0: parse in the main process; default: up to 4)")
     predict = commands.add_parser("predict", help="print the soft walltime a job would get")
     _add_dsn(predict)
     predict.add_argument("--user", required=True)
@@ -100,7 +102,7 @@ def _ingest(args):
     except psycopg2.Error as err:
         raise PredictorError(describe_error(err)) from err
     warn = lambda message: print("warning: " + message, file=sys.stderr)
-    ingester = Ingester(conn, args.batch_size, on_reject=_report_reject, on_warning=warn)
+    ingester = Ingester(conn, args.chunk_lines, on_reject=_report_reject, on_warning=warn, workers=args.workers)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     started = time.monotonic()
     try:
@@ -111,6 +113,7 @@ def _ingest(args):
     except KeyboardInterrupt:
         pass
     finally:
+        ingester.close()
         conn.close()
         print("{} in {:.1f} s".format(ingester.stats, time.monotonic() - started), file=sys.stderr)
     stats = ingester.stats

@@ -1,26 +1,34 @@
 """Load PBS accounting logs into ``completed_jobs``, exactly once.
 
-Each file is read from where the last run stopped. Rows and the new position
-are committed in one transaction, so a crash at any instant loses nothing and
-duplicates nothing (re-loading a job is an upsert anyway). A last line
-without its newline is still being written: it is left for the next pass.
-A malformed line is reported as ``file:line: reason`` and skipped.
+Each file is read from where the last run stopped, in chunks of lines. A
+chunk's rows and the new position are committed in one transaction, so a
+crash at any instant loses nothing and duplicates nothing (re-loading a job
+is an upsert anyway). A last line without its newline is still being
+written: it is left for the next pass. A malformed line is reported as
+``file:line: reason`` and skipped.
+
+Parsing is the expensive part, so with ``workers`` > 0 chunks are parsed by
+worker processes while this process streams the previous chunks to
+PostgreSQL; chunks are still committed strictly in file order, and at most
+``2 x workers`` chunks are in flight, so memory stays bounded.
 """
 
+import collections
 import io
+import multiprocessing
 import os
 import time
 
 import psycopg2
 
-from .accounting import completed_job, parse_fields, parse_record
-from .errors import AccountingError, DatabaseError
-from .logfile import READ_ERRORS, LogFile
+from .chunks import chunk_rows, parse_chunk
+from .errors import DatabaseError
+from .logfile import READ_ERRORS, LogFile, tail_sha1_of_lines
 from .pgstore import describe_error
-from .queries import (COPY_STAGING, CREATE_STAGING, PROGRESS_GET, PROGRESS_PUT, UPSERT_ONE, UPSERT_STAGED,
-                      job_values)
+from .queries import COPY_STAGING, CREATE_STAGING, PROGRESS_GET, PROGRESS_PUT, UPSERT_ONE, UPSERT_STAGED
 
 __all__ = ["Ingester", "IngestStats", "expand_paths"]
+
 
 class IngestStats:
     """Counters of one ingest run."""
@@ -54,33 +62,6 @@ def expand_paths(paths):
     return files, missing
 
 
-def _copy_text(value):
-    """One value in COPY text format."""
-    if value is None:
-        return "\\N"
-    if value.__class__ is str:
-        return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    return str(value)
-
-
-def _copy_buffer(rows):
-    return io.StringIO("".join("\t".join(map(_copy_text, row)) + "\n" for row in rows))
-
-
-def _job_of_line(raw):
-    """``(is_end_record, job_or_None)`` for one line; AccountingError if malformed."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise AccountingError("not valid UTF-8 (byte {})".format(err.start)) from None
-    if not text or text.isspace():
-        return False, None
-    record = parse_record(text)
-    if record.record_type != "E":
-        return False, None
-    return True, completed_job(record, parse_fields(record.body))
-
-
 def _pause(interval_s, should_stop, sleep):
     """Sleep ``interval_s`` in short steps (at least one), waking early to stop."""
     remaining = interval_s
@@ -92,18 +73,45 @@ def _pause(interval_s, should_stop, sleep):
             return
 
 
-class Ingester:
-    """Loads accounting files through one (synchronous) psycopg2 connection."""
+class _Parsed:
+    """A chunk parsed in this process, shaped like a pool's AsyncResult."""
 
-    def __init__(self, conn, batch_size=5000, on_reject=None, on_warning=None):
+    def __init__(self, value):
+        self._value = value
+
+    def get(self):
+        return self._value
+
+
+class _Chunk(collections.namedtuple("_Chunk", "lines first_line_no end_offset result")):
+    """Lines read from a file, where they end, and their (pending) parse."""
+
+
+class Ingester:
+    """Loads accounting files through one (synchronous) psycopg2 connection.
+
+    ``lines_per_chunk`` lines are parsed and committed together; ``workers``
+    processes parse (0: parse in this process). Call ``close()`` when done.
+    """
+
+    def __init__(self, conn, lines_per_chunk=10000, on_reject=None, on_warning=None, workers=0):
         # The server, not psycopg2, must judge what the database can store.
         conn.set_client_encoding("UTF8")
         self.conn = conn
-        self._staging_ready = False
-        self.batch_size = batch_size
+        self.lines_per_chunk = lines_per_chunk
+        self.workers = workers
         self.stats = IngestStats()
         self._on_reject = on_reject or (lambda path, line_no, message: None)
         self._on_warning = on_warning or (lambda message: None)
+        self._staging_ready = False
+        self._pool = None
+
+    def close(self):
+        """Stop the worker processes, if any."""
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            pool.terminate()
+            pool.join()
 
     def ingest(self, paths):
         """Load every file under ``paths``; return the stats."""
@@ -125,21 +133,6 @@ class Ingester:
             self.stats.unreadable += 1
             self._on_warning("{}: cannot read it: {}".format(log.path, err))
 
-    def _ingest_log(self, log):
-        head = log.head_sha1()
-        if head is None:
-            return
-        offset, line_no = self._resume_point(log, head)
-        start, batch = offset, {}
-        for raw, offset in log.complete_lines(offset):
-            line_no += 1
-            self._take_line(log.path, line_no, raw, batch)
-            if len(batch) >= self.batch_size:
-                self._commit(log, head, offset, line_no, batch)
-                batch = {}
-        if offset != start:
-            self._commit(log, head, offset, line_no, batch)
-
     def follow(self, paths, interval_s=5.0, should_stop=lambda: False, sleep=time.sleep):
         """Keep loading new lines and new files until ``should_stop()``."""
         seen = {}
@@ -154,18 +147,44 @@ class Ingester:
                     seen[path] = signature
             _pause(interval_s, should_stop, sleep)
 
-    def _take_line(self, path, line_no, raw, batch):
-        self.stats.lines += 1
-        try:
-            is_end, job = _job_of_line(raw.rstrip(b"\r"))
-        except AccountingError as err:
-            self._reject(path, line_no, str(err))
+    def _ingest_log(self, log):
+        head = log.head_sha1()
+        if head is None:
             return
-        if is_end:
-            self.stats.end_records += 1
-        if job is not None:
-            batch.pop(job.job_id, None)  # a later record of the same job wins
-            batch[job.job_id] = (job_values(job), line_no)
+        offset, line_no = self._resume_point(log, head)
+        in_flight = collections.deque()
+        try:
+            for lines, end_offset in log.line_chunks(offset, self.lines_per_chunk):
+                in_flight.append(_Chunk(lines, line_no + 1, end_offset, self._parse(lines, line_no + 1)))
+                line_no += len(lines)
+                if len(in_flight) > 2 * self.workers:
+                    self._finish(log, head, in_flight.popleft())
+        except READ_ERRORS:
+            self._finish_all(log, head, in_flight)  # keep what was read before the damage
+            raise
+        self._finish_all(log, head, in_flight)
+
+    def _parse(self, lines, first_line_no):
+        if not self.workers:
+            return _Parsed(parse_chunk(lines, first_line_no))
+        if self._pool is None:
+            self._pool = multiprocessing.Pool(self.workers)
+        return self._pool.apply_async(parse_chunk, (lines, first_line_no))
+
+    def _finish_all(self, log, head, in_flight):
+        while in_flight:
+            self._finish(log, head, in_flight.popleft())
+
+    def _finish(self, log, head, chunk):
+        """Report a parsed chunk's bad lines and commit its rows with the new position."""
+        parsed = chunk.result.get()
+        for line_no, message in parsed.rejections:
+            self._reject(log.path, line_no, message)
+        self.stats.lines += parsed.lines
+        self.stats.end_records += parsed.end_records
+        tail = tail_sha1_of_lines(chunk.lines, chunk.end_offset) or log.tail_sha1(chunk.end_offset)
+        progress = (log.path, head, tail, chunk.end_offset, chunk.first_line_no + parsed.lines - 1)
+        self._commit(progress, parsed, chunk)
 
     def _reject(self, path, line_no, message):
         self.stats.rejected += 1
@@ -191,20 +210,17 @@ class Ingester:
         except psycopg2.Error as err:
             raise DatabaseError(describe_error(err)) from err
 
-    def _commit(self, log, head, offset, line_no, batch):
-        path = log.path
-        progress = (path, head, log.tail_sha1(offset), offset, line_no)
-        rows = [values for values, _ in batch.values()]
+    def _commit(self, progress, parsed, chunk):
         try:
             self._prepare_staging()
             with self.conn, self.conn.cursor() as cursor:
-                if rows:
-                    cursor.copy_expert(COPY_STAGING, _copy_buffer(rows))
+                if parsed.jobs:
+                    cursor.copy_expert(COPY_STAGING, io.StringIO(parsed.copy_text))
                     cursor.execute(UPSERT_STAGED)
                 cursor.execute(PROGRESS_PUT, progress)
-            self.stats.jobs += len(rows)
+            self.stats.jobs += parsed.jobs
         except (psycopg2.DataError, psycopg2.IntegrityError):
-            self._commit_row_by_row(path, progress, batch)
+            self._commit_row_by_row(progress, chunk)
         except psycopg2.Error as err:
             raise DatabaseError(describe_error(err)) from err
 
@@ -215,18 +231,19 @@ class Ingester:
                 cursor.execute(CREATE_STAGING)
             self._staging_ready = True
 
-    def _commit_row_by_row(self, path, progress, batch):
-        """The batch was refused: isolate the refused rows, load the others."""
+    def _commit_row_by_row(self, progress, chunk):
+        """The database refused the chunk: isolate the refused rows, load the others."""
+        rows = chunk_rows(chunk.lines, chunk.first_line_no)[0]
         try:
             with self.conn, self.conn.cursor() as cursor:
-                for values, line_no in batch.values():
+                for values, line_no in rows.values():
                     cursor.execute("SAVEPOINT job")
                     try:
                         cursor.execute(UPSERT_ONE, values)
                         self.stats.jobs += 1
                     except (psycopg2.DataError, psycopg2.IntegrityError) as err:
                         cursor.execute("ROLLBACK TO SAVEPOINT job")
-                        self._reject(path, line_no, "refused by the " + describe_error(err))
+                        self._reject(progress[0], line_no, "refused by the " + describe_error(err))
                 cursor.execute(PROGRESS_PUT, progress)
         except psycopg2.Error as err:
             raise DatabaseError(describe_error(err)) from err

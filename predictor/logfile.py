@@ -11,7 +11,7 @@ import hashlib
 import os
 import zlib
 
-__all__ = ["LogFile", "READ_ERRORS"]
+__all__ = ["LogFile", "READ_ERRORS", "tail_sha1_of_lines"]
 
 READ_ERRORS = (OSError, EOFError, zlib.error)
 """What reading a damaged or vanished file can raise (gzip's BadGzipFile is an OSError)."""
@@ -23,6 +23,20 @@ _HEAD_MAX = 4096
 
 def _sha1(data):
     return hashlib.sha1(data).hexdigest()
+
+
+def tail_sha1_of_lines(lines, offset):
+    """``LogFile.tail_sha1(offset)`` from the complete lines just read up to ``offset``.
+
+    None when they hold fewer bytes than the checksum covers and the file has
+    more before them (then the file must be read).
+    """
+    tail = b""
+    for line in reversed(lines):
+        tail = line + b"\n" + tail
+        if len(tail) >= _TAIL:
+            return _sha1(tail[-_TAIL:])
+    return _sha1(tail) if len(tail) == offset else None
 
 
 class LogFile:
@@ -51,8 +65,18 @@ class LogFile:
         start = max(0, offset - _TAIL)
         return _sha1(self.read_at(start, offset - start))
 
-    def complete_lines(self, offset):
-        """Yield ``(line_bytes, offset_after_line)`` for each complete line from ``offset``."""
+    def line_chunks(self, offset, lines_per_chunk):
+        """Yield ``(lines, offset_after_them)``: complete lines from ``offset``, in lists."""
+        lines = []
+        for line, offset in self._complete_lines(offset):
+            lines.append(line)
+            if len(lines) >= lines_per_chunk:
+                yield lines, offset
+                lines = []
+        if lines:
+            yield lines, offset
+
+    def _complete_lines(self, offset):
         with self._open(self.path, "rb") as handle:
             handle.seek(offset)
             pending = b""

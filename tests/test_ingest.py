@@ -37,11 +37,15 @@ def rows(conn):
         return cursor.fetchall()
 
 
-def run(conn, *paths, batch_size=5000):
+def run(conn, *paths, lines_per_chunk=10000, workers=0):
     """Ingest and return (stats, rejections, warnings)."""
     rejections, warnings = [], []
-    ingester = Ingester(conn, batch_size, on_reject=lambda *r: rejections.append(r), on_warning=warnings.append)
-    return ingester.ingest([str(p) for p in paths]), rejections, warnings
+    ingester = Ingester(conn, lines_per_chunk, on_reject=lambda *r: rejections.append(r),
+                        on_warning=warnings.append, workers=workers)
+    try:
+        return ingester.ingest([str(p) for p in paths]), rejections, warnings
+    finally:
+        ingester.close()
 
 
 def test_loads_end_records_only(conn, tmp_path):
@@ -146,11 +150,11 @@ def test_replaced_file_read_again_from_start(conn, tmp_path):
     assert stats.lines == 3 and warnings and [r[0] for r in rows(conn)] == ["1.svr", "2.svr", "3.svr", "4.svr"]
 
 
-def test_small_batches_and_repeated_job_in_one_batch(conn, tmp_path):
-    """Many transactions, and a job ending twice in one batch keeps its last record."""
+def test_small_chunks_and_repeated_job_in_one_chunk(conn, tmp_path):
+    """Many transactions, and a job ending twice in one chunk keeps its last record."""
     log = tmp_path / "20260410"
     log.write_text("".join(e_line("{}.svr".format(i)) for i in range(7)) + e_line("6.svr", end=1001))
-    stats, _, _ = run(conn, log, batch_size=2)
+    stats, _, _ = run(conn, log, lines_per_chunk=2)
     assert len(rows(conn)) == 7 and dict((r[0], r[2]) for r in rows(conn))["6.svr"] == 1
 
 
@@ -213,7 +217,7 @@ def test_every_line_read_once_across_chunks_and_batches(conn, tmp_path, monkeypa
     monkeypatch.setattr("predictor.logfile._CHUNK", 300)
     log = tmp_path / "20260410"
     log.write_text("".join(e_line("{}.svr".format(i)) for i in range(40)))
-    stats, rejections, _ = run(conn, log, batch_size=3)
+    stats, rejections, _ = run(conn, log, lines_per_chunk=3)
     assert (stats.lines, stats.jobs, rejections) == (40, 40, [])
     again, _, warnings = run(conn, log)
     assert (again.lines, warnings) == (0, [])
@@ -257,3 +261,21 @@ def test_damaged_gzip_reported_and_other_files_load(conn, tmp_path):
     (tmp_path / "20260411").write_text(e_line("1.svr"))
     stats, _, warnings = run(conn, tmp_path)
     assert stats.unreadable == 1 and "20260410.gz: cannot read it" in warnings[0] and len(rows(conn)) == 1
+
+
+def test_worker_processes_give_the_same_load_and_reports(conn, db, tmp_path):
+    """Parsing in worker processes loads the same rows and reports the same lines, in order."""
+    lines = [e_line("{}.svr".format(i), user="u{}".format(i % 3), end=2000 + i) if i % 7 else "junk {}\n".format(i)
+             for i in range(60)]
+    log = tmp_path / "20260410"
+    log.write_text("".join(lines))
+    inline = run(conn, log, lines_per_chunk=4)
+    inline_rows = rows(conn)
+    empty_tables_of(db)
+    pooled = run(conn, log, lines_per_chunk=4, workers=2)
+    assert rows(conn) == inline_rows and pooled[1] == inline[1] and pooled[1]
+    assert (pooled[0].lines, pooled[0].jobs) == (inline[0].lines, inline[0].jobs) == (60, 51)
+
+
+def empty_tables_of(db):
+    admin_execute_in(db, "TRUNCATE completed_jobs, ingest_progress")

@@ -1,0 +1,46 @@
+"""predictor.logfile: reading accounting files by offset, plain or gzip."""
+
+import gzip
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from predictor.logfile import LogFile, tail_sha1_of_lines
+
+lines_strategy = st.lists(st.binary(max_size=120).map(lambda b: b.replace(b"\n", b"")), min_size=1, max_size=30)
+
+
+@given(lines_strategy, st.integers(1, 30))
+def test_tail_from_lines_equals_tail_from_file(tmp_path_factory, lines, count):
+    """The checksum taken from lines in memory is the file's, or None (read the file)."""
+    path = tmp_path_factory.mktemp("log") / "20260410"
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    log, offset = LogFile(str(path)), 0
+    for chunk, offset in log.line_chunks(0, count):
+        from_lines = tail_sha1_of_lines(chunk, offset)
+        assert from_lines in (None, log.tail_sha1(offset))
+        if sum(len(line) + 1 for line in chunk) >= 256:
+            assert from_lines is not None
+
+
+def test_chunks_leave_the_unfinished_line(tmp_path):
+    """Complete lines come in lists of at most N; a last line without newline is not read."""
+    path = tmp_path / "20260410"
+    path.write_bytes(b"a\nbb\nccc\nunfinished")
+    assert list(LogFile(str(path)).line_chunks(0, 2)) == [([b"a", b"bb"], 5), ([b"ccc"], 9)]
+
+
+def test_gzip_offsets_are_in_the_decompressed_text(tmp_path):
+    """A .gz file reads like the plain text it holds."""
+    path = str(tmp_path / "20260410.gz")
+    with gzip.open(path, "wb") as handle:
+        handle.write(b"first\nsecond\n")
+    log = LogFile(path)
+    assert log.read_at(6, 6) == b"second" and list(log.line_chunks(6, 10)) == [([b"second"], 13)]
+
+
+def test_no_head_until_a_line_is_complete(tmp_path):
+    """A file without a complete first line has no identity yet."""
+    path = tmp_path / "20260410"
+    path.write_bytes(b"partial")
+    assert LogFile(str(path)).head_sha1() is None

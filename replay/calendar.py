@@ -91,13 +91,22 @@ class Calendar:
         return True
 
     def start(self, job, width, duration):
-        """Start a job now for a planned ``duration``, taking its cores from every dip it spans."""
+        """Start a job now for a planned ``duration``, taking its cores from every dip it spans.
+
+        Return True if it took cores a reservation counted on (possible only when a job
+        is planned longer than it was judged by, as with --selective): the reservations
+        would then not be the earliest any more.
+        """
         end = self.now + duration
         self.add(job, end, width)
+        invaded = False
         for dip in self.dips:
             if dip[0] >= end:
                 break
             dip[1] -= width
+            if dip[1] < 0:
+                invaded = True
+        return invaded
 
     def reserve(self, width, duration):
         """Reserve the earliest slot for a top job; return its start."""

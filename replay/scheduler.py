@@ -12,7 +12,8 @@ Work avoided, never changing the result: the calendar only changes when a job
 ends, when a running job outlives its plan, or when a started job's plan is
 revised; until then a job that did not fit still does not (time only moves on),
 so a cycle only looks at jobs queued since the last one (for orders that do not
-depend on time). A walk stops once no core is free and no reservation is left to
+depend on time). With --selective a started job may be planned past a reservation
+it was judged to end before; the next cycle then walks the whole queue. A walk stops once no core is free and no reservation is left to
 make.
 """
 
@@ -84,7 +85,8 @@ class Scheduler:
         for position, (_, job) in enumerate(islice(queue, first, None), first):
             width = job.width
             if width <= calendar.free and calendar.fits(width, job.planned_s):
-                calendar.start(job.index, width, job.walltime_plan_s if selective else job.planned_s)
+                if calendar.start(job.index, width, job.walltime_plan_s if selective else job.planned_s):
+                    self.changed = True  # a reservation was invaded: the next cycle re-plans them all
                 started.append(job)
                 positions.append(position)
             elif top_jobs < limit:

@@ -42,6 +42,14 @@ def test_starting_a_job_takes_its_cores_from_spanned_dips():
     assert not calendar.fits(1, 101)
 
 
+def test_start_says_when_it_takes_cores_a_reservation_counted_on():
+    """The spare core at the reservation goes to one job to 150; a second one invades it: start returns True."""
+    calendar = busy_calendar()
+    calendar.reserve(5, 50)
+    assert calendar.start("c", 1, 150) is False
+    assert calendar.start("d", 1, 150) is True and calendar.dips == [[100, -1]]
+
+
 def test_second_reservation_queues_behind_the_first():
     """An 8-core job cannot overlap the 5-core reservation [100, 150): it gets 200."""
     calendar = busy_calendar()

@@ -173,6 +173,16 @@ def test_selective_plans_running_jobs_with_their_walltime():
     assert schedule(jobs, settings=NO_TIMER._replace(selective=True))["t"].reservation_time == 1000
 
 
+def test_selective_start_that_invades_a_reservation_moves_it_next_cycle():
+    """--selective: f, judged by its soft walltime 50, runs planned to its walltime 502 through t's reservation
+    at 100; the next cycle re-plans t at 502, so g (1 core, 300 s) backfills at its submission."""
+    jobs = [job("r", 0, 100, 100, 5), job("t", 1, 50, 100, 8), job("f", 2, 40, 500, 4, soft=50),
+            job("g", 3, 10, 300, 1)]
+    result = schedule(jobs, settings=NO_TIMER._replace(selective=True))
+    assert times(result)["f"] == (2, 42)
+    assert times(result)["g"] == (3, 13)
+
+
 def test_zero_runtime_job_frees_its_cores_at_the_same_instant():
     """A job ending as it starts triggers another cycle at that instant."""
     jobs = [job("z", 0, 0, 10, 10), job("b", 0, 5, 10, 10)]
@@ -219,7 +229,7 @@ def test_clairvoyant_top_jobs_start_by_their_reservation(trace, interval):
             assert done.start_time <= done.reservation_time
 
 
-@given(small_traces(), scheduler_settings(), simulated_predictors)
+@given(small_traces(max_jobs=30), scheduler_settings(), simulated_predictors)
 @settings(max_examples=500)
 def test_reference_scheduler_gives_the_same_schedule(trace, scheduler, predictor):
     """The slow reference (full recomputation at every instant and tick) agrees on every job."""

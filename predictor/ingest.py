@@ -17,6 +17,7 @@ import collections
 import io
 import multiprocessing
 import os
+import signal
 import time
 
 import psycopg2
@@ -85,6 +86,17 @@ class _Parsed:
 
 class _Chunk(collections.namedtuple("_Chunk", "lines first_line_no end_offset result")):
     """Lines read from a file, where they end, and their (pending) parse."""
+
+
+def _worker_signals():
+    """In a worker: die at once on SIGTERM, as Pool.terminate expects, and leave Ctrl-C to the main process.
+
+    A worker inherits the main process's handlers; the CLI's SIGTERM -> sys.exit
+    made a terminated worker start a clean exit that could block for ever on a
+    queue lock the terminating pool holds, and ``close()`` with it.
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class Ingester:
@@ -168,7 +180,7 @@ class Ingester:
         if not self.workers:
             return _Parsed(parse_chunk(lines, first_line_no))
         if self._pool is None:
-            self._pool = multiprocessing.Pool(self.workers)
+            self._pool = multiprocessing.Pool(self.workers, initializer=_worker_signals)
         return self._pool.apply_async(parse_chunk, (lines, first_line_no))
 
     def _finish_all(self, log, head, in_flight):

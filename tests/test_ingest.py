@@ -1,7 +1,10 @@
 """predictor.ingest against the real PostgreSQL server."""
 
 import gzip
+import multiprocessing
 import os
+import signal
+import sys
 import uuid
 
 import psycopg2
@@ -279,3 +282,25 @@ def test_worker_processes_give_the_same_load_and_reports(conn, db, tmp_path):
 
 def empty_tables_of(db):
     admin_execute_in(db, "TRUNCATE completed_jobs, ingest_progress")
+
+
+def caught_signals(pid):
+    """The signal numbers process ``pid`` has a handler for (Linux /proc)."""
+    with open("/proc/{}/status".format(pid)) as status:
+        mask = int(next(line for line in status if line.startswith("SigCgt:")).split()[1], 16)
+    return {number for number in range(1, 64) if mask >> (number - 1) & 1}
+
+
+def test_workers_die_at_once_on_sigterm_whatever_the_parent_handles(conn, tmp_path):
+    """The CLI turns SIGTERM into sys.exit before the pool forks; workers must not inherit that (hang at close)."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr"))
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    ingester = Ingester(conn, 10000, workers=2)
+    try:
+        ingester.ingest([str(log)])
+        workers = multiprocessing.active_children()
+        assert workers and all(signal.SIGTERM not in caught_signals(worker.pid) for worker in workers)
+    finally:
+        ingester.close()
+        signal.signal(signal.SIGTERM, previous)

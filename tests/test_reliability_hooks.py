@@ -1,0 +1,242 @@
+"""Database faults during hooks, at volume: every simulated qsub is accepted, within budget.
+
+test_hook_faults.py meets each fault once per hook; here each fault meets a
+stream of N submissions through the real hooks/queuejob.py under the PBS
+stand-in, in two ways: with the default pause after a timeout (after one
+timeout the database is skipped for ``pause_after_timeout_s``), and with the
+pause disabled (``pause_after_timeout_s`` 0, so every submission meets the
+fault). Measured per fault: share accepted (goal 100 %), share rejected (goal
+0), share that still got a prediction, and the worst hook time against the
+budget (goal <= budget + 10 %). N is 200 in the full form (``-m slow``).
+"""
+
+import os
+import uuid
+
+import psycopg2
+import pytest
+
+import pbs_standin as pbs
+from predictor.jobs import CompletedJob
+from predictor.pgstore import PgHistory
+from predictor.schema import init_schema
+
+from conftest import READER_LOGIN, admin_execute, dsn_for
+from hookenv import fresh_pbs_server, run, write_config
+from pgcluster import PrivateCluster, free_port
+from reliability import figures, percentile, sizes
+
+pytestmark = pytest.mark.usefixtures("fresh_pbs_server")
+
+BUDGET_S = 0.5
+ALLOWED_S = BUDGET_S * 1.1
+"""The goal for the worst hook time: the budget plus 10 %."""
+PAUSES = {"default pause (30 s)": 30.0, "pause disabled": 0.0}
+PREDICTED_S = 2100
+"""alice's prediction for a 2 h job from her history (one 600 s job of a 1 h walltime; v3)."""
+SUBMISSIONS = sizes(4, 200)
+RESTARTS = sizes((6, 3), (200, 10))
+"""(submissions, a restart before every k-th)."""
+
+pause_modes = pytest.mark.parametrize("pause", sorted(PAUSES))
+
+
+def seed_history(dsn):
+    with PgHistory(dsn, read_only=False) as store:
+        store.add(CompletedJob("1.svr", "alice", runtime_s=600, end_time=1000, walltime_s=3600))
+
+
+def hook_config(tmp_path, reader_dsn, pause):
+    return write_config(tmp_path, reader_dsn=reader_dsn, budget_s=BUDGET_S, pause_after_timeout_s=PAUSES[pause])
+
+
+def qsub(config):
+    return run("queuejob", pbs.queuejob_event("alice", {"walltime": 7200}), config)
+
+
+def submit(config, count, before=lambda index: None):
+    """``count`` submissions; ``before(index)`` runs (untimed) before each one."""
+    results = []
+    for index in range(count):
+        before(index)
+        results.append(qsub(config))
+    return results
+
+
+def summary(results):
+    """What the stream of submissions gave, as figures."""
+    times = [result.elapsed_s for result in results]
+    count = len(results)
+    return dict(
+        submissions=count,
+        accepted_pct=round(100.0 * sum(result.accepted for result in results) / count, 1),
+        rejected_pct=round(100.0 * sum(not result.accepted for result in results) / count, 1),
+        predicted_pct=round(100.0 * sum(result.resources.get("soft_walltime") == PREDICTED_S
+                                        for result in results) / count, 1),
+        worst_ms=round(1000 * max(times), 1), p50_ms=round(1000 * percentile(times, 0.5), 1),
+        budget_ms=round(1000 * BUDGET_S),
+    )
+
+
+def check(results, figures, fault, pause):
+    """Every job accepted, with the prediction or unchanged, at most one log line, within budget + 10 %."""
+    measured = summary(results)
+    figures("hook fault: " + fault, pause=pause, **measured)
+    for result in results:
+        assert result.accepted, result.reason
+        assert result.resources.get("soft_walltime") in (None, PREDICTED_S), result.resources
+        assert len(result.warnings) <= 1, result.logs
+    assert measured["worst_ms"] <= 1000 * ALLOWED_S, measured
+    return measured
+
+
+def assert_each_met_the_fault(results):
+    """With the pause disabled, every submission waited for the database (the fault is real)."""
+    assert min(result.elapsed_s for result in results) >= 0.9 * BUDGET_S
+    assert all("soft_walltime" not in result.resources for result in results)
+
+
+# --- faults of a whole server: a private cluster ----------------------------------------
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A private PostgreSQL cluster with the schema, a reader login and alice's history."""
+    private = PrivateCluster()
+    try:
+        private.start()
+        private.reader_dsn, writer_dsn = private.setup_schema()
+        seed_history(writer_dsn)
+        yield private
+    finally:
+        private.destroy()
+
+
+@pytest.fixture
+def healthy(cluster):
+    """Leave the cluster running, whatever the test did to it."""
+    yield cluster
+    cluster.ensure_running()
+
+
+@pause_modes
+@pytest.mark.parametrize("count", SUBMISSIONS)
+def test_server_stopped(healthy, tmp_path, figures, pause, count):
+    """The server stops with a connection cached: every submission accepted, within budget."""
+    config = hook_config(tmp_path, healthy.reader_dsn, pause)
+    assert qsub(config).resources["soft_walltime"] == PREDICTED_S
+    healthy.stop()
+    measured = check(submit(config, count), figures, "server stopped", pause)
+    assert measured["predicted_pct"] == 0
+
+
+@pause_modes
+@pytest.mark.parametrize("count, every", RESTARTS)
+def test_server_restarted_between_events(healthy, tmp_path, figures, pause, count, every):
+    """Restarts between submissions kill the cached connection: each is replaced, every job predicted."""
+    config = hook_config(tmp_path, healthy.reader_dsn, pause)
+    assert qsub(config).resources["soft_walltime"] == PREDICTED_S
+
+    def restart_now_and_then(index):
+        if index % every == 0:
+            healthy.restart()
+
+    results = submit(config, count, restart_now_and_then)
+    measured = check(results, figures, "server restarted between two events", pause)
+    assert measured["predicted_pct"] == 100 and all(result.warnings == [] for result in results)
+
+
+@pause_modes
+@pytest.mark.parametrize("count", SUBMISSIONS)
+def test_server_frozen(healthy, tmp_path, figures, pause, count):
+    """A server that accepts TCP and never answers (SIGSTOP): accepted, at most the budget each."""
+    config = hook_config(tmp_path, healthy.reader_dsn, pause)
+    assert qsub(config).resources["soft_walltime"] == PREDICTED_S
+    healthy.freeze()
+    results = submit(config, count)
+    check(results, figures, "server frozen (SIGSTOP)", pause)
+    if PAUSES[pause] == 0:
+        assert_each_met_the_fault(results)
+
+
+# --- refused connections ---------------------------------------------------------------
+
+@pause_modes
+@pytest.mark.parametrize("count", SUBMISSIONS)
+def test_nothing_listening(tmp_path, figures, pause, count):
+    """Nothing listens on the database port: every submission accepted, at once."""
+    dsn = "host=127.0.0.1 port={} user=nobody dbname=nothing".format(free_port())
+    measured = check(submit(hook_config(tmp_path, dsn, pause), count), figures,
+                     "connection refused (nothing listening)", pause)
+    assert measured["predicted_pct"] == 0
+
+
+@pause_modes
+@pytest.mark.parametrize("count", SUBMISSIONS)
+def test_login_refused_by_the_server(own_db, tmp_path, figures, pause, count):
+    """The server refuses the login (a NOLOGIN role): every submission accepted, at once."""
+    dsn = dsn_for(own_db, "softwalltime_reader")  # the group role itself may not log in
+    results = submit(hook_config(tmp_path, dsn, pause), count)
+    measured = check(results, figures, "connection refused by the server (login not allowed)", pause)
+    assert measured["predicted_pct"] == 0 and "not permitted to log in" in results[0].warnings[0]
+
+
+# --- locks and slow queries: a database of our own on the shared server ------------------
+
+@pytest.fixture(scope="module")
+def own_db(database):
+    """A throwaway database on the shared server, with alice's history."""
+    name = "swt_rel_hooks_{}_{}".format(os.getpid(), uuid.uuid4().hex[:8])
+    admin_execute("CREATE DATABASE " + name)
+    try:
+        init_schema(dsn_for(name))
+        seed_history(dsn_for(name))
+        yield name
+    finally:
+        admin_execute("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
+
+
+@pytest.fixture
+def table_locked(own_db):
+    """Another session holds ACCESS EXCLUSIVE on completed_jobs until the test ends."""
+    holder = psycopg2.connect(dsn_for(own_db))
+    with holder.cursor() as cursor:
+        cursor.execute("LOCK TABLE completed_jobs IN ACCESS EXCLUSIVE MODE")
+    yield
+    holder.rollback()
+    holder.close()
+
+
+@pause_modes
+@pytest.mark.parametrize("count", SUBMISSIONS)
+def test_completed_jobs_locked(own_db, table_locked, tmp_path, figures, pause, count):
+    """completed_jobs locked by another session: every submission accepted, at most the budget each."""
+    results = submit(hook_config(tmp_path, dsn_for(own_db, READER_LOGIN), pause), count)
+    check(results, figures, "lock held on completed_jobs", pause)
+    if PAUSES[pause] == 0:
+        assert_each_met_the_fault(results)
+
+
+@pytest.fixture
+def slow_reads(own_db):
+    """Row-level security makes every row the reader login reads cost a 5 s pg_sleep."""
+    conn = psycopg2.connect(dsn_for(own_db))
+    conn.autocommit = True
+    with conn.cursor() as cursor:
+        cursor.execute("ALTER TABLE completed_jobs ENABLE ROW LEVEL SECURITY")
+        cursor.execute("CREATE POLICY slow_reads ON completed_jobs FOR SELECT TO {} "
+                       "USING ((SELECT true FROM pg_sleep(5)))".format(READER_LOGIN))
+    yield
+    with conn.cursor() as cursor:
+        cursor.execute("DROP POLICY slow_reads ON completed_jobs")
+        cursor.execute("ALTER TABLE completed_jobs DISABLE ROW LEVEL SECURITY")
+    conn.close()
+
+
+@pause_modes
+@pytest.mark.parametrize("count", SUBMISSIONS)
+def test_query_slower_than_the_budget(own_db, slow_reads, tmp_path, figures, pause, count):
+    """The prediction query takes 5 s: every submission accepted, at most the budget each."""
+    results = submit(hook_config(tmp_path, dsn_for(own_db, READER_LOGIN), pause), count)
+    check(results, figures, "query slower than the budget (5 s)", pause)
+    if PAUSES[pause] == 0:
+        assert_each_met_the_fault(results)

@@ -57,6 +57,10 @@ class PrivateCluster:
         self.stop()
         self.start()
 
+    def reload(self):
+        """Make the running server read its config files again (pg_hba.conf, postgresql.conf)."""
+        self._run("pg_ctl", "-D", self.data, "reload")
+
     def _pids(self):
         with open(os.path.join(self.data, "postmaster.pid")) as pid_file:
             postmaster = int(pid_file.readline())

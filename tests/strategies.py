@@ -116,3 +116,64 @@ def scheduler_settings():
 
 simulated_predictors = st.sampled_from(["user", "v1", "v2", "v3", "recorded", "clairvoyant"])
 """Names in ``replay.predictors.PREDICTORS`` the simulation runs."""
+
+
+_NUMERIC_KEYS = ["start", "end", "ctime", "qtime", "etime", "Exit_status", "Resource_List.ncpus", "session",
+                 "run_count", "resources_used.ncpus"]
+_DURATION_KEYS = ["Resource_List.walltime", "Resource_List.soft_walltime", "resources_used.walltime"]
+_NAME_KEYS = ["user", "group", "project", "account", "jobname", "queue"]
+_SPEC_KEYS = ["Resource_List.select", "Resource_List.nodes", "exec_host", "exec_vnode"]
+
+
+def _pbs_quoted(value):
+    """A value as pbs_server writes it: quoted only when it holds an ASCII space."""
+    if " " not in value:
+        return value
+    return "'{}'".format(value) if '"' in value else '"{}"'.format(value)
+
+
+_numbers = st.one_of(st.integers(0, 2 * 10 ** 9), st.integers(-10 ** 40, 10 ** 40)).map(str)
+_durations = st.one_of(
+    st.tuples(st.integers(0, 10 ** 7), st.integers(0, 99), st.integers(0, 99)).map(
+        lambda hms: "{:02d}:{:02d}:{:02d}".format(*hms)),
+    st.integers(-10 ** 6, 10 ** 12).map(str), st.text(_TEXT, max_size=10))
+_field_values = {
+    "number": st.one_of(_numbers, st.text(_TEXT, max_size=6)),
+    "duration": _durations,
+    "name": st.one_of(hostile_names, st.text(st.characters(blacklist_characters="\n\r"), max_size=12)),
+    "spec": st.from_regex(r"[0-9]{0,3}(:[a-z]{1,5}=[0-9a-z]{0,4}){0,3}(\+[0-9]:ncpus=[0-9])?", fullmatch=True),
+}
+
+
+@st.composite
+def _accounting_field(draw):
+    kind = draw(st.sampled_from(sorted(_field_values)))
+    key = draw(st.sampled_from({"number": _NUMERIC_KEYS, "duration": _DURATION_KEYS, "name": _NAME_KEYS,
+                                "spec": _SPEC_KEYS}[kind]))
+    return key, _pbs_quoted(draw(_field_values[kind]))
+
+
+@st.composite
+def accounting_lines(draw):
+    """One accounting-log line as bytes: a record with arbitrary values, sometimes damaged."""
+    timestamp = draw(st.one_of(st.just("04/10/2026 12:00:05"), st.text(_TEXT, max_size=20)))
+    record_type = draw(st.sampled_from(["E", "E", "E", "Q", "S", "D", "R", "EE", "", "é"]))
+    job_id = draw(st.one_of(st.from_regex(r"[0-9]{1,5}(\[[0-9]{0,3}\])?(\.[a-zé]{1,5})?", fullmatch=True),
+                            st.text(_TEXT, max_size=8)))
+    fields = draw(st.lists(_accounting_field(), max_size=14))
+    if draw(st.booleans()):  # most E records worth the name have these
+        fields = [("user", "alice"), ("start", "1000"), ("end", draw(st.sampled_from(["900", "2000"])))] + fields
+    line = "{};{};{};{}".format(timestamp, record_type, job_id, " ".join("{}={}".format(*kv) for kv in fields))
+    data = line.encode("utf-8")
+    damage = draw(st.sampled_from(["none", "none", "none", "truncate", "bad byte", "nul"]))
+    if damage == "truncate":
+        data = data[:draw(st.integers(0, len(data)))]
+    elif damage != "none":
+        at = draw(st.integers(0, len(data)))
+        data = data[:at] + (b"\xff" if damage == "bad byte" else b"\x00") + data[at:]
+    return data.replace(b"\n", b" ")
+
+
+def accounting_logs(max_lines=40):
+    """A list of accounting-log lines (bytes, without their newline)."""
+    return st.lists(accounting_lines(), min_size=1, max_size=max_lines)

@@ -140,7 +140,8 @@ _durations = st.one_of(
 _field_values = {
     "number": st.one_of(_numbers, st.text(_TEXT, max_size=6)),
     "duration": _durations,
-    "name": st.one_of(hostile_names, st.text(st.characters(blacklist_characters="\n\r"), max_size=12)),
+    "name": st.one_of(hostile_names, st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"),
+                                             max_size=12)),
     "spec": st.from_regex(r"[0-9]{0,3}(:[a-z]{1,5}=[0-9a-z]{0,4}){0,3}(\+[0-9]:ncpus=[0-9])?", fullmatch=True),
 }
 
@@ -176,4 +177,4 @@ def accounting_lines(draw):
 
 def accounting_logs(max_lines=40):
     """A list of accounting-log lines (bytes, without their newline)."""
-    return st.lists(accounting_lines(), min_size=1, max_size=max_lines)
+    return st.lists(accounting_lines(), min_size=5, max_size=max_lines)

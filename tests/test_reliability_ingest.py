@@ -27,7 +27,7 @@ from conftest import admin_execute, dsn_for
 from predictor.schema import init_schema
 from reliability import figures, predictor_cli, rejections, sizes
 
-KILLS = sizes((10, 300), (100, 1500))
+KILLS = sizes((10, 300), (100, 4000))
 """(kills, jobs per daily file)."""
 FILES = 3
 CHUNK_LINES = 200
@@ -208,7 +208,8 @@ def test_killed_at_random_instants_then_restarted(own_db, tmp_path, figures, kil
         assert restart.wait(timeout=600) in (0, 1)
         reported |= set(rejections(stderr_of(restart)))
         assert snapshot(dsn) == clean, "trial {}: the table or the progress differs from a clean load".format(trial)
-        assert reported == bad_lines, "trial {}: bad lines reported {} != {}".format(trial, len(reported), len(bad_lines))
+        assert reported == bad_lines, "trial {}: {} bad lines reported, not {}".format(
+            trial, len(reported), len(bad_lines))
     orphans = sum(len(leftover_processes(process)) for process in killed)  # workers exit once their pipe closes
     for process in killed:
         kill_group(process)

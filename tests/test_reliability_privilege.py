@@ -190,7 +190,7 @@ def test_password_works_when_right(scram):
 
 @pytest.mark.usefixtures("fresh_pbs_server")
 def test_hook_log_lines_hold_no_password(scram, tmp_path, secret_free):
-    """Every way the DSN can fail: the four hooks accept the job and no log line holds the password."""
+    """Every way the DSN can fail: queuejob and jobobit accept the job; no log line holds the password."""
     for name, dsn in bad_dsns(scram).items():
         config = write_config(tmp_path, name="{}.json".format(uuid.uuid4().hex), reader_dsn=dsn, writer_dsn=dsn,
                               budget_s=1.0)

@@ -92,8 +92,9 @@ def _parse_quoted(body):
             return fields
         end = _token_end(body, pos)
         key, sep, value = body[pos:end].partition("=")
-        if sep and value[:1] in ("'", '"'):
-            value, end = _quoted_value(body, key, pos + len(key) + 1)
+        quoted = _quoted_value(body, pos + len(key) + 1) if sep and value[:1] in ("'", '"') else None
+        if quoted is not None:
+            value, end = quoted
         _store(fields, key, sep, value, body[pos:end])
         pos = end
 
@@ -103,13 +104,16 @@ def _token_end(body, pos):
     return end if end >= 0 else len(body)
 
 
-def _quoted_value(body, key, start):
+def _quoted_value(body, start):
+    """``(value, end)`` of the quoted value at ``start``, or None if it is not one.
+
+    pbs_server writes a value without spaces as it is, even one that starts
+    with a quote (a job named ``"x``): such a value is the plain token.
+    """
     quote = body[start]
     close = body.find(quote, start + 1)
-    if close == -1:
-        raise AccountingError("unterminated {} quote".format(quote), key)
-    if close + 1 < len(body) and body[close + 1] != " ":
-        raise AccountingError("text after the closing quote", key)
+    if close == -1 or (close + 1 < len(body) and body[close + 1] != " "):
+        return None
     return body[start + 1:close], close + 1
 
 

@@ -199,8 +199,10 @@ def _missing_separators(rng, record):
 
 
 def _unbalanced_quote(rng, record):
+    # A quote opened around a value with a space and never closed: pbs_server never
+    # writes that (a value without spaces, even one starting with a quote, is raw).
     index = rng.randrange(len(record.tokens))
-    tokens = record.replaced(index, rng.choice(['"', "'"]) + record.tokens[index].partition("=")[2])
+    tokens = record.replaced(index, rng.choice(['"', "'"]) + record.tokens[index].partition("=")[2] + " unclosed")
     return record.text(tokens=tokens), _if_end(record)
 
 

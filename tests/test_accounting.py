@@ -59,6 +59,12 @@ def test_unquoted_value_with_quote_inside():
     assert parse_fields("jobname=it's user=o'brien") == {"jobname": "it's", "user": "o'brien"}
 
 
+@pytest.mark.parametrize("raw", ['"x', "'x", '"a"b', "'it's'x"])
+def test_unquoted_value_starting_with_quote(raw):
+    """A value without spaces is written raw even when it starts with a quote."""
+    assert parse_fields("jobname={} queue=workq".format(raw)) == {"jobname": raw, "queue": "workq"}
+
+
 def test_value_with_equals_sign():
     """Only the first '=' separates key from value."""
     assert parse_fields("Resource_List.select=1:ncpus=4") == {"Resource_List.select": "1:ncpus=4"}
@@ -124,8 +130,6 @@ def test_project_falls_back_to_account():
     (end_record(**{"Resource_List.ncpus": "-1"}), "Resource_List.ncpus"),
     (end_record(start="1" * 30), "start"),
     (end_record() + " user=bob", "user"),
-    (end_record(jobname='"open'), "jobname"),
-    (end_record(jobname='"a"b'), "jobname"),
     (end_record(**{"Resource_List.ncpus": None, "Resource_List.select": "1:ncpus=x"}), "Resource_List.select"),
     ("4/10/2026 12:00:05;E;1.svr;user=a", "timestamp"),
     ("04/10/2026 12:00:05;EE;1.svr;user=a", "record type"),

@@ -21,6 +21,7 @@ __all__ = ["AccountingRecord", "parse_record", "parse_fields", "completed_job", 
 _TIMESTAMP = re.compile(r"[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}")
 _INTEGER = re.compile(r"-?[0-9]+")
 _DIGITS = re.compile(r"[0-9]+")
+_HMS = re.compile(r"([0-9]{1,9}):([0-5][0-9]):([0-5][0-9])")  # how pbs_server writes durations
 _MAX_EPOCH = 10 ** 11          # year ~5138: anything larger is corruption
 _MAX_INT32 = 2 ** 31 - 1       # integer columns (durations, ncpus, exit status)
 
@@ -135,13 +136,22 @@ def _duration(fields, key):
     text = fields.get(key)
     if text is None:
         return None
-    try:
-        seconds = parse_duration(text)
-    except ValueError:
-        raise AccountingError("not a duration [[HH:]MM:]SS: {!r}".format(text[:40]), key) from None
+    match = _HMS.fullmatch(text)
+    if match is not None:  # the usual form, read without the general parser
+        hours, minutes, seconds = match.groups()
+        seconds = int(hours) * 3600 + int(minutes) * 60 + int(seconds)
+    else:
+        seconds = _any_duration(text, key)
     if seconds > _MAX_INT32:
         raise AccountingError("too long: {!r}".format(text[:40]), key)
     return seconds
+
+
+def _any_duration(text, key):
+    try:
+        return parse_duration(text)
+    except ValueError:
+        raise AccountingError("not a duration [[HH:]MM:]SS: {!r}".format(text[:40]), key) from None
 
 
 def _chunk_ncpus(chunk, key, resource, default_count):

@@ -6,6 +6,7 @@ last E record of a job wins) with the rejected lines, ready for the one
 process that talks to the database.
 """
 
+import re
 from typing import List, NamedTuple, Tuple
 
 from .accounting import completed_job, parse_fields, parse_record
@@ -63,8 +64,13 @@ def _copy_value(value):
     return str(value)
 
 
+_SPECIAL = re.compile(r"[\\\t\n\r]")
+
+
 def copy_line(values):
     """One row in PostgreSQL's COPY text format."""
+    if _SPECIAL.search("".join([value for value in values if value.__class__ is str])) is None:
+        return "\t".join(["\\N" if value is None else str(value) for value in values]) + "\n"
     return "\t".join(map(_copy_value, values)) + "\n"
 
 

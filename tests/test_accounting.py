@@ -194,3 +194,11 @@ def test_arbitrary_text_only_raises_accounting_error(text):
         completed_job(record, parse_fields(record.body))
     except AccountingError:
         pass
+
+
+@given(st.integers(0, 596000), st.integers(0, 59), st.integers(0, 59))
+def test_hms_fast_path_agrees_with_general_parser(hours, minutes, seconds):
+    """The HH:MM:SS fast path reads durations as parse_duration does, in every spelling."""
+    for text in ("{}:{:02d}:{:02d}".format(hours, minutes, seconds), "{}:{}:{}".format(hours, minutes, seconds)):
+        job = job_of(end_record(**{"Resource_List.walltime": text}))
+        assert job.walltime_s == hours * 3600 + minutes * 60 + seconds

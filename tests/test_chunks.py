@@ -26,3 +26,8 @@ def test_copy_line_escapes_and_nulls():
 def test_crlf_lines_accepted():
     """A line ending in CRLF parses like one ending in LF."""
     assert parse_chunk([E("1.s", 200).encode() + b"\r"], 1).jobs == 1
+
+
+def test_copy_line_plain_values_unchanged():
+    """Without special characters, values are written as they are (fast path)."""
+    assert copy_line(("1.svr", "alice", None, 0, -29)) == "1.svr\talice\t\\N\t0\t-29\n"

@@ -6,7 +6,7 @@ ascending (``job`` is a ``QueuedJob``); ``static`` says the key ignores
 cycle. Every key ends with the job's index, so no two jobs tie.
 """
 
-from typing import Callable, NamedTuple, Optional
+from typing import Callable, NamedTuple
 
 __all__ = ["QueuedJob", "Policy", "POLICIES", "fifo", "shortest_soft_walltime_first", "wfp"]
 

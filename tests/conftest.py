@@ -11,15 +11,13 @@ import uuid
 from typing import NamedTuple
 
 import psycopg2
-import psycopg2.extensions
 import pytest
 from hypothesis import HealthCheck, settings
 
 from predictor.schema import init_schema
 
-ADMIN_DSN = os.environ.get("PBS_SOFTWALLTIME_TEST_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
-READER_LOGIN = "softwalltime_test_reader"
-WRITER_LOGIN = "softwalltime_test_writer"
+from pgadmin import ADMIN_DSN, READER_LOGIN, WRITER_LOGIN, admin_execute, dsn_for, ensure_login  # noqa: F401
+
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
@@ -34,33 +32,6 @@ class TestDatabase(NamedTuple):
     writer_dsn: str
 
 
-def dsn_for(dbname, user=None):
-    params = psycopg2.extensions.parse_dsn(ADMIN_DSN)
-    params["dbname"] = dbname
-    if user:
-        params["user"] = user
-    return psycopg2.extensions.make_dsn(**params)
-
-
-def admin_execute(*statements):
-    conn = psycopg2.connect(ADMIN_DSN, connect_timeout=5)
-    conn.autocommit = True
-    try:
-        with conn.cursor() as cursor:
-            for statement in statements:
-                cursor.execute(statement)
-    finally:
-        conn.close()
-
-
-def _ensure_login(name, group):
-    admin_execute(
-        "DO $$ BEGIN CREATE ROLE {} LOGIN IN ROLE {}; "
-        "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$".format(name, group),
-        "GRANT {} TO {}".format(group, name),
-    )
-
-
 @pytest.fixture(scope="session")
 def database():
     """The run's database with the schema applied; dropped at the end."""
@@ -71,8 +42,8 @@ def database():
         pytest.fail("PostgreSQL is needed for this test and is unreachable at {!r}: {}".format(ADMIN_DSN, err))
     try:
         init_schema(dsn_for(name))
-        _ensure_login(READER_LOGIN, "softwalltime_reader")
-        _ensure_login(WRITER_LOGIN, "softwalltime_writer")
+        ensure_login(READER_LOGIN, "softwalltime_reader")
+        ensure_login(WRITER_LOGIN, "softwalltime_writer")
         yield TestDatabase(name, dsn_for(name), dsn_for(name, READER_LOGIN), dsn_for(name, WRITER_LOGIN))
     finally:
         admin_execute("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))

@@ -31,7 +31,7 @@ import re
 import signal
 import sys
 import time
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Tuple
 
 # Event types: the HOOK_EVENT_* values of src/include/hook.h.
 QUEUEJOB = 0x01

@@ -16,14 +16,13 @@ import tempfile
 import uuid
 
 import psycopg2
-import psycopg2.extensions
 
 import pbs_standin as pbs
+from pgadmin import READER_LOGIN, WRITER_LOGIN, admin_execute, dsn_for, ensure_login
 from predictor.jobs import CompletedJob
 from predictor.pgstore import PgHistory
 from predictor.schema import init_schema
 
-ADMIN_DSN = os.environ.get("PBS_SOFTWALLTIME_TEST_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOOKS = os.path.join(ROOT, "hooks")
 BUDGET_S = 0.5
@@ -36,33 +35,12 @@ def check(name, condition, detail=""):
         failures.append(name)
 
 
-def dsn_for(dbname, user=None):
-    params = psycopg2.extensions.parse_dsn(ADMIN_DSN)
-    params["dbname"] = dbname
-    if user:
-        params["user"] = user
-    return psycopg2.extensions.make_dsn(**params)
-
-
-def admin(*statements):
-    conn = psycopg2.connect(ADMIN_DSN, connect_timeout=5)
-    conn.autocommit = True
-    try:
-        with conn.cursor() as cursor:
-            for statement in statements:
-                cursor.execute(statement)
-    finally:
-        conn.close()
-
-
 def create_database(name):
-    admin("CREATE DATABASE " + name)
+    admin_execute("CREATE DATABASE " + name)
     init_schema(dsn_for(name))
-    for login, group in (("softwalltime_test_reader", "softwalltime_reader"),
-                         ("softwalltime_test_writer", "softwalltime_writer")):
-        admin("DO $$ BEGIN CREATE ROLE {} LOGIN IN ROLE {}; EXCEPTION WHEN duplicate_object OR unique_violation "
-              "THEN NULL; END $$".format(login, group), "GRANT {} TO {}".format(group, login))
-    return dsn_for(name, "softwalltime_test_reader"), dsn_for(name, "softwalltime_test_writer")
+    ensure_login(READER_LOGIN, "softwalltime_reader")
+    ensure_login(WRITER_LOGIN, "softwalltime_writer")
+    return dsn_for(name, READER_LOGIN), dsn_for(name, WRITER_LOGIN)
 
 
 def write_config(directory, **settings):
@@ -162,7 +140,7 @@ def main():
     finally:
         from predictor import pbshook
         pbshook.reset()
-        admin("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
+        admin_execute("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
     print("{} check(s) failed".format(len(failures)) if failures else "all checks passed")
     return 1 if failures else 0
 

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import uuid
 
 import psycopg2
 import pytest
@@ -24,10 +23,10 @@ import pytest
 import pbs_standin as pbs
 from predictor.jobs import CompletedJob
 from predictor.pgstore import PgHistory
-from predictor.schema import init_schema
 
-from conftest import READER_LOGIN, admin_execute, dsn_for
-from hookenv import EVENTS, HOOKS_DIR, finished_job, fresh_pbs_server, full_job, run, write_config
+from conftest import READER_LOGIN, dsn_for
+from dbfaults import slow_reads, throwaway_database  # noqa: F401 (slow_reads is a fixture)
+from hookenv import HOOKS_DIR, finished_job, fresh_pbs_server, full_job, run, write_config
 from pgcluster import PrivateCluster, free_port
 
 pytestmark = pytest.mark.usefixtures("fresh_pbs_server")
@@ -161,19 +160,17 @@ def test_qalter_lowering_walltime_still_succeeds_when_database_is_down(tmp_path)
 
 # --- a database of our own on the shared server: locks and slow queries -------------
 
+def _two_jobs_of_alice(dsn):
+    with PgHistory(dsn, read_only=False) as store:
+        store.add(CompletedJob("1.svr", "alice", runtime_s=600, end_time=1000, walltime_s=3600))
+        store.add(CompletedJob("6.svr", "alice", runtime_s=600, end_time=1001, walltime_s=3600))
+
+
 @pytest.fixture(scope="module")
 def own_db(database):
     """A throwaway database on the shared server (the session fixture made the login roles)."""
-    name = "swt_faults_{}_{}".format(os.getpid(), uuid.uuid4().hex[:8])
-    admin_execute("CREATE DATABASE " + name)
-    try:
-        init_schema(dsn_for(name))
-        with PgHistory(dsn_for(name), read_only=False) as store:
-            store.add(CompletedJob("1.svr", "alice", runtime_s=600, end_time=1000, walltime_s=3600))
-            store.add(CompletedJob("6.svr", "alice", runtime_s=600, end_time=1001, walltime_s=3600))
+    with throwaway_database("swt_faults", _two_jobs_of_alice) as name:
         yield name
-    finally:
-        admin_execute("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
 
 
 @pytest.fixture
@@ -216,22 +213,6 @@ def test_database_asked_again_after_the_pause(holder, tmp_path, own_db):
     time.sleep(0.3)
     again = run("queuejob", pbs.queuejob_event("alice", {"walltime": 7200}), config)
     assert "soft_walltime" in again.resources and again.warnings == []
-
-
-@pytest.fixture
-def slow_reads(own_db):
-    """Row-level security makes every row the reader role reads cost a 5 s pg_sleep."""
-    conn = psycopg2.connect(dsn_for(own_db))
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute("ALTER TABLE completed_jobs ENABLE ROW LEVEL SECURITY")
-        cursor.execute("CREATE POLICY slow_reads ON completed_jobs FOR SELECT TO {} "
-                       "USING ((SELECT true FROM pg_sleep(5)))".format(READER_LOGIN))
-    yield
-    with conn.cursor() as cursor:
-        cursor.execute("DROP POLICY slow_reads ON completed_jobs")
-        cursor.execute("ALTER TABLE completed_jobs DISABLE ROW LEVEL SECURITY")
-    conn.close()
 
 
 def test_query_slower_than_the_budget(own_config, slow_reads, record_property):

@@ -20,7 +20,6 @@ import time
 import psycopg2
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from predictor.accounting import completed_job, parse_fields, parse_record
 from predictor.errors import AccountingError
@@ -29,7 +28,7 @@ from replay.convert import convert
 from replay.readers import load_trace
 
 from conftest import empty_tables
-from fuzzlines import ANY, IGNORED, OPENPBS_RECORDS, REJECT, REJECT_IF_END, SAME, pbs_mutants, swf_mutants
+from fuzzlines import IGNORED, OPENPBS_RECORDS, REJECT, REJECT_IF_END, SAME, pbs_mutants, swf_mutants
 from reliability import figures, predictor_cli, rejections, sizes
 from strategies import accounting_logs
 

@@ -10,18 +10,15 @@ fault). Measured per fault: share accepted (goal 100 %), share rejected (goal
 budget (goal <= budget + 10 %). N is 200 in the full form (``-m slow``).
 """
 
-import os
-import uuid
-
 import psycopg2
 import pytest
 
 import pbs_standin as pbs
 from predictor.jobs import CompletedJob
 from predictor.pgstore import PgHistory
-from predictor.schema import init_schema
 
-from conftest import READER_LOGIN, admin_execute, dsn_for
+from conftest import READER_LOGIN, dsn_for
+from dbfaults import slow_reads, throwaway_database  # noqa: F401 (slow_reads is a fixture)
 from hookenv import fresh_pbs_server, run, write_config
 from pgcluster import PrivateCluster, free_port
 from reliability import figures, percentile, sizes
@@ -185,14 +182,8 @@ def test_login_refused_by_the_server(own_db, tmp_path, figures, pause, count):
 @pytest.fixture(scope="module")
 def own_db(database):
     """A throwaway database on the shared server, with alice's history."""
-    name = "swt_rel_hooks_{}_{}".format(os.getpid(), uuid.uuid4().hex[:8])
-    admin_execute("CREATE DATABASE " + name)
-    try:
-        init_schema(dsn_for(name))
-        seed_history(dsn_for(name))
+    with throwaway_database("swt_rel_hooks", seed_history) as name:
         yield name
-    finally:
-        admin_execute("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
 
 
 @pytest.fixture
@@ -214,22 +205,6 @@ def test_completed_jobs_locked(own_db, table_locked, tmp_path, figures, pause, c
     check(results, figures, "lock held on completed_jobs", pause)
     if PAUSES[pause] == 0:
         assert_each_met_the_fault(results)
-
-
-@pytest.fixture
-def slow_reads(own_db):
-    """Row-level security makes every row the reader login reads cost a 5 s pg_sleep."""
-    conn = psycopg2.connect(dsn_for(own_db))
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute("ALTER TABLE completed_jobs ENABLE ROW LEVEL SECURITY")
-        cursor.execute("CREATE POLICY slow_reads ON completed_jobs FOR SELECT TO {} "
-                       "USING ((SELECT true FROM pg_sleep(5)))".format(READER_LOGIN))
-    yield
-    with conn.cursor() as cursor:
-        cursor.execute("DROP POLICY slow_reads ON completed_jobs")
-        cursor.execute("ALTER TABLE completed_jobs DISABLE ROW LEVEL SECURITY")
-    conn.close()
 
 
 @pause_modes

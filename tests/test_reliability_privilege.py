@@ -22,7 +22,7 @@ import pytest
 
 import pbs_standin as pbs
 from predictor.errors import PredictorError
-from predictor.pgstore import PgHistory, session_dsn
+from predictor.pgstore import PgHistory
 from predictor.schema import init_schema
 
 from hookenv import finished_job, fresh_pbs_server, run, write_config

@@ -7,16 +7,10 @@ from hypothesis import strategies as st
 from predictor.accounting import completed_job, parse_fields, parse_record
 from predictor.errors import AccountingError
 
+from fuzzlines import OPENPBS_RECORDS
+
 # Written by an OpenPBS 23.06 server (../shared/pbs-facts.md).
-REAL_E = (
-    "11/22/2026 10:35:23;E;1.pbshost;user=pbsuser group=pbsuser project=_pbs_project_default jobname=STDIN "
-    "queue=workq ctime=1795343716 qtime=1795343716 etime=1795343716 start=1795343716 exec_host=pbshost/1 "
-    "exec_vnode=(pbshost:ncpus=1) Resource_List.ncpus=1 Resource_List.nodect=1 Resource_List.place=pack "
-    "Resource_List.select=1:ncpus=1 Resource_List.soft_walltime=00:05:00 Resource_List.walltime=00:10:00 "
-    "session=8015 end=1795343723 Exit_status=0 resources_used.cpupercent=0 resources_used.cput=00:00:00 "
-    "resources_used.mem=0kb resources_used.ncpus=1 resources_used.vmem=0kb resources_used.walltime=00:00:05 "
-    "run_count=1"
-)
+REAL_E = next(record for record in OPENPBS_RECORDS if ";E;1.pbshost;" in record)
 
 
 def end_record(job_id="42.svr", **fields):

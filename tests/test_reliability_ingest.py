@@ -334,15 +334,20 @@ def reference(dsn, writer_dsn, tmp_path, *versions):
     return rows
 
 
+def two_days(tmp_path, jobs=200):
+    """The texts of a two-day log set, and an empty accounting directory to follow."""
+    source = tmp_path / "source"
+    source.mkdir()
+    write_log_set(source, jobs)
+    logs = tmp_path / "accounting"
+    logs.mkdir()
+    return (source / "20260410").read_text(), (source / "20260411").read_text(), logs
+
+
 def test_follow_across_a_new_days_file(own_db, tmp_path, figures):
     """Lines appended (one in two writes) and the next day's file appearing are all loaded, once."""
     _, dsn, writer_dsn = own_db
-    source = tmp_path / "source"
-    source.mkdir()
-    write_log_set(source, 200)
-    day1, day2 = (source / "20260410").read_text(), (source / "20260411").read_text()
-    logs = tmp_path / "accounting"
-    logs.mkdir()
+    day1, day2, logs = two_days(tmp_path)
     reset(dsn)
     expected = reference(dsn, writer_dsn, tmp_path, day1 + day2)  # same jobs, whatever the file
     (logs / "20260410").write_text(day1[:len(day1) // 3])
@@ -362,13 +367,8 @@ def test_follow_across_a_new_days_file(own_db, tmp_path, figures):
 def test_follow_a_file_truncated_in_place(own_db, tmp_path, figures):
     """copytruncate: the followed file emptied and written again is read from its start; nothing lost."""
     _, dsn, writer_dsn = own_db
-    source = tmp_path / "source"
-    source.mkdir()
-    write_log_set(source, 200)
-    old, new = (source / "20260410").read_text(), (source / "20260411").read_text()
+    old, new, logs = two_days(tmp_path)
     expected = reference(dsn, writer_dsn, tmp_path, old, new)
-    logs = tmp_path / "accounting"
-    logs.mkdir()
     path = logs / "20260410"
     path.write_text(old)
     process = follow(writer_dsn, logs, tmp_path)
@@ -385,17 +385,12 @@ def test_follow_a_file_truncated_in_place(own_db, tmp_path, figures):
 def test_follow_a_file_replaced_by_an_edited_copy(own_db, tmp_path, figures):
     """A file replaced (rename over it) by a copy with the same first line and an edited middle is read again."""
     _, dsn, writer_dsn = own_db
-    source = tmp_path / "source"
-    source.mkdir()
-    write_log_set(source, 200)
-    old = (source / "20260410").read_text()
+    old, next_day, logs = two_days(tmp_path)
     lines = old.splitlines(True)
     edited_at = next(i for i in range(len(lines) // 2, len(lines)) if ";E;" in lines[i] and "end=" in lines[i])
     lines[edited_at] = lines[edited_at].replace("resources_used.walltime=", "resources_used.walltime=1")
-    new = "".join(lines) + (source / "20260411").read_text()
+    new = "".join(lines) + next_day
     expected = reference(dsn, writer_dsn, tmp_path, old, new)
-    logs = tmp_path / "accounting"
-    logs.mkdir()
     path = logs / "20260410"
     path.write_text(old)
     process = follow(writer_dsn, logs, tmp_path)

@@ -15,8 +15,8 @@ import time
 import uuid
 
 import psycopg2
-import psycopg2.extensions
 
+from hook_latency import admin, dsn_with  # same directory
 from predictor.chunks import parse_chunk
 from predictor.ingest import Ingester
 from predictor.logfile import LogFile
@@ -72,16 +72,6 @@ def ingest(dsn, directory, workers):
         conn.close()
 
 
-def admin(sql):
-    conn = psycopg2.connect(ADMIN_DSN)
-    conn.autocommit = True
-    try:
-        with conn.cursor() as cursor:
-            cursor.execute(sql)
-    finally:
-        conn.close()
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1000000)
@@ -90,9 +80,7 @@ def main():
                         help="worker-process counts to measure, each into a fresh table")
     args = parser.parse_args()
     name = "swt_bench_" + uuid.uuid4().hex[:8]
-    params = psycopg2.extensions.parse_dsn(ADMIN_DSN)
-    params["dbname"] = name
-    dsn = psycopg2.extensions.make_dsn(**params)
+    dsn = dsn_with(ADMIN_DSN, dbname=name)
     with tempfile.TemporaryDirectory() as directory:
         write_logs(directory, args.records, args.files)
         size_mb = sum(os.path.getsize(os.path.join(directory, n)) for n in os.listdir(directory)) / 1e6
@@ -107,14 +95,14 @@ def main():
 
 def ingest_fresh(dsn, name, directory, workers):
     """Ingest into a new database, then again (nothing new): both stats and times."""
-    admin("CREATE DATABASE " + name)
+    admin(ADMIN_DSN, "CREATE DATABASE " + name)
     try:
         init_schema(dsn)
         stats, ingest_s = ingest(dsn, directory, workers)
         again, again_s = ingest(dsn, directory, workers)
         return stats, ingest_s, again, again_s
     finally:
-        admin("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
+        admin(ADMIN_DSN, "DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
 
 if __name__ == "__main__":
     main()

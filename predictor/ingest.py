@@ -89,14 +89,33 @@ class _Chunk(collections.namedtuple("_Chunk", "lines first_line_no end_offset re
 
 
 def _worker_signals():
-    """In a worker: die at once on SIGTERM, as Pool.terminate expects, and leave Ctrl-C to the main process.
+    """In a worker: die at once on SIGTERM, as Pool.terminate expects, leave Ctrl-C to the main process,
+    and die with the main process.
 
     A worker inherits the main process's handlers; the CLI's SIGTERM -> sys.exit
     made a terminated worker start a clean exit that could block for ever on a
-    queue lock the terminating pool holds, and ``close()`` with it.
+    queue lock the terminating pool holds, and ``close()`` with it. A worker
+    that outlived a killed ingester printed a BrokenPipeError traceback when it
+    tried to return its chunk.
     """
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+
+
+def _die_with_parent():
+    """Linux: SIGKILL this process when its parent dies (elsewhere a worker exits once its pipe closes)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(0)
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 class Ingester:

@@ -188,7 +188,11 @@ def completed_job(record, fields):
     """The ``CompletedJob`` of an E record, or None for an E that is not a run.
 
     Not a run: a job-array parent (``123[].svr``, whose subjobs are the runs)
-    and an E record without ``start`` (the job never started).
+    and an E record without ``start``, or with ``start=0`` and no
+    ``resources_used.walltime`` (the job never started: ``qdel -W force`` of a
+    job that had not started writes such a record). A converted trace whose
+    first job starts at the epoch keeps its ``start=0`` run: its E record says
+    how long the job ran.
     """
     if "[]" in record.job_id or "start" not in fields:
         return None
@@ -196,6 +200,8 @@ def completed_job(record, fields):
     if not user:
         raise AccountingError("missing", "user")
     start = _integer(fields, "start", 0, _MAX_EPOCH, required=True)
+    if start == 0 and "resources_used.walltime" not in fields:
+        return None
     end = _integer(fields, "end", 0, _MAX_EPOCH, required=True)
     if end < start:
         raise AccountingError("before start ({} < {})".format(end, start), "end")

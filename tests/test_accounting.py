@@ -93,6 +93,20 @@ def test_end_without_start_is_not_a_run():
     assert job_of(end_record(start=None)) is None
 
 
+# Written by an OpenPBS 23.06 server for `qdel -W force` of a job that had not started.
+FORCE_DELETED_BEFORE_START = (
+    "11/23/2026 11:38:20;E;11.pbshost;user=pbsuser group=pbsuser project=_pbs_project_default jobname=STDIN "
+    "queue=workq ctime=1795433900 qtime=1795433900 etime=1795433900 start=0 exec_host=pbshost/0 "
+    "exec_vnode=(pbshost:ncpus=1) Resource_List.ncpus=1 Resource_List.nodect=1 Resource_List.place=pack "
+    "Resource_List.select=1:ncpus=1 Resource_List.walltime=00:01:00 session=0 end=1795433900 Exit_status=265 "
+    "run_count=1")
+
+
+def test_end_with_start_zero_is_not_a_run():
+    """start=0 (a job force-deleted before it started) is not a run of 1.8e9 s."""
+    assert job_of(FORCE_DELETED_BEFORE_START) is None
+
+
 def test_killed_at_walltime_keeps_true_runtime():
     """Exit_status -29 with runtime past the walltime is kept as logged."""
     job = job_of(end_record(Exit_status="-29", **{"resources_used.walltime": "02:00:07"}))

@@ -1,9 +1,9 @@
 """Load: concurrent prediction clients against a big completed_jobs table.
 
-Each client is a process of its own with one ``PgHistory`` (the hooks' store:
-one cached connection, a 2 s budget per call) asking for random users'
-predictions (v3: the newest 15 jobs) in a loop, all clients for the same
-``--seconds``. Reports predictions per second, latency p50 / p99 / max and
+Each client is a process of its own with one ``HookHistory`` (the hooks' store
+and driver, pg8000: one cached connection, a 2 s budget per call) asking for
+random users' predictions (v3: the newest 15 jobs) in a loop, all clients for
+the same ``--seconds``. Reports predictions per second, latency p50 / p99 / max and
 every error. The rows are loaded server-side with benchmarks/hook_latency.py's
 generate_series loader (``--rows`` jobs of ``--users`` users).
 
@@ -24,6 +24,8 @@ import sys
 import time
 import uuid
 
+import pg8000
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from hook_latency import admin, database_exists, dsn_with, load  # noqa: E402  (same directory)
@@ -31,8 +33,9 @@ from predictor.algorithms import make_algorithm  # noqa: E402
 from predictor.errors import PredictorError  # noqa: E402
 from predictor.history import predict  # noqa: E402
 from predictor.jobs import JobRequest  # noqa: E402
-from predictor.pgstore import PgHistory  # noqa: E402
 from predictor.schema import init_schema  # noqa: E402
+from predictor.server.dsn import connect_params  # noqa: E402
+from predictor.server.store import HookHistory  # noqa: E402
 
 DEFAULT_DSN = os.environ.get("PBS_SOFTWALLTIME_TEST_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
 
@@ -43,7 +46,7 @@ def _client(task):
     rng = random.Random(seed)
     algorithm = make_algorithm("v3")
     latencies, errors, empty = [], [], 0
-    with PgHistory(dsn, timeout_s=2.0) as store:
+    with HookHistory(connect_params(dsn), timeout_s=2.0) as store:
         store.recent("user0", 1)  # connected before the clock starts
         time.sleep(max(0.0, start_at - time.monotonic()))  # CLOCK_MONOTONIC is the same in every process
         end = start_at + seconds
@@ -111,7 +114,8 @@ def main():
         print("  database ready in {:.0f} s".format(time.monotonic() - started), file=sys.stderr)
         results = run_load(reader_dsn, args.users, args.clients, args.seconds)
         results["setup"] = {"rows": args.rows, "users": args.users, "algorithm": "v3 (window 15)",
-                            "cpus": os.cpu_count(), "python": sys.version.split()[0]}
+                            "cpus": os.cpu_count(), "driver": "pg8000 " + pg8000.__version__,
+                            "python": sys.version.split()[0]}
         print(json.dumps(results, indent=2))
     finally:
         if not args.keep:

@@ -1,79 +1,139 @@
-"""``python -m predictor``: db init, ingest, predict, hooks qmgr.
+"""``python -m predictor``: db init, db prune, ingest, predict, hooks qmgr, doctor.
 
 Errors are one line on stderr and a non-zero exit, never a traceback:
-0 success, 1 some accounting lines were rejected (the rest was loaded),
-2 an error stopped the command.
+0 success, 1 some accounting lines were rejected (the rest was loaded) or a
+doctor check failed, 2 an error stopped the command.
 """
 
 import argparse
+import math
 import os
 import signal
 import sys
 import time
 
-from .algorithms import make_algorithm
+from .algorithms import ALGORITHMS, make_algorithm
 from .durations import format_duration, parse_duration
-from .errors import PredictorError
+from .errors import ConfigError, PredictorError
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
 
 DSN_ENV = "PBS_SOFTWALLTIME_DSN"
+_MAX_TIMEOUT_S = 3600.0
 
 
 def _duration_arg(text):
     try:
-        return parse_duration(text)
+        seconds = parse_duration(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+    if seconds < 1:
+        raise argparse.ArgumentTypeError("must be at least 1 second, not {!r}".format(text))
+    return seconds
 
 
-def _add_dsn(parser):
+def _bounded(kind, low, high, what):
+    def convert(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("not {}: {!r}".format(what, text)) from None
+        if not (isinstance(value, int) or math.isfinite(value)) or not low <= value <= high:
+            raise argparse.ArgumentTypeError("must be within {:g}..{:g}, not {!r}".format(low, high, text))
+        return value
+    return convert
+
+
+def _add_dsn(parser, who):
     parser.add_argument("--dsn", default=os.environ.get(DSN_ENV),
-                        help="libpq connection string or URI (default: ${})".format(DSN_ENV))
+                        help="libpq connection string or URI of {} (default: ${})".format(who, DSN_ENV))
 
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m predictor", description="PBS soft-walltime predictor")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
-    db = commands.add_parser("db", help="database schema").add_subparsers(dest="db_command", metavar="ACTION")
+    _add_db(commands)
+    _add_ingest(commands)
+    _add_predict(commands)
+    _add_hooks(commands)
+    _add_doctor(commands)
+    return parser
+
+
+def _add_db(commands):
+    db = commands.add_parser("db", help="database schema and retention").add_subparsers(dest="db_command",
+                                                                                      metavar="ACTION")
     db.required = True
     init = db.add_parser("init", help="create or upgrade the schema and roles (idempotent)")
-    _add_dsn(init)
+    _add_dsn(init, "the database owner")
     init.add_argument("--sql-dir", help="directory of NNN_*.sql schema files (default: the installed ones)")
+    init.set_defaults(func=_db_init)
+    prune = db.add_parser("prune", help="delete completed jobs no predictor reads any more (safe from cron)")
+    _add_dsn(prune, "the database owner")
+    prune.add_argument("--older-than", required=True, metavar="DAYS", type=_bounded(int, 1, 100000, "whole days"),
+                       help="only rows of jobs that ended more than DAYS days ago")
+    prune.add_argument("--keep-per-user", metavar="N", type=_bounded(int, 1, 1000000, "a whole number"),
+                       help="keep every user's newest N jobs (default: 15, or the window of --config if larger)")
+    prune.add_argument("--config", help="the hooks' config: keep at least its algorithm's window per user")
+    prune.add_argument("--dry-run", action="store_true", help="count what would be deleted, delete nothing")
+    prune.set_defaults(func=_db_prune)
+
+
+def _add_ingest(commands):
     ingest = commands.add_parser("ingest", help="load PBS accounting logs into completed_jobs")
-    _add_dsn(ingest)
+    _add_dsn(ingest, "a role in softwalltime_writer")
     ingest.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
     ingest.add_argument("--follow", action="store_true", help="keep loading new lines and new files")
-    ingest.add_argument("--interval", type=float, default=5.0, help="seconds between --follow passes")
-    ingest.add_argument("--chunk-lines", type=int, default=10000, help="lines parsed and committed together")
-    ingest.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1),
+    ingest.add_argument("--interval", type=_bounded(float, 0.1, 86400, "seconds"), default=5.0,
+                        help="seconds between --follow passes (default 5)")
+    ingest.add_argument("--chunk-lines", type=_bounded(int, 1, 10 ** 7, "a whole number"), default=10000,
+                        help="lines parsed and committed together (default 10000)")
+    ingest.add_argument("--workers", type=_bounded(int, 0, 256, "a whole number"), default=min(4, os.cpu_count() or 1),
                         help="processes that parse lines (0: parse in the main process; default: up to 4)")
-    predict = commands.add_parser("predict", help="print the soft walltime a job would get")
-    _add_dsn(predict)
+    ingest.set_defaults(func=_ingest)
+
+
+def _add_predict(commands):
+    predict = commands.add_parser("predict", help="print the soft walltime a job would get, as the hooks compute it")
+    _add_dsn(predict, "a role in softwalltime_reader")
     predict.add_argument("--user", required=True)
-    predict.add_argument("--walltime", required=True, type=_duration_arg, help="[[HH:]MM:]SS")
-    predict.add_argument("--algorithm", default="v3", choices=["v1", "v2", "v3"])
-    predict.add_argument("--window", type=int, help="history window (default: the algorithm's)")
-    predict.add_argument("--reserve", type=int, help="reserve in seconds (v2, v3; default 900)")
-    predict.add_argument("--timeout", type=float, default=2.0, help="seconds for the whole query")
-    _add_hooks(commands)
-    return parser
+    predict.add_argument("--walltime", required=True, type=_duration_arg, help="[[HH:]MM:]SS, at least 1 s")
+    predict.add_argument("--algorithm", default="v3", choices=sorted(ALGORITHMS))
+    predict.add_argument("--window", type=_bounded(int, 1, 10000, "a whole number"),
+                         help="history window (default: the algorithm's)")
+    predict.add_argument("--reserve", type=_bounded(int, 0, 10 ** 7, "whole seconds"),
+                         help="reserve in seconds (v2, v3; default 900)")
+    predict.add_argument("--timeout", type=_bounded(float, 0.001, _MAX_TIMEOUT_S, "seconds"), default=2.0,
+                         help="seconds for connecting and querying together (default 2)")
+    predict.set_defaults(func=_predict)
 
 
 def _add_hooks(commands):
     hooks = commands.add_parser("hooks", help="PBS hooks").add_subparsers(dest="hooks_command", metavar="ACTION")
     hooks.required = True
-    qmgr = hooks.add_parser("qmgr", help="print the qmgr commands that install the hooks")
+    qmgr = hooks.add_parser("qmgr", help="print the qmgr commands that install, disable or remove the hooks")
     qmgr.add_argument("--config", help="the hooks' JSON config file, validated first (needed to install)")
     qmgr.add_argument("--jobobit-config", help="a separate config for jobobit, holding writer_dsn (default: --config)")
-    qmgr.add_argument("--hooks-dir", help="directory of queuejob.py ... jobobit.py (default: the installed ones)")
-    qmgr.add_argument("--prefix", help="hook names are PREFIX_<event> (default: softwalltime)")
-    qmgr.add_argument("--order", type=int, help="hook order, 1..1000, lower runs first (default: 900)")
+    qmgr.add_argument("--prefix", help="hook names are PREFIX and PREFIX_jobobit (default: softwalltime)")
+    qmgr.add_argument("--order", type=_bounded(int, 1, 1000, "a whole number"),
+                      help="hook order, 1..1000, lower runs first (default: 900)")
     qmgr.add_argument("--no-jobobit", action="store_true",
                       help="no jobobit hook (PBS without that event, e.g. OpenPBS < 22.05: use ingest --follow)")
-    qmgr.add_argument("--disable", action="store_true", help="print the commands that disable the hooks instead")
-    qmgr.add_argument("--uninstall", action="store_true", help="print the commands that delete the hooks instead")
+    actions = qmgr.add_mutually_exclusive_group()
+    actions.add_argument("--disable", action="store_true", help="print the commands that disable the hooks instead")
+    actions.add_argument("--uninstall", action="store_true", help="print the commands that delete the hooks instead")
+    qmgr.set_defaults(func=_hooks_qmgr)
+
+
+def _add_doctor(commands):
+    doctor = commands.add_parser("doctor", help="check a deployment before going live: config, database roles, "
+                                              "the hooks in PBS, the server's Python")
+    doctor.add_argument("--config", required=True, help="the predicting hook's JSON config")
+    doctor.add_argument("--jobobit-config", help="the jobobit hook's config, if separate")
+    doctor.add_argument("--prefix", help="hook names are PREFIX and PREFIX_jobobit (default: softwalltime)")
+    doctor.add_argument("--no-pbs", action="store_true", help="check the config and the database only")
+    doctor.set_defaults(func=_doctor)
 
 
 def _require_dsn(args):
@@ -82,10 +142,35 @@ def _require_dsn(args):
     return args.dsn
 
 
+def _psycopg2():
+    try:
+        import psycopg2
+    except ImportError:
+        raise PredictorError("this command needs psycopg2: install it with your distribution (python3-psycopg2) "
+                             "or pip install 'pbs-softwalltime[admin]'") from None
+    return psycopg2
+
+
 def _db_init(args):
+    _psycopg2()
     from .schema import init_schema
     applied = init_schema(_require_dsn(args), args.sql_dir)
     print("applied schema versions " + ", ".join(map(str, applied)) if applied else "schema is up to date")
+    return 0
+
+
+def _db_prune(args):
+    _psycopg2()
+    from .prune import DEFAULT_KEEP_PER_USER, prune
+    keep = args.keep_per_user or DEFAULT_KEEP_PER_USER
+    if args.config:
+        from .server.config import read_hook_config
+        keep = max(keep, read_hook_config(args.config).algorithm.window)
+    before = int(time.time()) - args.older_than * 86400
+    count = prune(_require_dsn(args), before, keep, dry_run=args.dry_run)
+    print("{} {} completed job(s) that ended before {} and are not among their user's newest {}".format(
+        "would delete" if args.dry_run else "deleted", count,
+        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(before)), keep))
     return 0
 
 
@@ -94,7 +179,7 @@ def _report_reject(path, line_no, message):
 
 
 def _ingest(args):
-    import psycopg2
+    psycopg2 = _psycopg2()
     from .ingest import Ingester
     from .pgstore import describe_error, session_dsn
     try:
@@ -121,9 +206,17 @@ def _ingest(args):
 
 
 def _predict(args):
-    from .pgstore import PgHistory
-    algorithm = make_algorithm(args.algorithm, args.window, args.reserve)
-    with PgHistory(_require_dsn(args), timeout_s=args.timeout) as store:
+    from .server.dsn import connect_params
+    from .server.store import HookHistory
+    try:
+        algorithm = make_algorithm(args.algorithm, args.window, args.reserve)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    try:
+        params = connect_params(_require_dsn(args))
+    except ConfigError as err:
+        raise ConfigError("--dsn: {}".format(err)) from None
+    with HookHistory(params, timeout_s=args.timeout) as store:
         history = store.recent(args.user, algorithm.window)
     soft = algorithm.predict(history, args.walltime)
     print("soft_walltime {} ({} s) for user {}, walltime {}, {} (window {}, reserve {} s)".format(
@@ -140,27 +233,39 @@ def _predict(args):
 def _hooks_qmgr(args):
     from . import qmgr
     with_jobobit, prefix = not args.no_jobobit, args.prefix or qmgr.DEFAULT_PREFIX
-    if args.uninstall:
-        lines = qmgr.uninstall_commands(prefix, with_jobobit)
-    elif args.disable:
-        lines = qmgr.disable_commands(prefix, with_jobobit)
+    if args.no_jobobit and args.jobobit_config:
+        raise ConfigError("--no-jobobit and --jobobit-config contradict each other: give one")
+    if args.disable or args.uninstall:
+        given = [option for option, value in (("--config", args.config), ("--jobobit-config", args.jobobit_config),
+                                              ("--order", args.order)) if value is not None]
+        if given:
+            raise ConfigError("{} has no effect with --{}: leave it out".format(
+                given[0], "disable" if args.disable else "uninstall"))
+        command = qmgr.disable_commands if args.disable else qmgr.uninstall_commands
+        lines = command(prefix, with_jobobit)
     elif not args.config:
-        raise PredictorError("give --config FILE.json: the hooks' config")
+        raise ConfigError("give --config FILE.json: the hooks' config")
     else:
         order = qmgr.DEFAULT_ORDER if args.order is None else args.order
-        hooks_dir = qmgr.check_hooks_dir(args.hooks_dir) if args.hooks_dir else qmgr.find_hooks_dir()
-        lines = qmgr.install_commands(args.config, hooks_dir, prefix, order, with_jobobit, args.jobobit_config)
+        lines = qmgr.install_commands(args.config, prefix, order, with_jobobit, args.jobobit_config)
     print("\n".join(lines))
     return 0
 
 
-_COMMANDS = {"db": _db_init, "ingest": _ingest, "predict": _predict, "hooks": _hooks_qmgr}
+def _doctor(args):
+    from .doctor import format_check, run_checks
+    from .qmgr import DEFAULT_PREFIX
+    failed = False
+    for check in run_checks(args.config, args.jobobit_config, args.prefix or DEFAULT_PREFIX, not args.no_pbs):
+        print(format_check(check), flush=True)
+        failed = failed or check.status == "FAIL"
+    return 1 if failed else 0
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        return _COMMANDS[args.command](args)
-    except (PredictorError, ValueError) as err:
+        return args.func(args)
+    except PredictorError as err:
         print("python -m predictor: error: {}".format(err), file=sys.stderr)
         return 2

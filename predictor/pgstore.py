@@ -1,22 +1,16 @@
-"""The PostgreSQL history store.
+"""psycopg2 sessions for the admin commands (db init, ingest, prune): DSN settings and error lines.
 
-One cached connection per store, re-opened once, within the same deadline,
-when the server dropped it (a restart between two PBS events). Every call is
-bounded by a deadline; the server also gets ``statement_timeout`` and
-``lock_timeout`` so a query abandoned at the deadline does not linger.
+The hooks never import this module: they run inside pbs_server, where a C
+extension such as psycopg2 does not survive an interpreter restart (see
+predictor.server.driver).
 """
-
-import time
 
 import psycopg2
 import psycopg2.extensions
 
-from . import deadline as pgdeadline
-from .errors import ConfigError, DatabaseError, DeadlineExceeded
-from .jobs import HistoryRow
-from .queries import RECENT_HISTORY, UPSERT_ONE, job_values
+from .errors import ConfigError
 
-__all__ = ["PgHistory", "session_dsn", "describe_error"]
+__all__ = ["session_dsn", "describe_error"]
 
 APPLICATION_NAME = "pbs-softwalltime"
 
@@ -45,64 +39,3 @@ def describe_error(err):
     """One line for a psycopg2 error: ``database: <first line>``, never a password."""
     text = str(err).strip().splitlines()
     return "database: " + (text[0] if text else type(err).__name__)
-
-
-class PgHistory:
-    """Completed-job history in PostgreSQL, with a time budget per call."""
-
-    def __init__(self, dsn, timeout_s=2.0, read_only=True):
-        if not timeout_s > 0:
-            raise ConfigError("timeout_s must be > 0, not {!r}".format(timeout_s))
-        self.timeout_s = timeout_s
-        self._dsn = session_dsn(dsn, timeout_s, read_only)
-        self._conn = None
-
-    def recent(self, user, limit, deadline=None):
-        """The user's newest ``limit`` jobs as ``HistoryRow``s, newest first."""
-        rows = self._run(RECENT_HISTORY, {"user": user, "limit": limit}, deadline, fetch=True)
-        return [HistoryRow(*row) for row in rows]
-
-    def add(self, job, deadline=None):
-        """Upsert one completed job (the same statement as the ingester's)."""
-        self._run(UPSERT_ONE, job_values(job), deadline)
-
-    def close(self):
-        """Close the cached connection, if any."""
-        if self._conn is not None:
-            conn, self._conn = self._conn, None
-            conn.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-
-    def _run(self, sql, params, deadline, fetch=False):
-        if deadline is None:
-            deadline = time.monotonic() + self.timeout_s
-        cached = self._conn is not None
-        try:
-            return self._attempt(sql, params, deadline, fetch)
-        except psycopg2.Error as err:
-            dropped = self._conn is not None and self._conn.closed
-            self.close()
-            if not (cached and dropped and time.monotonic() < deadline):
-                raise DatabaseError(describe_error(err)) from err
-        return self._retry(sql, params, deadline, fetch)
-
-    def _retry(self, sql, params, deadline, fetch):
-        try:
-            return self._attempt(sql, params, deadline, fetch)
-        except psycopg2.Error as err:
-            self.close()
-            raise DatabaseError(describe_error(err)) from err
-
-    def _attempt(self, sql, params, deadline, fetch):
-        try:
-            if self._conn is None:
-                self._conn = pgdeadline.connect(self._dsn, deadline)
-            return pgdeadline.execute(self._conn, sql, params, deadline, fetch)
-        except DeadlineExceeded:
-            self.close()
-            raise

@@ -1,24 +1,24 @@
 """The qmgr commands that install, disable or remove the hooks (``python -m predictor hooks qmgr``).
 
-One PBS hook per event, named ``<prefix>_<event>``, each importing its file
-from hooks/ and the same JSON config. The hook alarm is PBS's last resort --
-when it fires, PBS rejects the request -- so it is set well above the budget
-the hooks keep themselves to.
+Two PBS hooks import the same hook file: ``<prefix>`` serves queuejob, runjob
+and modifyjob with a config holding ``reader_dsn``; ``<prefix>_jobobit``
+records finished jobs with a config holding ``writer_dsn`` (the same file, or a
+separate one so the writer's password stays out of the predicting hook). The
+hook alarm is PBS's last resort -- when it fires, PBS rejects the request --
+so it is set well above the budget the hooks keep themselves to.
 """
 
 import math
 import os
 import re
-import sys
 
+from . import files
 from .errors import ConfigError
-from .hookconfig import read_hook_config
+from .server.config import read_hook_config
+from .server.runtime import PREDICTING_EVENTS
 
-__all__ = ["HOOK_EVENTS", "alarm_s", "find_hooks_dir", "check_hooks_dir", "install_commands", "disable_commands",
-           "uninstall_commands"]
-
-HOOK_EVENTS = ("queuejob", "runjob", "modifyjob", "jobobit")
-"""Hook events, in install order; each has hooks/<event>.py."""
+__all__ = ["DEFAULT_PREFIX", "DEFAULT_ORDER", "alarm_s", "hook_file", "hook_names", "install_commands",
+           "disable_commands", "uninstall_commands"]
 
 DEFAULT_PREFIX = "softwalltime"
 DEFAULT_ORDER = 900
@@ -33,26 +33,21 @@ def alarm_s(budget_s):
     return max(10, int(math.ceil(3 * budget_s)))
 
 
-def _missing_hook_files(directory):
-    return [event + ".py" for event in HOOK_EVENTS if not os.path.isfile(os.path.join(directory, event + ".py"))]
+def hook_file():
+    """The hook file shipped in the package (or in the source checkout)."""
+    directory = files.packaged_dir("hooks")
+    path = None if directory is None else os.path.join(directory, files.HOOK_FILE_NAME)
+    if path is None or not os.path.isfile(path):
+        raise ConfigError("the hook file {} is missing from the installed package; reinstall pbs-softwalltime"
+                          .format(files.HOOK_FILE_NAME))
+    return path
 
 
-def find_hooks_dir():
-    """The source checkout's hooks/, else the installed share/pbs-softwalltime/hooks."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    for candidate in (os.path.join(os.path.dirname(here), "hooks"),
-                      os.path.join(sys.prefix, "share", "pbs-softwalltime", "hooks")):
-        if not _missing_hook_files(candidate):
-            return candidate
-    raise ConfigError("hook files not found; give --hooks-dir")
-
-
-def check_hooks_dir(directory):
-    """``directory`` if it holds every hook file, else ConfigError naming the missing ones."""
-    missing = _missing_hook_files(directory)
-    if missing:
-        raise ConfigError("hooks directory {}: missing {}".format(directory, ", ".join(missing)))
-    return directory
+def hook_names(prefix=DEFAULT_PREFIX, with_jobobit=True):
+    """``[(hook name, events)]`` in install order."""
+    prefix = _checked_prefix(prefix)
+    names = [(prefix, ",".join(PREDICTING_EVENTS))]
+    return names + [(prefix + "_jobobit", "jobobit")] if with_jobobit else names
 
 
 def _qmgr(command):
@@ -74,47 +69,40 @@ def _checked_prefix(prefix):
     return prefix
 
 
-def _events(with_jobobit):
-    return [event for event in HOOK_EVENTS if with_jobobit or event != "jobobit"]
-
-
-def _checked_config(path):
+def _checked_config(path, needs, option):
     path = _checked_path(path, "config file")
     if not path.endswith(".json"):
         raise ConfigError("config file {}: name it *.json (PBS picks the config format from the suffix)".format(path))
-    return path, read_hook_config(path)
+    config = read_hook_config(path)
+    if getattr(config, needs) is None:
+        raise ConfigError("hook config {}: {}_dsn is needed by the {}".format(path, needs, option))
+    return path, config
 
 
-def install_commands(config_path, hooks_dir, prefix=DEFAULT_PREFIX, order=DEFAULT_ORDER, with_jobobit=True,
-                     jobobit_config_path=None):
-    """The qmgr lines creating and importing every hook.
-
-    ``jobobit_config_path``: a separate config for the jobobit hook, so that the
-    writer's credentials stay out of the three predicting hooks' config.
-    """
-    configs = {event: _checked_config(config_path) for event in HOOK_EVENTS}
-    if jobobit_config_path is not None:
-        configs["jobobit"] = _checked_config(jobobit_config_path)
-    if with_jobobit and configs["jobobit"][1].writer_dsn is None:
-        raise ConfigError("hook config {}: writer_dsn is needed by the jobobit hook (or use --no-jobobit)"
-                          .format(configs["jobobit"][0]))
-    hooks_dir, prefix = _checked_path(hooks_dir, "hooks directory"), _checked_prefix(prefix)
+def install_commands(config_path, prefix=DEFAULT_PREFIX, order=DEFAULT_ORDER, with_jobobit=True,
+                     jobobit_config_path=None, hook_path=None):
+    """The qmgr lines creating, configuring and enabling the hooks (configs validated first)."""
+    names = hook_names(prefix, with_jobobit)
+    configs = [_checked_config(config_path, "reader", "predicting hook (queuejob, runjob, modifyjob)")]
+    if with_jobobit:
+        configs.append(_checked_config(jobobit_config_path or config_path, "writer",
+                                       "jobobit hook (or use --no-jobobit)"))
     if not 1 <= order <= 1000:
         raise ConfigError("--order must be within 1..1000 (site hooks), not {}".format(order))
+    hook_path = _checked_path(hook_path or hook_file(), "hook file")
     lines = ["# pbs-softwalltime: run as root on the PBS server host."]
-    for event in _events(with_jobobit):
-        path, config = configs[event]
-        lines.extend(_install_hook(prefix + "_" + event, event, hooks_dir, path, order, alarm_s(config.budget_s)))
+    for (name, events), (path, config) in zip(names, configs):
+        lines.extend(_install_hook(name, events, hook_path, path, order, alarm_s(config.budget_s)))
     return lines
 
 
-def _install_hook(name, event, hooks_dir, config_path, order, alarm):
+def _install_hook(name, events, hook_path, config_path, order, alarm):
     return [
         _qmgr("create hook {}".format(name)),
-        _qmgr("set hook {} event = {}".format(name, event)),
+        _qmgr("set hook {} event = '{}'".format(name, events)),
         _qmgr("set hook {} order = {}".format(name, order)),
         _qmgr("set hook {} alarm = {}".format(name, alarm)),
-        _qmgr("import hook {} application/x-python default {}".format(name, os.path.join(hooks_dir, event + ".py"))),
+        _qmgr("import hook {} application/x-python default {}".format(name, hook_path)),
         _qmgr("import hook {} application/x-config default {}".format(name, config_path)),
         _qmgr("set hook {} enabled = true".format(name)),
     ]
@@ -122,11 +110,9 @@ def _install_hook(name, event, hooks_dir, config_path, order, alarm):
 
 def disable_commands(prefix=DEFAULT_PREFIX, with_jobobit=True):
     """The qmgr lines switching every hook off (they stay installed)."""
-    prefix = _checked_prefix(prefix)
-    return [_qmgr("set hook {}_{} enabled = false".format(prefix, event)) for event in _events(with_jobobit)]
+    return [_qmgr("set hook {} enabled = false".format(name)) for name, _ in hook_names(prefix, with_jobobit)]
 
 
 def uninstall_commands(prefix=DEFAULT_PREFIX, with_jobobit=True):
     """The qmgr lines deleting every hook."""
-    prefix = _checked_prefix(prefix)
-    return [_qmgr("delete hook {}_{}".format(prefix, event)) for event in _events(with_jobobit)]
+    return [_qmgr("delete hook {}".format(name)) for name, _ in hook_names(prefix, with_jobobit)]

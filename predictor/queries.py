@@ -10,8 +10,8 @@ COLUMNS = (
 
 RECENT_HISTORY = (
     "SELECT end_time, job_id, runtime_s, walltime_s FROM completed_jobs"
-    " WHERE user_name = %(user)s"
-    " ORDER BY end_time DESC, job_id DESC LIMIT %(limit)s"
+    " WHERE user_name = %s"
+    " ORDER BY end_time DESC, job_id DESC LIMIT %s"
 )
 """A user's newest jobs: one index-only scan of completed_jobs_user_recent."""
 

@@ -6,49 +6,42 @@ done. Every file is itself idempotent.
 """
 
 import os
-import re
-import sys
 
 import psycopg2
 
+from . import files
+from .files import migrations
 from .errors import ConfigError, DatabaseError
 from .pgstore import describe_error, session_dsn
 
-__all__ = ["find_sql_dir", "migrations", "init_schema"]
+__all__ = ["find_sql_dir", "check_sql_dir", "migrations", "init_schema"]
 
-_MIGRATION = re.compile(r"^([0-9]+)_[A-Za-z0-9_-]+\.sql$")
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('pbs-softwalltime schema'))"
 _APPLIED = "SELECT version FROM schema_version"
 _RECORD = "INSERT INTO schema_version (version) VALUES (%s) ON CONFLICT DO NOTHING"
 
 
 def find_sql_dir():
-    """``$PBS_SOFTWALLTIME_SQL``, the source checkout's ``sql/``, or the installed copy."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [
-        os.environ.get("PBS_SOFTWALLTIME_SQL"),
-        os.path.join(os.path.dirname(here), "sql"),
-        os.path.join(sys.prefix, "share", "pbs-softwalltime", "sql"),
-    ]
-    for candidate in candidates:
-        if candidate and migrations(candidate):
-            return candidate
-    raise ConfigError("no schema files found; set PBS_SOFTWALLTIME_SQL to the sql/ directory")
+    """The schema files shipped in the package (or in the source checkout)."""
+    directory = files.packaged_dir("sql")
+    if directory is None or not migrations(directory):
+        raise ConfigError("the schema files (sql/*.sql) are missing from the installed package; "
+                          "reinstall pbs-softwalltime")
+    return directory
 
 
-def migrations(directory):
-    """``[(version, path)]`` for the schema files in ``directory``, in order."""
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return []
-    found = [(int(m.group(1)), os.path.join(directory, name)) for name in names for m in [_MIGRATION.match(name)] if m]
-    return sorted(found)
+def check_sql_dir(directory):
+    """``directory`` if it holds schema files ``NNN_name.sql``, else ConfigError."""
+    if not os.path.isdir(directory):
+        raise ConfigError("--sql-dir {}: no such directory".format(directory))
+    if not migrations(directory):
+        raise ConfigError("--sql-dir {}: no schema files NNN_name.sql in it".format(directory))
+    return directory
 
 
 def init_schema(dsn, directory=None, timeout_s=600.0):
     """Apply pending schema files; return the versions applied (empty if up to date)."""
-    files = migrations(directory or find_sql_dir())
+    schema_files = migrations(check_sql_dir(directory) if directory else find_sql_dir())
     try:
         conn = psycopg2.connect(session_dsn(dsn, timeout_s, read_only=False))
     except psycopg2.Error as err:
@@ -57,7 +50,7 @@ def init_schema(dsn, directory=None, timeout_s=600.0):
         with conn, conn.cursor() as cursor:
             cursor.execute(_LOCK)
             applied = _applied_versions(cursor)
-            pending = [(version, path) for version, path in files if version not in applied]
+            pending = [(version, path) for version, path in schema_files if version not in applied]
             for version, path in pending:
                 with open(path, encoding="utf-8") as sql_file:
                     cursor.execute(sql_file.read())

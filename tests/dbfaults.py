@@ -1,4 +1,4 @@
-"""Database faults shared by the hook fault tests: a throwaway database and slow reads."""
+"""Database faults shared by the hook fault tests: a throwaway database, slow reads, and what a hook decided."""
 
 import contextlib
 import os
@@ -9,6 +9,22 @@ import pytest
 
 from pgadmin import READER_LOGIN, admin_execute, dsn_for
 from predictor.schema import init_schema
+
+OUTCOMES = {
+    "timed out": ("within the time budget", "no time left in the budget"),
+    "skipped": ("database skipped for",),
+    "unreachable": ("cannot reach the server",),
+}
+"""What a hook's warning says the database did, by the phrases of predictor.server (DeadlineExceeded,
+the pause after a timeout, a refused or dropped connection)."""
+
+
+def outcome(result):
+    """The ``OUTCOMES`` name of a hook run's one visible warning, else None (no warning, or another reason)."""
+    if len(result.warnings) != 1:
+        return None
+    named = [name for name, phrases in OUTCOMES.items() if any(phrase in result.warnings[0] for phrase in phrases)]
+    return named[0] if len(named) == 1 else None
 
 
 @contextlib.contextmanager

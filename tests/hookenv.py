@@ -6,15 +6,16 @@ import os
 import pytest
 
 import pbs_standin as pbs
-from predictor import pbshook
+from predictor.server import runtime
 
 HOOKS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hooks")
-EVENTS = ("queuejob", "runjob", "modifyjob", "jobobit")
+HOOK_FILE = os.path.join(HOOKS_DIR, "softwalltime.py")
+EVENTS = runtime.HOOK_EVENTS
 
 
-def hook_path(event):
-    """The real hook file for ``event``."""
-    return os.path.join(HOOKS_DIR, event + ".py")
+def hook_path(event=None):
+    """The real hook file (one file serves every event)."""
+    return HOOK_FILE
 
 
 def write_config(directory, name="hook.json", **settings):
@@ -26,8 +27,8 @@ def write_config(directory, name="hook.json", **settings):
 
 
 def run(event, pbs_event, config_path, alarm_s=30):
-    """Run hooks/<event>.py for ``pbs_event`` under the stand-in."""
-    return pbs.run_hook(hook_path(event), pbs_event, config_path, alarm_s=alarm_s)
+    """Run the hook file for ``pbs_event`` (an ``event`` event) under the stand-in."""
+    return pbs.run_hook(HOOK_FILE, pbs_event, config_path, alarm_s=alarm_s)
 
 
 def full_job(job_id="1.svr", user="alice", walltime=None, soft_walltime=None, queue="workq", **resources):
@@ -48,9 +49,15 @@ def finished_job(job_id="1.svr", user="alice", runtime=600, walltime=3600, stime
                    stime=stime, **attributes)
 
 
+def restart_interpreter():
+    """What a restart of pbs_server's hook interpreter does to the package: a new runtime, connections gone."""
+    runtime.RUNTIME.close()
+    runtime.RUNTIME = runtime.Runtime()
+
+
 @pytest.fixture
 def fresh_pbs_server():
-    """Forget pbshook's connections, configs and pauses before and after the test (a pbs_server restart)."""
-    pbshook.reset()
+    """A new hook runtime before and after the test, as after an interpreter restart."""
+    restart_interpreter()
     yield
-    pbshook.reset()
+    restart_interpreter()

@@ -36,6 +36,17 @@ def admin_execute(*statements):
         conn.close()
 
 
+def terminate_backend(dsn, pid):
+    """End server process ``pid`` (as PostgreSQL does on a restart or an admin's kill), as the user of ``dsn``."""
+    conn = psycopg2.connect(dsn, connect_timeout=5)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
+    finally:
+        conn.close()
+
+
 def ensure_login(name, group):
     """Create login role ``name`` in ``group`` unless it exists (roles are cluster-wide)."""
     admin_execute(

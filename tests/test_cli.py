@@ -61,7 +61,7 @@ def test_predict_database_down_is_one_line():
 def test_predict_bad_dsn_does_not_echo_password():
     """A malformed DSN is one line that does not repeat the password."""
     result = predictor("predict", "--dsn", "junk password=s3cret", "--user", "a", "--walltime", "60")
-    assert_one_line_error(result, "dsn: not a valid")
+    assert_one_line_error(result, "--dsn: not a valid connection string")
     assert "s3cret" not in result.stderr
 
 
@@ -73,7 +73,11 @@ def test_predict_without_dsn_is_one_line():
 
 @pytest.mark.parametrize("args, fragment", [
     (["--walltime", "2h"], "argument --walltime"),
-    (["--walltime", "60", "--window", "0"], "window must be"),
+    (["--walltime", "60", "--window", "0"], "argument --window: must be within 1..10000"),
+    (["--walltime", "0"], "argument --walltime: must be at least 1 second"),
+    (["--walltime", "60", "--timeout", "1e300"], "argument --timeout: must be within"),
+    (["--walltime", "60", "--timeout", "nan"], "argument --timeout: must be within"),
+    (["--walltime", "60", "--reserve", "-1"], "argument --reserve: must be within"),
 ])
 def test_predict_bad_arguments(args, fragment):
     """Bad durations and parameters are refused with the argument named."""

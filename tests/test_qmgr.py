@@ -1,17 +1,17 @@
 """predictor.qmgr and ``python -m predictor hooks qmgr``: the commands that install the hooks."""
 
-import json
-import os
 import re
+import subprocess
 
 import pytest
 
 from predictor.cli import main
 from predictor.errors import ConfigError
-from predictor.hookconfig import parse_hook_config
-from predictor.qmgr import HOOK_EVENTS, alarm_s, disable_commands, install_commands, uninstall_commands
+from predictor.qmgr import alarm_s, disable_commands, hook_file, install_commands, uninstall_commands
+from predictor.server.config import read_hook_config
 
-from hookenv import HOOKS_DIR, write_config
+import installdoc
+from hookenv import HOOK_FILE, write_config
 
 DSN = "host=10.0.0.5 dbname=softwalltime user=pbs_hook"
 
@@ -21,21 +21,28 @@ def config(tmp_path):
     return write_config(tmp_path, reader_dsn=DSN, writer_dsn=DSN + "_obit", budget_s=2)
 
 
-def test_install_creates_one_hook_per_event(config):
-    """Each event gets create, event, order, alarm, both imports and enable, in that order."""
-    lines = install_commands(config, HOOKS_DIR)
-    hooks = [m.group(1) for m in (re.match(r'qmgr -c "create hook (\w+)"', line) for line in lines) if m]
-    assert hooks == ["softwalltime_" + event for event in HOOK_EVENTS]
-    queuejob = [line for line in lines if "softwalltime_queuejob" in line]
-    assert queuejob == [
-        'qmgr -c "create hook softwalltime_queuejob"',
-        'qmgr -c "set hook softwalltime_queuejob event = queuejob"',
-        'qmgr -c "set hook softwalltime_queuejob order = 900"',
-        'qmgr -c "set hook softwalltime_queuejob alarm = 10"',
-        'qmgr -c "import hook softwalltime_queuejob application/x-python default {}/queuejob.py"'.format(HOOKS_DIR),
-        'qmgr -c "import hook softwalltime_queuejob application/x-config default {}"'.format(config),
-        'qmgr -c "set hook softwalltime_queuejob enabled = true"',
+def created(lines):
+    return [m.group(1) for m in (re.match(r'qmgr -c "create hook (\w+)"', line) for line in lines) if m]
+
+
+def test_install_creates_the_predicting_and_the_jobobit_hook(config):
+    """One hook for queuejob, runjob and modifyjob, one for jobobit: create, events, order, alarm, imports, enable."""
+    lines = install_commands(config)
+    assert created(lines) == ["softwalltime", "softwalltime_jobobit"]
+    assert [line for line in lines if re.search(r"hook softwalltime\b(?!_)", line)] == [
+        'qmgr -c "create hook softwalltime"',
+        'qmgr -c "set hook softwalltime event = \'queuejob,runjob,modifyjob\'"',
+        'qmgr -c "set hook softwalltime order = 900"',
+        'qmgr -c "set hook softwalltime alarm = 10"',
+        'qmgr -c "import hook softwalltime application/x-python default {}"'.format(HOOK_FILE),
+        'qmgr -c "import hook softwalltime application/x-config default {}"'.format(config),
+        'qmgr -c "set hook softwalltime enabled = true"',
     ]
+
+
+def test_the_hook_file_is_found_without_options():
+    """The hook file ships with the package: no path option is needed."""
+    assert hook_file() == HOOK_FILE
 
 
 def test_alarm_stays_well_above_the_budget():
@@ -46,27 +53,33 @@ def test_alarm_stays_well_above_the_budget():
 def test_without_jobobit(tmp_path):
     """--no-jobobit leaves out the jobobit hook, and then no writer_dsn is needed."""
     config = write_config(tmp_path, reader_dsn=DSN)
-    assert not any("softwalltime_jobobit" in line for line in install_commands(config, HOOKS_DIR, with_jobobit=False))
+    assert created(install_commands(config, with_jobobit=False)) == ["softwalltime"]
 
 
 def test_jobobit_needs_a_writer(tmp_path):
     """Installing jobobit without writer_dsn is refused."""
-    with pytest.raises(ConfigError, match="writer_dsn"):
-        install_commands(write_config(tmp_path, reader_dsn=DSN), HOOKS_DIR)
+    with pytest.raises(ConfigError, match="writer_dsn is needed by the jobobit hook"):
+        install_commands(write_config(tmp_path, reader_dsn=DSN))
 
 
-def test_separate_jobobit_config(tmp_path):
-    """--jobobit-config keeps writer_dsn out of the predicting hooks' config."""
+def test_predicting_hook_needs_a_reader(tmp_path):
+    """The predicting hook's config must hold reader_dsn."""
+    with pytest.raises(ConfigError, match="reader_dsn is needed by the predicting hook"):
+        install_commands(write_config(tmp_path, writer_dsn=DSN))
+
+
+def test_separate_jobobit_config_may_hold_writer_dsn_alone(tmp_path):
+    """--jobobit-config keeps writer_dsn out of the predicting hook's config; writer_dsn alone is enough there."""
     readers = write_config(tmp_path, name="readers.json", reader_dsn=DSN)
-    obit = write_config(tmp_path, name="obit.json", reader_dsn=DSN, writer_dsn=DSN + "_obit")
-    imports = [line for line in install_commands(readers, HOOKS_DIR, jobobit_config_path=obit) if "x-config" in line]
-    assert [line.endswith('obit.json"') for line in imports] == [False, False, False, True]
+    obit = write_config(tmp_path, name="obit.json", writer_dsn=DSN + "_obit")
+    imports = [line for line in install_commands(readers, jobobit_config_path=obit) if "x-config" in line]
+    assert [line.split()[-1] for line in imports] == [readers + '"', obit + '"']
 
 
 def test_config_is_validated_first(tmp_path):
     """A bad config is refused before any command is printed."""
     with pytest.raises(ConfigError, match="budget_s"):
-        install_commands(write_config(tmp_path, reader_dsn=DSN, budget_s=60), HOOKS_DIR)
+        install_commands(write_config(tmp_path, reader_dsn=DSN, budget_s=60))
 
 
 @pytest.mark.parametrize("name", ["hook config.json", 'q"uote.json', "$HOME.json", "hook.cfg"])
@@ -74,10 +87,10 @@ def test_unsafe_or_wrong_config_names_are_refused(tmp_path, name):
     """Paths qmgr or the shell would split, and names PBS would not read as JSON, are refused."""
     path = write_config(tmp_path, name=name, reader_dsn=DSN, writer_dsn=DSN)
     with pytest.raises(ConfigError):
-        install_commands(path, HOOKS_DIR)
+        install_commands(path)
 
 
-@pytest.mark.parametrize("prefix", ["PBS_hooks", "1abc", "a-b", ""])
+@pytest.mark.parametrize("prefix", ["PBS_hooks", "1abc", "a-b", "", "x;y", "x y"])
 def test_bad_prefixes_are_refused(prefix):
     """Hook names must be plain identifiers and not start with PBS (reserved)."""
     with pytest.raises(ConfigError):
@@ -86,16 +99,15 @@ def test_bad_prefixes_are_refused(prefix):
 
 def test_disable_and_uninstall():
     """Disable switches each hook off; uninstall deletes each hook."""
-    assert disable_commands("swt", with_jobobit=False) == [
-        'qmgr -c "set hook swt_{} enabled = false"'.format(event) for event in HOOK_EVENTS[:3]]
-    assert uninstall_commands()[-1] == 'qmgr -c "delete hook softwalltime_jobobit"'
+    assert disable_commands("swt", with_jobobit=False) == ['qmgr -c "set hook swt enabled = false"']
+    assert uninstall_commands() == ['qmgr -c "delete hook softwalltime"', 'qmgr -c "delete hook softwalltime_jobobit"']
 
 
 def test_cli_prints_the_block(config, capsys):
     """python -m predictor hooks qmgr --config FILE prints the install block."""
-    assert main(["hooks", "qmgr", "--config", config, "--hooks-dir", HOOKS_DIR, "--order", "5"]) == 0
+    assert main(["hooks", "qmgr", "--config", config, "--order", "5"]) == 0
     output = capsys.readouterr().out
-    assert 'qmgr -c "set hook softwalltime_jobobit order = 5"' in output and output.count("create hook") == 4
+    assert 'qmgr -c "set hook softwalltime_jobobit order = 5"' in output and output.count("create hook") == 2
 
 
 def test_cli_reports_a_bad_config_in_one_line(tmp_path, capsys):
@@ -105,40 +117,60 @@ def test_cli_reports_a_bad_config_in_one_line(tmp_path, capsys):
     assert capsys.readouterr().err.count("\n") == 1
 
 
-def test_cli_refuses_a_hooks_dir_without_the_hook_files(config, tmp_path, capsys):
-    """--hooks-dir must hold the four hook files."""
-    assert main(["hooks", "qmgr", "--config", config, "--hooks-dir", str(tmp_path)]) == 2
-    assert "missing queuejob.py" in capsys.readouterr().err
+@pytest.mark.parametrize("args, fragment", [
+    (["--disable", "--order", "5"], "--order has no effect with --disable"),
+    (["--uninstall", "--config", "x.json"], "--config has no effect with --uninstall"),
+    (["--no-jobobit", "--jobobit-config", "x.json", "--config", "y.json"], "contradict"),
+])
+def test_cli_refuses_conflicting_options(args, fragment, capsys):
+    """Options that contradict each other are refused in one line, exit status 2."""
+    assert main(["hooks", "qmgr"] + args) == 2
+    assert fragment in capsys.readouterr().err
 
 
-INSTALL_MD = os.path.join(os.path.dirname(HOOKS_DIR), "docs", "install.md")
+@pytest.mark.parametrize("args, fragment", [
+    (["--disable", "--uninstall"], "not allowed with"),
+    (["--order", "0", "--config", "y.json"], "within 1..1000"),
+])
+def test_cli_refuses_bad_arguments_before_anything_else(args, fragment, capsys):
+    """Mutually exclusive actions and an order outside 1..1000 stop at argument parsing, exit status 2."""
+    with pytest.raises(SystemExit) as info:
+        main(["hooks", "qmgr"] + args)
+    assert info.value.code == 2 and fragment in capsys.readouterr().err
+
+
+def documented_configs(tmp_path):
+    """The config files docs/install.md's config block writes, written into ``tmp_path``."""
+    subprocess.run(["bash", "-c", installdoc.script(["config"], CONF=str(tmp_path))], check=True)
+    return str(tmp_path / "hooks.json"), str(tmp_path / "jobobit.json")
 
 
 def install_md():
-    with open(INSTALL_MD, encoding="utf-8") as doc:
+    with open(installdoc.INSTALL_MD, encoding="utf-8") as doc:
         return doc.read()
 
 
-def test_documented_config_is_valid():
-    """The example config in docs/install.md passes validation."""
-    example = re.search(r"```json\n(.*?)```", install_md(), re.S).group(1)
-    assert parse_hook_config(json.loads(example), "docs").skip_queues == frozenset(["debug"])
+def test_documented_configs_are_valid(tmp_path):
+    """The configs docs/install.md writes pass validation: a reader for one hook, a writer for the other."""
+    hooks, jobobit = documented_configs(tmp_path)
+    assert read_hook_config(hooks).reader is not None and read_hook_config(jobobit).writer is not None
 
 
 def test_documented_qmgr_block_is_what_the_command_prints(tmp_path):
-    """The qmgr block in docs/install.md is exactly what hooks qmgr prints for the example config."""
-    text = install_md()
-    example = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))
-    config = write_config(tmp_path, name="hooks.json", **example)
-    printed = install_commands(config, "/path/to/pbs-softwalltime/hooks")
-    documented = text.split("which prints, for the config above")[1].split("Run them as root")[0]
+    """The qmgr block in docs/install.md is exactly what hooks qmgr prints for the documented configs."""
+    hooks, jobobit = documented_configs(tmp_path)
+    target = installdoc.settings()["TARGET"]
+    printed = install_commands(hooks, jobobit_config_path=jobobit,
+                               hook_path=target + "/predictor/hooks/softwalltime.py")
+    documented = install_md().split("holds, for the configs above")[1].split("What they set")[0]
     documented = [line.strip() for line in documented.splitlines() if line.startswith("    ")]
-    assert documented == [line.replace(config, "/etc/pbs-softwalltime/hooks.json") for line in printed]
+    conf = installdoc.settings()["CONF"]
+    assert documented == [line.replace(str(tmp_path), conf) for line in printed]
 
 
 @pytest.mark.parametrize("flag, builder", [("--disable", disable_commands), ("--uninstall", uninstall_commands)])
 def test_documented_disable_and_uninstall_blocks(flag, builder):
     """The disable and uninstall blocks in docs/install.md are what the command prints."""
-    section = install_md().split("python -m predictor hooks qmgr " + flag)[1].split("prints")[1]
+    section = install_md().split("-m predictor hooks qmgr " + flag)[1].split("prints")[1]
     block = section.split("\n\n")[1]
     assert [line.strip() for line in block.splitlines()] == builder()

@@ -1,13 +1,18 @@
-"""Database faults during hooks, at volume: every simulated qsub is accepted, within budget.
+"""Database faults during hooks, at volume: every simulated qsub is accepted, and the hook says why.
 
 test_hook_faults.py meets each fault once per hook; here each fault meets a
-stream of N submissions through the real hooks/queuejob.py under the PBS
+stream of N submissions through the real hook file (queuejob) under the PBS
 stand-in, in two ways: with the default pause after a timeout (after one
 timeout the database is skipped for ``pause_after_timeout_s``), and with the
 pause disabled (``pause_after_timeout_s`` 0, so every submission meets the
-fault). Measured per fault: share accepted (goal 100 %), share rejected (goal
-0), share that still got a prediction, and the worst hook time against the
-budget (goal <= budget + 10 %). N is 200 in the full form (``-m slow``).
+fault). Asserted: every submission accepted, with the prediction or
+unchanged, and what the hook decided -- each one's warning says the database
+timed out, was skipped during the pause, or could not be reached, as the fault
+and the pause mode imply. Measured and recorded, not asserted (this machine's
+speed is not a requirement): share accepted (goal 100 %), share rejected
+(goal 0), share that still got a prediction, and the hook times against the
+budget (goal: worst <= budget + 10 %). N is 200 in the full form
+(``-m slow``).
 """
 
 import psycopg2
@@ -15,10 +20,12 @@ import pytest
 
 import pbs_standin as pbs
 from predictor.jobs import CompletedJob
-from predictor.pgstore import PgHistory
+from predictor.server import runtime
+from predictor.server.dsn import connect_params
+from predictor.server.store import HookHistory
 
 from conftest import READER_LOGIN, dsn_for
-from dbfaults import slow_reads, throwaway_database  # noqa: F401 (slow_reads is a fixture)
+from dbfaults import outcome, slow_reads, throwaway_database  # noqa: F401 (slow_reads is a fixture)
 from hookenv import fresh_pbs_server, run, write_config
 from pgcluster import PrivateCluster, free_port
 from reliability import figures, percentile, sizes
@@ -27,7 +34,9 @@ pytestmark = pytest.mark.usefixtures("fresh_pbs_server")
 
 BUDGET_S = 0.5
 ALLOWED_S = BUDGET_S * 1.1
-"""The goal for the worst hook time: the budget plus 10 %."""
+"""The goal for the worst hook time: the budget plus 10 % (a recorded figure)."""
+LIVENESS_S = BUDGET_S + 5.0
+"""A hook run this long is waiting for ever: a generous bound that catches a hang, not a timing."""
 PAUSES = {"default pause (30 s)": 30.0, "pause disabled": 0.0}
 PREDICTED_S = 2100
 """alice's prediction for a 2 h job from her history (one 600 s job of a 1 h walltime; v3)."""
@@ -39,7 +48,7 @@ pause_modes = pytest.mark.parametrize("pause", sorted(PAUSES))
 
 
 def seed_history(dsn):
-    with PgHistory(dsn, read_only=False) as store:
+    with HookHistory(connect_params(dsn), read_only=False) as store:
         store.add(CompletedJob("1.svr", "alice", runtime_s=600, end_time=1000, walltime_s=3600))
 
 
@@ -71,26 +80,38 @@ def summary(results):
         predicted_pct=round(100.0 * sum(result.resources.get("soft_walltime") == PREDICTED_S
                                         for result in results) / count, 1),
         worst_ms=round(1000 * max(times), 1), p50_ms=round(1000 * percentile(times, 0.5), 1),
-        budget_ms=round(1000 * BUDGET_S),
+        budget_ms=round(1000 * BUDGET_S), over_allowed=sum(time_s > ALLOWED_S for time_s in times),
     )
 
 
 def check(results, figures, fault, pause):
-    """Every job accepted, with the prediction or unchanged, at most one log line, within budget + 10 %."""
+    """Every job accepted, with the prediction or unchanged, at most one log line, none hung; figures recorded."""
     measured = summary(results)
     figures("hook fault: " + fault, pause=pause, **measured)
     for result in results:
         assert result.accepted, result.reason
         assert result.resources.get("soft_walltime") in (None, PREDICTED_S), result.resources
         assert len(result.warnings) <= 1, result.logs
-    assert measured["worst_ms"] <= 1000 * ALLOWED_S, measured
+        assert result.elapsed_s < LIVENESS_S, result.elapsed_s
     return measured
 
 
-def assert_each_met_the_fault(results):
-    """With the pause disabled, every submission waited for the database (the fault is real)."""
-    assert min(result.elapsed_s for result in results) >= 0.9 * BUDGET_S
+def assert_said(results, said):
+    """Every submission's one warning says ``said`` (an OUTCOMES name of dbfaults.py); none predicted."""
+    assert [outcome(result) for result in results] == [said] * len(results), [r.warnings for r in results]
     assert all("soft_walltime" not in result.resources for result in results)
+
+
+def assert_timeouts_decided(results, pause):
+    """Each submission that met the database gave up at the deadline; during a pause the others skipped it.
+
+    With the pause on, the first submission times out and the rest of the stream, which takes far
+    less than the 30 s pause, is skipped; with the pause off every submission meets the fault.
+    """
+    expected = ["timed out"] * len(results) if PAUSES[pause] == 0 else ["timed out"] + ["skipped"] * (len(results) - 1)
+    assert [outcome(result) for result in results] == expected, [result.warnings for result in results]
+    assert all("soft_walltime" not in result.resources for result in results)
+    assert runtime.RUNTIME.paused() == (0 if PAUSES[pause] == 0 else 1)
 
 
 # --- faults of a whole server: a private cluster ----------------------------------------
@@ -118,12 +139,14 @@ def healthy(cluster):
 @pause_modes
 @pytest.mark.parametrize("count", SUBMISSIONS)
 def test_server_stopped(healthy, tmp_path, figures, pause, count):
-    """The server stops with a connection cached: every submission accepted, within budget."""
+    """The server stops with a connection cached: every submission accepted, 'cannot reach', no pause."""
     config = hook_config(tmp_path, healthy.reader_dsn, pause)
     assert qsub(config).resources["soft_walltime"] == PREDICTED_S
     healthy.stop()
-    measured = check(submit(config, count), figures, "server stopped", pause)
-    assert measured["predicted_pct"] == 0
+    results = submit(config, count)
+    check(results, figures, "server stopped", pause)
+    assert_said(results, "unreachable")
+    assert runtime.RUNTIME.paused() == 0
 
 
 @pause_modes
@@ -145,14 +168,13 @@ def test_server_restarted_between_events(healthy, tmp_path, figures, pause, coun
 @pause_modes
 @pytest.mark.parametrize("count", SUBMISSIONS)
 def test_server_frozen(healthy, tmp_path, figures, pause, count):
-    """A server that accepts TCP and never answers (SIGSTOP): accepted, at most the budget each."""
+    """A server that accepts TCP and never answers (SIGSTOP): accepted, given up at the deadline or skipped."""
     config = hook_config(tmp_path, healthy.reader_dsn, pause)
     assert qsub(config).resources["soft_walltime"] == PREDICTED_S
     healthy.freeze()
     results = submit(config, count)
     check(results, figures, "server frozen (SIGSTOP)", pause)
-    if PAUSES[pause] == 0:
-        assert_each_met_the_fault(results)
+    assert_timeouts_decided(results, pause)
 
 
 # --- refused connections ---------------------------------------------------------------
@@ -160,21 +182,23 @@ def test_server_frozen(healthy, tmp_path, figures, pause, count):
 @pause_modes
 @pytest.mark.parametrize("count", SUBMISSIONS)
 def test_nothing_listening(tmp_path, figures, pause, count):
-    """Nothing listens on the database port: every submission accepted, at once."""
+    """Nothing listens on the database port: every submission accepted, 'cannot reach', no pause."""
     dsn = "host=127.0.0.1 port={} user=nobody dbname=nothing".format(free_port())
-    measured = check(submit(hook_config(tmp_path, dsn, pause), count), figures,
-                     "connection refused (nothing listening)", pause)
-    assert measured["predicted_pct"] == 0
+    results = submit(hook_config(tmp_path, dsn, pause), count)
+    check(results, figures, "connection refused (nothing listening)", pause)
+    assert_said(results, "unreachable")
+    assert runtime.RUNTIME.paused() == 0
 
 
 @pause_modes
 @pytest.mark.parametrize("count", SUBMISSIONS)
 def test_login_refused_by_the_server(own_db, tmp_path, figures, pause, count):
-    """The server refuses the login (a NOLOGIN role): every submission accepted, at once."""
+    """The server refuses the login (a NOLOGIN role): every submission accepted, the reason logged, no pause."""
     dsn = dsn_for(own_db, "softwalltime_reader")  # the group role itself may not log in
     results = submit(hook_config(tmp_path, dsn, pause), count)
-    measured = check(results, figures, "connection refused by the server (login not allowed)", pause)
-    assert measured["predicted_pct"] == 0 and "not permitted to log in" in results[0].warnings[0]
+    check(results, figures, "connection refused by the server (login not allowed)", pause)
+    assert all(len(result.warnings) == 1 and "not permitted to log in" in result.warnings[0] for result in results)
+    assert all("soft_walltime" not in result.resources for result in results) and runtime.RUNTIME.paused() == 0
 
 
 # --- locks and slow queries: a database of our own on the shared server ------------------
@@ -200,18 +224,16 @@ def table_locked(own_db):
 @pause_modes
 @pytest.mark.parametrize("count", SUBMISSIONS)
 def test_completed_jobs_locked(own_db, table_locked, tmp_path, figures, pause, count):
-    """completed_jobs locked by another session: every submission accepted, at most the budget each."""
+    """completed_jobs locked by another session: every submission accepted, given up at the deadline or skipped."""
     results = submit(hook_config(tmp_path, dsn_for(own_db, READER_LOGIN), pause), count)
     check(results, figures, "lock held on completed_jobs", pause)
-    if PAUSES[pause] == 0:
-        assert_each_met_the_fault(results)
+    assert_timeouts_decided(results, pause)
 
 
 @pause_modes
 @pytest.mark.parametrize("count", SUBMISSIONS)
 def test_query_slower_than_the_budget(own_db, slow_reads, tmp_path, figures, pause, count):
-    """The prediction query takes 5 s: every submission accepted, at most the budget each."""
+    """The prediction query takes 5 s: every submission accepted, given up at the deadline or skipped."""
     results = submit(hook_config(tmp_path, dsn_for(own_db, READER_LOGIN), pause), count)
     check(results, figures, "query slower than the budget (5 s)", pause)
-    if PAUSES[pause] == 0:
-        assert_each_met_the_fault(results)
+    assert_timeouts_decided(results, pause)

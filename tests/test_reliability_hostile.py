@@ -4,8 +4,8 @@ Rows arrive both ways -- the ingester reading a log written with pbs_server's
 own formats, and the jobobit hook -- next to bystander rows that must not
 change. Then every hostile user gets the prediction of their own history and
 nobody else's (queuejob hook, ``python -m predictor predict``), and
-``skip_queues`` matches hostile queue names verbatim. (test_pbshook.py has a
-Hypothesis property for user names through jobobit and queuejob.)
+``skip_queues`` matches hostile queue names verbatim. (test_server_runtime.py
+has a Hypothesis property for user names through jobobit and queuejob.)
 """
 
 import psycopg2

@@ -1,4 +1,4 @@
-"""Load: concurrent prediction clients (processes, each a PgHistory) against a big table: no errors.
+"""Load: concurrent prediction clients (processes, each a HookHistory) against a big table: no errors.
 
 Runs benchmarks/load_predictions.py's code: small in the default run, and at
 full size with ``-m slow``: 50 clients for 60 s against 10M completed jobs of

@@ -22,8 +22,9 @@ import pytest
 
 import pbs_standin as pbs
 from predictor.errors import PredictorError
-from predictor.pgstore import PgHistory
 from predictor.schema import init_schema
+from predictor.server.dsn import connect_params
+from predictor.server.store import HookHistory
 
 from hookenv import finished_job, fresh_pbs_server, run, write_config
 from pgcluster import PrivateCluster
@@ -183,8 +184,8 @@ def exception_chain(err):
 
 
 def test_password_works_when_right(scram):
-    """The control: with the right password the reader connects (so the failures below are real)."""
-    with PgHistory(with_params(scram.reader_dsn, password=PASSWORD)) as store:
+    """The control: with the right password the hooks' reader connects (so the failures below are real)."""
+    with HookHistory(connect_params(with_params(scram.reader_dsn, password=PASSWORD))) as store:
         assert store.recent("alice", 1) == []
 
 
@@ -202,10 +203,10 @@ def test_hook_log_lines_hold_no_password(scram, tmp_path, secret_free):
 
 
 def test_library_errors_hold_no_password(scram, secret_free):
-    """PgHistory's errors, with their whole cause chain, never hold the password."""
+    """The hooks' DSN reading and store errors, with their whole cause chain, never hold the password."""
     for name, dsn in bad_dsns(scram).items():
         with pytest.raises(PredictorError) as info:
-            with PgHistory(dsn, timeout_s=1.0) as store:
+            with HookHistory(connect_params(dsn), timeout_s=1.0) as store:
                 store.recent("alice", 1)
         secret_free(exception_chain(info.value))
 

@@ -1,11 +1,11 @@
-"""predictor.hookconfig: the hooks' JSON config, validated into a frozen HookConfig."""
+"""predictor.server.config: the hooks' JSON config, validated into a frozen HookConfig."""
 
 import json
 
 import pytest
 
 from predictor.errors import ConfigError
-from predictor.hookconfig import DEFAULTS, HookConfig, parse_hook_config, read_hook_config
+from predictor.server.config import DEFAULTS, HookConfig, parse_hook_config, read_hook_config
 
 READER = "host=127.0.0.1 dbname=swt user=reader"
 
@@ -18,8 +18,9 @@ def parse(**settings):
 def test_defaults():
     """Only reader_dsn given: v3, 2 s budget, no skips, admin values replaced, no writer."""
     config = parse()
-    assert (config.algorithm.name, config.algorithm.window, config.budget_s, config.writer_dsn) == ("v3", 15, 2.0, None)
+    assert (config.algorithm.name, config.algorithm.window, config.budget_s, config.writer) == ("v3", 15, 2.0, None)
     assert config.skip_users == frozenset() and config.keep_admin_soft_walltime is False
+    assert config.mode == "enforce" and not config.observe
 
 
 def test_config_is_frozen():
@@ -30,8 +31,8 @@ def test_config_is_frozen():
 
 def test_every_field_has_a_default():
     """DEFAULTS covers every setting (the algorithm is built from three of them)."""
-    settings = set(HookConfig._fields) - {"algorithm"} | {"algorithm", "window", "reserve_s"}
-    assert set(DEFAULTS) == settings
+    settings = set(HookConfig._fields) - {"algorithm", "reader", "writer"} | {"algorithm", "window", "reserve_s"}
+    assert set(DEFAULTS) == settings | {"reader_dsn", "writer_dsn"}
 
 
 def test_algorithm_parameters():
@@ -54,8 +55,9 @@ def test_algorithm_parameters():
     ({"window": 0}, "window"),
     ({"reserve_s": 1.5}, "reserve_s"),
     ({"package_path": "relative/dir"}, "package_path"),
-    ({"reader_dsn": None}, "reader_dsn"),
+    ({"reader_dsn": 5}, "reader_dsn"),
     ({"writer_dsn": ""}, "writer_dsn"),
+    ({"mode": "dry-run"}, "mode"),
     ({"budjet_s": 2}, "budjet_s"),
 ])
 def test_bad_values_name_the_setting(settings, setting):
@@ -75,20 +77,65 @@ def test_comment_keys_are_ignored():
     assert parse(_comment="reader role only").budget_s == 2.0
 
 
-@pytest.mark.parametrize("dsn", ["host=db.example.org user=x", "postgresql://x@db.example.org/swt",
-                                 "host=127.0.0.1,db2 user=x"])
+@pytest.mark.parametrize("dsn", ["host=db.example.org user=x", "postgresql://x@db.example.org/swt"])
 def test_host_names_are_refused(dsn):
-    """A DSN host that needs a name lookup is refused: libpq resolves it outside any timeout."""
+    """A DSN host that needs a name lookup is refused: it cannot be bounded by the budget."""
     with pytest.raises(ConfigError, match="reader_dsn: host .* is a name"):
         parse(reader_dsn=dsn)
 
 
-@pytest.mark.parametrize("dsn", ["host=10.0.0.5 user=x", "host=::1 user=x", "host=/var/run/postgresql user=x",
-                                 "host=db.example.org hostaddr=10.0.0.5 user=x", "user=x dbname=y",
-                                 "postgresql://x@[::1]:5432/swt"])
-def test_addresses_and_sockets_are_accepted(dsn):
-    """IP addresses, socket directories, hostaddr and the default socket need no lookup."""
-    assert parse(reader_dsn=dsn).reader_dsn == dsn
+def test_several_hosts_are_refused():
+    """libpq's host lists are not followed by the hooks' driver, and the config says so."""
+    with pytest.raises(ConfigError, match="reader_dsn: .*several hosts"):
+        parse(reader_dsn="host=127.0.0.1,10.0.0.2 user=x")
+
+
+@pytest.mark.parametrize("dsn, where", [
+    ("host=10.0.0.5 user=x", (None, "10.0.0.5")),
+    ("host=::1 user=x", (None, "::1")),
+    ("host=/var/run/postgresql user=x", ("/var/run/postgresql/.s.PGSQL.5432", None)),
+    ("host=db.example.org hostaddr=10.0.0.5 user=x", (None, "10.0.0.5")),
+    ("postgresql://x@[::1]:5432/swt", (None, "::1")),
+])
+def test_addresses_and_sockets_are_accepted(dsn, where):
+    """IP addresses, socket directories and hostaddr need no lookup."""
+    reader = parse(reader_dsn=dsn).reader
+    assert (reader.unix_socket, reader.address) == where
+
+
+def test_no_host_means_the_default_socket():
+    """Without host, the server's socket in its default directory, as with libpq."""
+    assert parse(reader_dsn="user=x dbname=y").reader.unix_socket.endswith("/.s.PGSQL.5432")
+
+
+def test_unsupported_dsn_key_is_named():
+    """A libpq key the hooks' driver cannot honour is refused by name rather than ignored."""
+    with pytest.raises(ConfigError, match="reader_dsn: .*'target_session_attrs'"):
+        parse(reader_dsn="host=10.0.0.5 user=x target_session_attrs=read-write")
+
+
+def test_neither_dsn_is_refused():
+    """A config with no DSN at all serves no hook."""
+    with pytest.raises(ConfigError, match="reader_dsn .*writer_dsn"):
+        parse_hook_config({}, "test.json")
+
+
+def test_writer_dsn_alone_is_a_jobobit_config():
+    """writer_dsn alone is a valid config, for the jobobit hook."""
+    config = parse_hook_config({"writer_dsn": READER}, "test.json")
+    assert config.reader is None and config.writer.address == "127.0.0.1"
+
+
+@pytest.mark.parametrize("mode", ["observe", "enforce"])
+def test_modes(mode):
+    """mode is enforce (set soft_walltime) or observe (predict and log only)."""
+    assert parse(mode=mode).observe == (mode == "observe")
+
+
+def test_password_never_shows_in_the_config():
+    """The parsed config's text form hides the DSN password."""
+    config = parse(reader_dsn="host=10.0.0.5 user=x password=hunter2")
+    assert "hunter2" not in repr(config) and "hunter2" not in str(config)
 
 
 def test_bad_dsn_is_not_echoed():

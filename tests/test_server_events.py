@@ -1,10 +1,10 @@
-"""predictor.pbsevent: PBS events (from the stand-in) read into plain records."""
+"""predictor.server.events: PBS events (from the stand-in) read into plain records."""
 
 import pytest
 
 import pbs_standin as pbs
 from predictor.jobs import CompletedJob
-from predictor.pbsevent import JobView, completed_job, modifyjob_view, queuejob_view, runjob_view
+from predictor.server.events import JobView, completed_job, modifyjob_view, queuejob_view, runjob_view
 
 from hookenv import finished_job, full_job
 

@@ -1,11 +1,11 @@
-"""predictor.softwalltime: which job events get a prediction, and the safe fallback."""
+"""predictor.server.policy: which job events get a prediction, and the safe fallback."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from predictor.hookconfig import parse_hook_config
-from predictor.pbsevent import JobView
-from predictor.softwalltime import Plan, plan, within_walltime
+from predictor.server.config import parse_hook_config
+from predictor.server.events import JobView
+from predictor.server.policy import Plan, plan, within_walltime
 
 CONFIG = parse_hook_config({"reader_dsn": "host=127.0.0.1"})
 KEEP = CONFIG._replace(keep_admin_soft_walltime=True)

@@ -18,7 +18,7 @@ rest. The rules:
 
 from typing import NamedTuple, Optional
 
-from .algorithms import clamp
+from ..algorithms import clamp
 
 __all__ = ["Plan", "plan", "within_walltime"]
 

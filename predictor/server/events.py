@@ -15,7 +15,7 @@ What each event shows (see docs/install.md and the OpenPBS hook guide):
 
 from typing import NamedTuple, Optional
 
-from .jobs import CompletedJob
+from ..jobs import CompletedJob
 
 __all__ = ["JobView", "queuejob_view", "runjob_view", "modifyjob_view", "completed_job", "resource_seconds"]
 

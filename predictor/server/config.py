@@ -1,29 +1,32 @@
 """The hooks' configuration: one JSON file, read once into a frozen ``HookConfig``.
 
-PBS hands the file to every hook as ``pbs.hook_config_filename`` after
-``qmgr -c "import hook NAME application/x-config default FILE.json"``.
-Every setting and its default is in ``DEFAULTS``; a bad value is a
-``ConfigError`` that names the file and the setting, and never repeats a DSN
-(it may hold a password).
+PBS hands the file to a hook as ``pbs.hook_config_filename`` after
+``qmgr -c "import hook NAME application/x-config default FILE.json"`` (PBS
+does not check it: this module does). Every setting and its default is in
+``DEFAULTS``; a bad value is a ``ConfigError`` that names the file and the
+setting, and never repeats a DSN (it may hold a password).
 """
 
 import ipaddress
 import json
 from typing import FrozenSet, NamedTuple, Optional
 
-import psycopg2.extensions
+from ..algorithms import Algorithm, make_algorithm
+from ..errors import ConfigError
+from .dsn import ConnectParams, connect_params
 
-from .algorithms import Algorithm, make_algorithm
-from .errors import ConfigError
-
-__all__ = ["HookConfig", "DEFAULTS", "MAX_BUDGET_S", "parse_hook_config", "read_hook_config"]
+__all__ = ["HookConfig", "DEFAULTS", "MODES", "MAX_BUDGET_S", "parse_hook_config", "read_hook_config"]
 
 MAX_BUDGET_S = 10.0
 """A budget above this comes too close to PBS's hook alarm (30 s by default)."""
 
+MODES = ("enforce", "observe")
+"""``enforce``: set soft_walltime. ``observe``: predict and log what would be set, change no job."""
+
 DEFAULTS = {
     "reader_dsn": None,
     "writer_dsn": None,
+    "mode": "enforce",
     "algorithm": "v3",
     "window": None,
     "reserve_s": None,
@@ -40,10 +43,11 @@ this long, so a hung server costs pbs_server one budget per pause, not per job."
 
 
 class HookConfig(NamedTuple):
-    """Validated hook settings. ``writer_dsn`` is None where jobobit is not used."""
+    """Validated hook settings. ``reader`` is None in a config for jobobit only, ``writer`` without jobobit."""
 
-    reader_dsn: str
-    writer_dsn: Optional[str]
+    reader: Optional[ConnectParams]
+    writer: Optional[ConnectParams]
+    mode: str
     algorithm: Algorithm
     budget_s: float
     pause_after_timeout_s: float
@@ -51,6 +55,11 @@ class HookConfig(NamedTuple):
     skip_users: FrozenSet[str]
     keep_admin_soft_walltime: bool
     package_path: Optional[str]
+
+    @property
+    def observe(self):
+        """True when the hooks only predict and log, and set nothing."""
+        return self.mode == "observe"
 
 
 def read_hook_config(path):
@@ -87,9 +96,13 @@ def parse_hook_config(settings, source="hook config"):
 
 
 def _build(values):
+    reader, writer = _dsn(values, "reader_dsn"), _dsn(values, "writer_dsn")
+    if reader is None and writer is None:
+        raise ConfigError("set reader_dsn (for predictions), writer_dsn (for the jobobit hook), or both")
     return HookConfig(
-        reader_dsn=_dsn(values, "reader_dsn", required=True),
-        writer_dsn=_dsn(values, "writer_dsn", required=False),
+        reader=reader,
+        writer=writer,
+        mode=_mode(values["mode"]),
         algorithm=_algorithm(values),
         budget_s=_budget(values["budget_s"]),
         pause_after_timeout_s=_pause(values["pause_after_timeout_s"]),
@@ -100,30 +113,27 @@ def _build(values):
     )
 
 
-def _dsn(values, key, required):
+def _dsn(values, key):
     dsn = values[key]
-    if dsn is None and not required:
+    if dsn is None:
         return None
     if not isinstance(dsn, str) or not dsn.strip():
-        raise ConfigError("{} must be a libpq connection string{}".format(key, "" if required else " or null"))
+        raise ConfigError("{} must be a libpq connection string (key=value pairs or a postgresql:// URI) or null"
+                          .format(key))
     try:
-        params = psycopg2.extensions.parse_dsn(dsn)
-    except psycopg2.ProgrammingError:
-        raise ConfigError("{}: not a valid libpq connection string (key=value pairs or a postgresql:// URI)"
-                          .format(key)) from None
+        params = connect_params(dsn)
+    except ConfigError as err:
+        raise ConfigError("{}: {}".format(key, err)) from None
     _check_no_name_lookup(key, params)
-    return dsn
+    return params
 
 
 def _check_no_name_lookup(key, params):
-    """Refuse host names: libpq resolves them before any timeout applies, so DNS could stall pbs_server."""
-    if params.get("hostaddr"):
-        return
-    for host in params.get("host", "").split(","):
-        if host and not host.startswith("/") and not _is_ip_address(host):
-            raise ConfigError("{}: host {!r} is a name; give an IP address (host=10.0.0.5), a socket directory, "
-                              "or add hostaddr=IP, because a name lookup cannot be bounded by budget_s"
-                              .format(key, host))
+    """Refuse host names: a name lookup cannot be bounded by budget_s, so DNS could stall pbs_server."""
+    if params.address is not None and not _is_ip_address(params.address):
+        raise ConfigError("{}: host {!r} is a name; give an IP address (host=10.0.0.5), a socket directory, "
+                          "or add hostaddr=IP, because a name lookup cannot be bounded by budget_s"
+                          .format(key, params.address))
 
 
 def _is_ip_address(text):
@@ -134,6 +144,12 @@ def _is_ip_address(text):
     return True
 
 
+def _mode(mode):
+    if mode not in MODES:
+        raise ConfigError("mode must be one of {}, not {!r}".format(", ".join(repr(name) for name in MODES), mode))
+    return mode
+
+
 def _algorithm(values):
     try:
         return make_algorithm(values["algorithm"], values["window"], values["reserve_s"])
@@ -141,20 +157,20 @@ def _algorithm(values):
         raise ConfigError("algorithm/window/reserve_s: {}".format(err)) from None
 
 
+def _seconds(value, name, low, high, low_included):
+    number = not isinstance(value, bool) and isinstance(value, (int, float))
+    if not number or not (low <= value if low_included else low < value) or not value <= high:
+        raise ConfigError("{} must be a number of seconds {} {:g} and <= {:g}, not {!r}".format(
+            name, ">=" if low_included else ">", low, high, value))
+    return float(value)
+
+
 def _budget(budget_s):
-    number = not isinstance(budget_s, bool) and isinstance(budget_s, (int, float))
-    if not number or not 0 < budget_s <= MAX_BUDGET_S:
-        raise ConfigError("budget_s must be a number of seconds > 0 and <= {:g}, not {!r}"
-                          .format(MAX_BUDGET_S, budget_s))
-    return float(budget_s)
+    return _seconds(budget_s, "budget_s", 0, MAX_BUDGET_S, low_included=False)
 
 
 def _pause(pause_s):
-    number = not isinstance(pause_s, bool) and isinstance(pause_s, (int, float))
-    if not number or not 0 <= pause_s <= 3600:
-        raise ConfigError("pause_after_timeout_s must be a number of seconds >= 0 and <= 3600, not {!r}"
-                          .format(pause_s))
-    return float(pause_s)
+    return _seconds(pause_s, "pause_after_timeout_s", 0, 3600, low_included=True)
 
 
 def _names(values, key):

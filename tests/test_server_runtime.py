@@ -1,4 +1,4 @@
-"""The four real hook files under the PBS stand-in, against the real PostgreSQL (predictor.pbshook)."""
+"""predictor.server.runtime and the real hook file under the PBS stand-in, against the real PostgreSQL."""
 
 import os
 import re
@@ -12,12 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pbs_standin as pbs
+import predictor.server
 from predictor.ingest import Ingester
 from predictor.jobs import CompletedJob
-from predictor.pgstore import PgHistory
+from predictor.server.dsn import connect_params
+from predictor.server.store import HookHistory
 
 from conftest import READER_LOGIN, WRITER_LOGIN, empty_tables
-from hookenv import EVENTS, HOOKS_DIR, finished_job, fresh_pbs_server, full_job, hook_path, run, write_config
+from hookenv import HOOKS_DIR, finished_job, fresh_pbs_server, full_job, hook_path, run, write_config
 from strategies import hostile_names
 
 pytestmark = pytest.mark.usefixtures("fresh_pbs_server")
@@ -34,7 +36,7 @@ def config(db, tmp_path):
 
 @pytest.fixture
 def history(db):
-    with PgHistory(db.writer_dsn, read_only=False) as store:
+    with HookHistory(connect_params(db.writer_dsn), read_only=False) as store:
         yield store
 
 
@@ -52,7 +54,7 @@ def qsub(config, user="alice", **resources):
     return run("queuejob", pbs.queuejob_event(user, resources), config)
 
 
-def test_four_hooks_end_to_end(db, config, history):
+def test_every_event_end_to_end(db, config, history):
     """History in, then qsub, job start, qalter and job end give the expected soft walltimes and row."""
     history.add(past("1.svr", runtime=600, walltime=3600))                 # ratio 1/6
     submitted = qsub(config, walltime=7200)
@@ -220,20 +222,86 @@ def test_success_is_not_logged_by_default(config):
     assert result.warnings == [] and [level for level, _ in result.logs] == [pbs.EVENT_DEBUG3]
 
 
-def test_hook_file_on_the_wrong_event_fails_open(config):
-    """queuejob.py attached to the runjob event accepts the job and says how to fix it."""
-    result = pbs.run_hook(hook_path("queuejob"), pbs.runjob_event(full_job(walltime=3600)), config)
+def test_hook_on_an_event_it_does_not_handle_fails_open(config):
+    """The hook file attached to another event (movejob) accepts it and says which events it handles."""
+    moved = pbs.Event(pbs.MOVEJOB, full_job(walltime=3600))
+    result = pbs.run_hook(hook_path(), moved, config)
     assert result.accepted and "soft_walltime" not in result.resources
-    assert len(result.warnings) == 1 and "set the hook's event = queuejob" in result.warnings[0]
+    assert len(result.warnings) == 1 and "queuejob, runjob, modifyjob, jobobit" in result.warnings[0]
 
 
-def test_hook_files_differ_only_in_their_event_name():
-    """The four hook files are one template, so a fix to one reaches all."""
-    texts = set()
-    for event in EVENTS:
-        with open(hook_path(event), encoding="utf-8") as hook_file:
-            texts.add(re.sub(r"\b{}\b".format(event), "EVENT", hook_file.read().split('"""', 2)[2]))
-    assert len(texts) == 1
+@pytest.fixture
+def package_unimportable(monkeypatch):
+    """The hook file's ``from predictor.server import runtime`` fails, as with a wrong package_path."""
+    monkeypatch.setitem(sys.modules, "predictor.server.runtime", None)
+    monkeypatch.delattr(predictor.server, "runtime")
+
+
+def test_unimportable_package_accepts_with_one_line(package_unimportable, config):
+    """Without the package a qsub is accepted unchanged, with one warning naming package_path."""
+    result = qsub(config, walltime=3600)
+    assert result.accepted and "soft_walltime" not in result.resources
+    assert len(result.warnings) == 1 and "package_path" in result.warnings[0]
+
+
+def test_unimportable_package_still_lets_qalter_lower_the_walltime(package_unimportable, config):
+    """The hook file itself lowers soft_walltime to a walltime qalter lowers below it."""
+    job = full_job(walltime=7200, soft_walltime=4000)
+    result = run("modifyjob", pbs.modifyjob_event(job, {"walltime": 600}, "alice"), config)
+    assert result.accepted and result.resources["soft_walltime"] == 600
+
+
+def test_unimportable_package_in_observe_mode_changes_nothing(package_unimportable, db, tmp_path):
+    """In observe mode even the hook file's own clamp stays its hand (PBS then judges the qalter alone)."""
+    config = write_config(tmp_path, reader_dsn=db.reader_dsn, mode="observe")
+    job = full_job(walltime=7200, soft_walltime=4000)
+    result = run("modifyjob", pbs.modifyjob_event(job, {"walltime": 600}, "alice"), config)
+    assert result.resources["soft_walltime"] == 4000 and result.reason == pbs.ILLEGAL_VALUE
+
+
+@pytest.fixture
+def logmsg_raises(monkeypatch):
+    """A PBS whose logmsg raises, as a bad level does on a real server."""
+    def refuse(level, msg):
+        raise TypeError("Invalid severity or eventtype value")
+    monkeypatch.setattr(pbs, "logmsg", refuse)
+
+
+def test_raising_logmsg_with_the_package_missing_still_accepts(logmsg_raises, package_unimportable, config):
+    """Even the failure line failing does not reject the qsub."""
+    assert qsub(config, walltime=3600).accepted
+
+
+def test_raising_logmsg_with_the_database_down_still_accepts(logmsg_raises, tmp_path):
+    """The package's own failure path survives a raising logmsg too."""
+    config = write_config(tmp_path, reader_dsn="host=127.0.0.1 port=1 user=x")
+    assert qsub(config, walltime=3600).accepted
+
+
+def test_observe_mode_predicts_and_logs_but_sets_nothing(db, tmp_path, history):
+    """mode observe: the job keeps no soft_walltime; the log says what would have been set."""
+    history.add(past("1.svr", runtime=600, walltime=3600))
+    config = write_config(tmp_path, reader_dsn=db.reader_dsn, mode="observe")
+    result = qsub(config, walltime=7200)
+    assert result.accepted and "soft_walltime" not in result.resources
+    assert [msg for _, msg in result.logs] == [
+        "pbs-softwalltime queuejob: user 'alice': observe mode, nothing set: would set soft_walltime none -> 00:35:00"]
+
+
+def test_observe_mode_still_records_finished_jobs(db, tmp_path):
+    """mode observe changes no job, but jobobit still records the history."""
+    config = write_config(tmp_path, writer_dsn=db.writer_dsn, mode="observe")
+    run("jobobit", pbs.jobobit_event(finished_job("5.svr")), config)
+    assert rows(db, "SELECT job_id FROM completed_jobs") == [("5.svr",)]
+
+
+def test_config_with_only_writer_dsn_serves_jobobit(db, tmp_path):
+    """A jobobit-only config (writer_dsn alone) records jobs; on a predicting event it says what is missing."""
+    config = write_config(tmp_path, writer_dsn=db.writer_dsn)
+    ended = run("jobobit", pbs.jobobit_event(finished_job("6.svr")), config)
+    submitted = qsub(config, walltime=3600)
+    assert ended.warnings == [] and rows(db, "SELECT job_id FROM completed_jobs") == [("6.svr",)]
+    assert submitted.accepted and len(submitted.warnings) == 1 and "reader_dsn" in submitted.warnings[0]
 
 
 def test_hook_side_code_is_python36_compatible():

@@ -1,0 +1,72 @@
+"""The completed-job history in PostgreSQL, as the hooks see it.
+
+One cached connection per store, opened again once, within the same
+deadline, when the server dropped it (a database restart between two PBS
+events). Every call is bounded by a deadline.
+"""
+
+import time
+
+from ..errors import ConfigError, DatabaseError, DeadlineExceeded
+from ..jobs import HistoryRow
+from ..queries import RECENT_HISTORY, UPSERT_ONE, job_values
+from . import driver
+
+__all__ = ["HookHistory"]
+
+
+class HookHistory:
+    """A user's newest completed jobs, and the jobobit upsert, with a time budget per call."""
+
+    def __init__(self, params, timeout_s=2.0, read_only=True):
+        if not timeout_s > 0:
+            raise ConfigError("timeout_s must be > 0, not {!r}".format(timeout_s))
+        self.params = params
+        self.timeout_s = timeout_s
+        self.read_only = read_only
+        self._conn = None
+
+    def recent(self, user, limit, deadline=None):
+        """The user's newest ``limit`` jobs as ``HistoryRow``s, newest first."""
+        rows = self._run(RECENT_HISTORY, (user, limit), deadline, fetch=True)
+        return [HistoryRow(*row) for row in rows]
+
+    def add(self, job, deadline=None):
+        """Upsert one completed job (the same statement as the ingester's)."""
+        self._run(UPSERT_ONE, job_values(job), deadline, fetch=False)
+
+    def execute(self, sql, params=(), deadline=None, fetch=True):
+        """Any statement on this store's connection (the admin checks use it)."""
+        return self._run(sql, params, deadline, fetch)
+
+    def close(self):
+        """Close the cached connection, if any."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def _run(self, sql, params, deadline, fetch):
+        if deadline is None:
+            deadline = time.monotonic() + self.timeout_s
+        reused = self._conn is not None and not self._conn.closed  # a connection already known dead is not retried
+        try:
+            return self._attempt(sql, params, deadline, fetch)
+        except DeadlineExceeded:
+            self.close()
+            raise
+        except DatabaseError:
+            dropped = self._conn is None or self._conn.closed
+            if not (reused and dropped and time.monotonic() < deadline):
+                raise
+        return self._attempt(sql, params, deadline, fetch)
+
+    def _attempt(self, sql, params, deadline, fetch):
+        if self._conn is None or self._conn.closed:
+            self._conn = driver.connect(self.params, deadline, self.read_only, self.timeout_s)
+        return self._conn.execute(sql, params, deadline, fetch)

@@ -1,0 +1,112 @@
+"""The hooks' PostgreSQL store (predictor.server.store) against the real server, and against MemoryHistory."""
+
+import psycopg2
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from predictor.algorithms import ALGORITHMS, make_algorithm
+from predictor.errors import DatabaseError
+from predictor.history import MemoryHistory, predict
+from predictor.jobs import CompletedJob, JobRequest
+from predictor.server.dsn import connect_params
+from predictor.server.store import HookHistory
+
+from conftest import empty_tables
+from strategies import completed_jobs, histories, hostile_names
+
+
+def PgHistory(dsn, read_only=True, timeout_s=2.0):
+    """The hooks' store for ``dsn``."""
+    return HookHistory(connect_params(dsn), timeout_s=timeout_s, read_only=read_only)
+
+
+def job(job_id, user="alice", end=0, runtime=10, walltime=100):
+    return CompletedJob(job_id=job_id, user=user, runtime_s=runtime, end_time=end, walltime_s=walltime)
+
+
+@pytest.fixture
+def writer(db):
+    with PgHistory(db.writer_dsn, read_only=False) as store:
+        yield store
+
+
+@pytest.fixture
+def reader(db):
+    with PgHistory(db.reader_dsn) as store:
+        yield store
+
+
+def test_add_then_recent(writer, reader):
+    """A job written by the writer role is read back by the reader role."""
+    writer.add(job("1.svr", end=5, runtime=42))
+    assert [(row.job_id, row.runtime_s) for row in reader.recent("alice", 15)] == [("1.svr", 42)]
+
+
+def test_upsert_stores_job_once(writer, reader):
+    """Adding the same job id twice keeps one row with the latest values."""
+    writer.add(job("1.svr", runtime=10))
+    writer.add(job("1.svr", runtime=20))
+    assert [row.runtime_s for row in reader.recent("alice", 15)] == [20]
+
+
+def test_connection_reused_across_calls(reader):
+    """Two calls share one server session."""
+    pids = [reader.execute("SELECT pg_backend_pid()") for _ in range(2)]
+    assert pids[0] == pids[1]
+
+
+def test_reader_cannot_write(db, reader):
+    """The read-only role is refused an INSERT."""
+    with pytest.raises(DatabaseError, match="permission denied|read-only"):
+        PgHistory(db.reader_dsn, read_only=False).add(job("x"))
+
+
+def test_query_plan_is_index_only(db, writer):
+    """The prediction query is served by completed_jobs_user_recent."""
+    for index in range(50):
+        writer.add(job(str(index), user="u{}".format(index % 5), end=index))
+    conn = psycopg2.connect(db.dsn)
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute("ANALYZE completed_jobs")
+            cursor.execute("SET enable_seqscan = off")
+            cursor.execute("EXPLAIN SELECT end_time, job_id, runtime_s, walltime_s FROM completed_jobs"
+                           " WHERE user_name = 'u1' ORDER BY end_time DESC, job_id DESC LIMIT 15")
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+    finally:
+        conn.close()
+    assert "completed_jobs_user_recent" in plan and "Sort" not in plan
+
+
+@settings(max_examples=60)
+@given(histories(max_jobs=40), st.lists(st.integers(1, 10 ** 6), min_size=1, max_size=4))
+def test_both_stores_predict_identically(database, generated, walltimes):
+    """Random histories give the same rows and predictions from PostgreSQL and memory."""
+    users, jobs = generated
+    empty_tables(database)
+    memory = MemoryHistory(capacity=15)
+    with PgHistory(database.writer_dsn, read_only=False) as writer:
+        for completed in jobs:
+            writer.add(completed)
+            memory.add(completed)
+    with PgHistory(database.reader_dsn) as reader:
+        for user in users:
+            assert reader.recent(user, 15) == memory.recent(user, 15)
+            for name in sorted(ALGORITHMS):
+                algorithm = make_algorithm(name)
+                for walltime in walltimes:
+                    request = JobRequest(user, walltime)
+                    assert predict(reader, algorithm, request) == predict(memory, algorithm, request)
+
+
+@settings(max_examples=30)
+@given(completed_jobs(users=hostile_names, job_id="7.svr"))
+def test_hostile_values_round_trip(database, completed):
+    """Quotes, semicolons and non-ASCII are stored and matched verbatim."""
+    empty_tables(database)
+    with PgHistory(database.writer_dsn, read_only=False) as writer:
+        writer.add(completed)
+    with PgHistory(database.reader_dsn) as reader:
+        assert reader.recent(completed.user, 1) == [completed.history_row()]
+        assert reader.recent(completed.user + "x", 1) == []

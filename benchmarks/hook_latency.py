@@ -13,6 +13,8 @@ generate_series, then measures in one run, with the hooks' own driver
   on one open connection of the same driver, timed around ``execute``: the
   floor any hook pays. Hook events and bare queries alternate, each for its own
   random user, so that both meet the same machine and the same cache.
+* bare query, psycopg2: the same query through libpq (C), interleaved with the
+  two above: what the pure-Python driver costs over a C one.
 * ratio of the two at p50 and p99, and whether the goal holds: warm p99 <= 1 ms
   and within 4x the bare query's p99 (the goal is stated for 10M rows).
 * cold: the first event of a fresh interpreter (a new process per sample):
@@ -190,20 +192,38 @@ def bare_query_s(conn, users, rng):
     return elapsed
 
 
+def bare_query_psycopg2_s(cursor, users, rng):
+    """The same query through psycopg2 (libpq, C): the floor without a pure-Python driver."""
+    user = "user{}".format(rng.randrange(users))
+    started = time.monotonic()
+    cursor.execute(RECENT_HISTORY, (user, WINDOW))
+    rows = cursor.fetchall()
+    elapsed = time.monotonic() - started
+    if not rows:
+        raise RuntimeError("no history for {}: is the table loaded?".format(user))
+    return elapsed
+
+
 def time_warm_and_bare(config, reader_dsn, users, count, rng):
-    """``count`` warm hook events and ``count`` bare queries, alternating: (hook samples, query samples)."""
+    """``count`` warm hook events, bare queries and psycopg2 queries, interleaved: three sample lists."""
     conn = driver.connect(connect_params(reader_dsn), time.monotonic() + 5.0, True, 2.0)
+    c_conn = psycopg2.connect(reader_dsn)
+    c_conn.autocommit = True
     try:
-        for _ in range(200):  # warm-up: the hook's connection and config, both sides' caches
+        cursor = c_conn.cursor()
+        for _ in range(200):  # warm-up: the hook's connection and config, every side's caches
             hook_event_s(HOOK_FILE, config, users, rng)
             bare_query_s(conn, users, rng)
-        hook, bare = [], []
+            bare_query_psycopg2_s(cursor, users, rng)
+        hook, bare, c_bare = [], [], []
         for _ in range(count):
             hook.append(hook_event_s(HOOK_FILE, config, users, rng))
             bare.append(bare_query_s(conn, users, rng))
-        return hook, bare
+            c_bare.append(bare_query_psycopg2_s(cursor, users, rng))
+        return hook, bare, c_bare
     finally:
         conn.close()
+        c_conn.close()
 
 
 def time_events(hook_path, config, users, count, rng):
@@ -229,14 +249,16 @@ def measure(config, reader_dsn, per_event_hook, args):
     rng = random.Random(20260410)
     restart_interpreter()
     try:
-        warm, bare = time_warm_and_bare(config, reader_dsn, args.users, args.events, rng)
+        warm, bare, c_bare = time_warm_and_bare(config, reader_dsn, args.users, args.events, rng)
         per_event = time_events(per_event_hook, config, args.users, args.events, rng)
         cold = time_cold(config, args.users, args.cold_runs, rng)
     finally:
         restart_interpreter()
-    results = {"warm": percentiles(warm), "bare_query": percentiles(bare), "cold": percentiles(cold),
+    results = {"warm": percentiles(warm), "bare_query": percentiles(bare),
+               "bare_query_psycopg2": percentiles(c_bare), "cold": percentiles(cold),
                "connection_per_event": percentiles(per_event)}
     results["ratio_warm_to_bare_query"] = ratio(results["warm"], results["bare_query"])
+    results["ratio_warm_to_bare_query_psycopg2"] = ratio(results["warm"], results["bare_query_psycopg2"])
     results["ratio_connection_per_event_to_warm"] = ratio(results["connection_per_event"], results["warm"])
     results["goal"] = {
         "warm_p99_ms_at_most": GOAL_P99_MS, "ratio_p99_at_most": GOAL_RATIO,

@@ -483,3 +483,26 @@ def test_no_time_left_for_a_statement_closes_the_connection(connect, database):
     with pytest.raises(DeadlineExceeded):
         conn.execute("SELECT 1", (), time.monotonic() - 1)
     assert conn.closed
+
+
+# --- prepared statements ---------------------------------------------------------------------------
+
+def test_a_repeated_statement_is_prepared_once(connect, database):
+    """A statement run three times is one prepared statement on the server, answering each time."""
+    conn = connect(shared_dsn(database))
+    sql = "SELECT %s::int + %s::int, %s::text"
+    answers = [query(conn, sql, (i, 1, "user%")) for i in range(3)]
+    assert answers == [[(1, "user%")], [(2, "user%")], [(3, "user%")]]
+    assert query(conn, "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%::int + %'") == [(1,)]
+
+
+@pytest.mark.parametrize("sql, expected", [
+    ("SELECT 1", "SELECT 1"),
+    ("SELECT %s, %s", "SELECT :p0, :p1"),
+    ("SELECT %s || '%%s'", "SELECT :p0 || '%s'"),
+    ("SELECT '100%%', %s", "SELECT '100%', :p0"),
+    ("SELECT %%%s", "SELECT %:p0"),
+])
+def test_parameters_are_numbered_for_the_driver(sql, expected):
+    """psycopg2-style ``%s`` become ``:p0``, ``:p1``...; ``%%`` is a literal ``%``, never a parameter."""
+    assert driver._named(sql) == expected

@@ -1,5 +1,7 @@
 """predictor.algorithms: v1, v2, v3 and their documented edge cases."""
 
+from fractions import Fraction
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -20,14 +22,30 @@ history_rows = st.lists(
 )
 
 
+def legal(seconds, walltime):
+    """The expected clamp, written out: at least 1 s, at most the walltime."""
+    return walltime if seconds > walltime else max(seconds, 1)
+
+
 def test_v1_averages_last_two_runtimes():
     """v1 is the mean of the two newest runtimes."""
     assert v1(rows((100, 1000), (300, 1000), (9999, 10000)), 7200) == 200
 
 
-def test_v1_rounds_mean_up():
-    """A fractional mean is rounded up, never down."""
-    assert v1(rows((100, 1000), (101, 1000)), 7200) == 101
+def test_v1_truncates_mean():
+    """A fractional mean is truncated to whole seconds, as the paper's SQL AVG then whole seconds."""
+    assert v1(rows((101, 1000), (100, 1000)), 7200) == 100
+
+
+def test_v1_job_at_truncated_mean_is_not_underestimated():
+    """After runtimes 100 and 101 (mean 100.5) the prediction 100 covers a 100 s job but not a 101 s one."""
+    predicted = v1(rows((101, 1000), (100, 1000)), 7200)
+    assert not predicted < 100 and predicted < 101
+
+
+def test_v2_adds_reserve_to_truncated_mean():
+    """v2 truncates the mean, then adds the reserve: 100.5 gives 100 + 900."""
+    assert v2(rows((101, 1000), (100, 1000)), 7200) == 1000
 
 
 def test_v1_capped_by_walltime():
@@ -46,15 +64,34 @@ def test_v3_scales_max_usage():
     assert v3(history, 7200) == 3600 + 900
 
 
-def test_v3_rounds_scaled_value_up():
-    """v3's scaled value is rounded up to whole seconds."""
-    assert v3(rows((1, 3)), 10, reserve_s=0) == 4
+def test_v3_truncates_scaled_value():
+    """v3's scaled value is int(walltime x ratio): 10 x 1/3 gives 3, not 4."""
+    assert v3(rows((1, 3)), 10, reserve_s=0) == 3
+
+
+def test_v3_scaled_value_exact_when_whole():
+    """An exact product stays whole: 3 x 1/3 is 1 (a rounded decimal ratio would give 0.999... -> 0)."""
+    assert v3(rows((1, 3)), 3, reserve_s=0) == 1
+
+
+def test_v3_truncates_before_reserve():
+    """The reserve is added to the truncated scaled value: int(10000 x 2/3) + 900."""
+    assert v3(rows((2, 3)), 10000, reserve_s=900) == 6666 + 900
 
 
 def test_v3_window_is_last_fifteen_jobs():
     """A job older than the 15 newest does not count."""
     history = rows(*([(10, 1000)] * 15 + [(1000, 1000)]))
     assert v3(history, 1000, reserve_s=0) == 10
+
+
+@given(history_rows, st.integers(1, 10 ** 7))
+def test_v1_v2_are_the_truncated_exact_mean(history, walltime):
+    """v1 is int(exact mean of the two newest runtimes), v2 that plus 900, both in [1, walltime]."""
+    runtimes = [row.runtime_s for row in history[:2]]
+    mean = int(Fraction(sum(runtimes), len(runtimes))) if runtimes else None
+    assert v1(history, walltime) == (walltime if mean is None else legal(mean, walltime))
+    assert v2(history, walltime) == (walltime if mean is None else legal(mean + 900, walltime))
 
 
 def test_v3_skips_rows_without_walltime():

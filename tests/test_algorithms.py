@@ -21,6 +21,15 @@ history_rows = st.lists(
     max_size=20,
 )
 
+long_histories = st.lists(
+    st.builds(HistoryRow, st.integers(0, 10 ** 6), st.text(max_size=3), st.integers(0, 10 ** 4),
+              st.one_of(st.none(), st.just(0), st.integers(10 ** 4, 10 ** 6))),
+    min_size=16, max_size=30,
+)
+"""Histories longer than v3's window of 15, often with rows lacking a walltime.
+
+Ratios stay at most 1, so the walltime cap does not hide which rows were used."""
+
 
 def legal(seconds, walltime):
     """The expected clamp, written out: at least 1 s, at most the walltime."""
@@ -83,6 +92,32 @@ def test_v3_window_is_last_fifteen_jobs():
     """A job older than the 15 newest does not count."""
     history = rows(*([(10, 1000)] * 15 + [(1000, 1000)]))
     assert v3(history, 1000, reserve_s=0) == 10
+
+
+def test_v3_window_counts_rows_without_walltime():
+    """Rows without a walltime use up places in the 15: the older, higher ratio does not slip in."""
+    history = rows(*([(10, 1000)] * 10 + [(500, None), (500, 0)] * 2 + [(10, 1000)] + [(1000, 1000)] * 5))
+    assert v3(history, 1000, reserve_s=0) == 10
+
+
+def test_v3_window_without_any_walltime_ignores_older_rows():
+    """When none of the 15 newest has a walltime, older rows that have one are still not used."""
+    history = rows(*([(500, None)] * 8 + [(500, 0)] * 7 + [(10, 1000)]))
+    assert v3(history, 5000) == 5000
+
+
+@given(long_histories, st.integers(1, 10 ** 7))
+def test_v3_ignores_rows_older_than_the_window(history, walltime):
+    """Only the 15 newest rows count, whatever they hold."""
+    assert v3(history, walltime) == v3(history[:15], walltime)
+
+
+@given(long_histories, st.integers(1, 10 ** 7))
+def test_v3_is_the_truncated_exact_scaled_ratio(history, walltime):
+    """v3 is int(max ratio of the 15 newest rows with a walltime x walltime) + 900, in [1, walltime]."""
+    ratios = [Fraction(row.runtime_s, row.walltime_s) for row in history[:15] if row.walltime_s]
+    expected = legal(int(max(ratios) * walltime) + 900, walltime) if ratios else walltime
+    assert v3(history, walltime) == expected
 
 
 @given(history_rows, st.integers(1, 10 ** 7))

@@ -157,10 +157,18 @@ def test_no_walltime_gives_no_soft_walltime(name, walltime):
     assert ALGORITHMS[name](rows((100, 1000)), walltime) is None
 
 
-@pytest.mark.parametrize("name", sorted(ALGORITHMS))
-def test_zero_runtimes_give_one_second(name):
-    """PBS rejects soft_walltime 0: the floor is 1 s."""
-    assert make_algorithm(name, reserve_s=0 if name == "v1" else 0).predict(rows((0, 1000), (0, 1000)), 600) == 1
+@pytest.mark.parametrize("name, reserve_s, expected", [
+    ("v1", 0, 1),      # mean 0: PBS rejects soft_walltime 0, so 1 s
+    ("v2", 0, 1),
+    ("v3", 0, 1),      # ratio 0 x 600 = 0: 1 s
+    ("v2", 60, 60),    # 0 + 60: the 1 s floor applies to the sum, not before the reserve
+    ("v3", 60, 60),
+    ("v2", 900, 600),  # 0 + 900 is above the walltime: capped at 600
+])
+def test_zero_runtimes_give_reserve_at_least_one_second(name, reserve_s, expected):
+    """Zero runtimes predict the reserve, floored at 1 s and capped at the walltime."""
+    algorithm = make_algorithm(name, reserve_s=reserve_s)
+    assert algorithm.predict(rows((0, 1000), (0, 1000)), 600) == expected
 
 
 @given(history_rows, st.integers(1, 10 ** 7), st.sampled_from(sorted(ALGORITHMS)))

@@ -79,8 +79,9 @@ def test_v3_truncates_scaled_value():
 
 
 def test_v3_scaled_value_exact_when_whole():
-    """An exact product stays whole: 3 x 1/3 is 1 (a rounded decimal ratio would give 0.999... -> 0)."""
+    """A whole product is not truncated one second short by a rounded ratio (decimal 0.333..., float 0.7)."""
     assert v3(rows((1, 3)), 3, reserve_s=0) == 1
+    assert v3(rows((7, 10)), 90, reserve_s=0) == 63
 
 
 def test_v3_truncates_before_reserve():

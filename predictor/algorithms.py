@@ -5,8 +5,9 @@ newest first) and the requested walltime. Decisions the paper leaves open:
 
 * No walltime (``None``) or a walltime under 1 s: no soft walltime (``None``).
 * No usable history: the walltime itself.
-* Rounding: every prediction is rounded *up* to whole seconds, so rounding never
-  makes a job look shorter than the formula says; then clamped to
+* Rounding: the mean (v1, v2) and the scaled walltime (v3) are truncated to
+  whole seconds before the reserve is added, as the paper's published
+  implementation does (``int(walltime * ratio)``); then clamped to
   ``[1, walltime]`` because PBS rejects a soft walltime of 0 or above walltime.
 * v3 ratios: the window is the last ``window`` completed jobs, as in the paper's
   query; rows among them without a positive walltime give no ratio (never a
@@ -41,7 +42,7 @@ def _mean_runtime(history, walltime_s, window, reserve_s):
     if not rows:
         return walltime_s
     total = sum(row.runtime_s for row in rows)
-    mean = -(-total // len(rows))
+    mean = total // len(rows)
     return clamp(mean + reserve_s, walltime_s)
 
 
@@ -67,7 +68,7 @@ def v3(history, walltime_s, window=15, reserve_s=RESERVE_S):
                 best_runtime, best_walltime = row.runtime_s, past_walltime
     if best_walltime == 0:
         return walltime_s
-    scaled = -(-best_runtime * walltime_s // best_walltime)
+    scaled = best_runtime * walltime_s // best_walltime
     return clamp(scaled + reserve_s, walltime_s)
 
 

@@ -33,14 +33,14 @@ GOLDEN_SUBMIT = [  # user, v1, v2, v3, recorded
     (3600, 3600, 3600, 3600, N),   # alice has no history yet: the walltime
     (N, N, N, N, N),               # no walltime, no soft walltime
     (3600, 3600, 3600, 3600, N),   # job 1 still running at 500
-    (7200, 1000, 1900, 2900, N),   # history [1]: v1 1000, v2 +900, v3 ceil(1000/3600*7200)+900
+    (7200, 1000, 1900, 2900, N),   # history [1]: v1 1000, v2 +900, v3 int(1000/3600*7200)+900
     (600, 600, 600, 600, N),       # bob's job 4 ends at 5000: not *before* 5000, so no history
 ]
 GOLDEN_START = [
     (3600, 3600, 3600, 3600, N),
     (N, N, N, N, N),
     (3600, 3600, 3600, 3600, N),   # starts at 1000 when job 1 ends at 1000: tie rule, not seen
-    (7200, 800, 1700, 2900, N),    # history [2, 1]: v1 ceil(1600/2), v2 +900, v3 max ratio 1000/3600
+    (7200, 800, 1700, 2900, N),    # history [2, 1]: v1 int(1600/2), v2 +900, v3 max ratio 1000/3600
     (600, 600, 600, 600, N),
 ]
 

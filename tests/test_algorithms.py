@@ -1,5 +1,7 @@
 """predictor.algorithms: v1, v2, v3 and their documented edge cases."""
 
+from fractions import Fraction
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,15 +21,40 @@ history_rows = st.lists(
     max_size=20,
 )
 
+long_histories = st.lists(
+    st.builds(HistoryRow, st.integers(0, 10 ** 6), st.text(max_size=3), st.integers(0, 10 ** 4),
+              st.one_of(st.none(), st.just(0), st.integers(10 ** 4, 10 ** 6))),
+    min_size=16, max_size=30,
+)
+"""Histories longer than v3's window of 15, often with rows lacking a walltime.
+
+Ratios stay at most 1, so the walltime cap does not hide which rows were used."""
+
+
+def legal(seconds, walltime):
+    """The expected clamp, written out: at least 1 s, at most the walltime."""
+    return walltime if seconds > walltime else max(seconds, 1)
+
 
 def test_v1_averages_last_two_runtimes():
     """v1 is the mean of the two newest runtimes."""
     assert v1(rows((100, 1000), (300, 1000), (9999, 10000)), 7200) == 200
 
 
-def test_v1_rounds_mean_up():
-    """A fractional mean is rounded up, never down."""
-    assert v1(rows((100, 1000), (101, 1000)), 7200) == 101
+def test_v1_truncates_mean():
+    """A fractional mean is truncated to whole seconds, as the paper's SQL AVG then whole seconds."""
+    assert v1(rows((101, 1000), (100, 1000)), 7200) == 100
+
+
+def test_v1_job_at_truncated_mean_is_not_underestimated():
+    """After runtimes 100 and 101 (mean 100.5) the prediction 100 covers a 100 s job but not a 101 s one."""
+    predicted = v1(rows((101, 1000), (100, 1000)), 7200)
+    assert not predicted < 100 and predicted < 101
+
+
+def test_v2_adds_reserve_to_truncated_mean():
+    """v2 truncates the mean, then adds the reserve: 100.5 gives 100 + 900."""
+    assert v2(rows((101, 1000), (100, 1000)), 7200) == 1000
 
 
 def test_v1_capped_by_walltime():
@@ -46,15 +73,61 @@ def test_v3_scales_max_usage():
     assert v3(history, 7200) == 3600 + 900
 
 
-def test_v3_rounds_scaled_value_up():
-    """v3's scaled value is rounded up to whole seconds."""
-    assert v3(rows((1, 3)), 10, reserve_s=0) == 4
+def test_v3_truncates_scaled_value():
+    """v3's scaled value is int(walltime x ratio): 10 x 1/3 gives 3, not 4."""
+    assert v3(rows((1, 3)), 10, reserve_s=0) == 3
+
+
+def test_v3_scaled_value_exact_when_whole():
+    """A whole product is not truncated one second short by a rounded ratio (decimal 0.333..., float 0.7)."""
+    assert v3(rows((1, 3)), 3, reserve_s=0) == 1
+    assert v3(rows((7, 10)), 90, reserve_s=0) == 63
+
+
+def test_v3_truncates_before_reserve():
+    """The reserve is added to the truncated scaled value: int(10000 x 2/3) + 900."""
+    assert v3(rows((2, 3)), 10000, reserve_s=900) == 6666 + 900
 
 
 def test_v3_window_is_last_fifteen_jobs():
     """A job older than the 15 newest does not count."""
     history = rows(*([(10, 1000)] * 15 + [(1000, 1000)]))
     assert v3(history, 1000, reserve_s=0) == 10
+
+
+def test_v3_window_counts_rows_without_walltime():
+    """Rows without a walltime use up places in the 15: the older, higher ratio does not slip in."""
+    history = rows(*([(10, 1000)] * 10 + [(500, None), (500, 0)] * 2 + [(10, 1000)] + [(1000, 1000)] * 5))
+    assert v3(history, 1000, reserve_s=0) == 10
+
+
+def test_v3_window_without_any_walltime_ignores_older_rows():
+    """When none of the 15 newest has a walltime, older rows that have one are still not used."""
+    history = rows(*([(500, None)] * 8 + [(500, 0)] * 7 + [(10, 1000)]))
+    assert v3(history, 5000) == 5000
+
+
+@given(long_histories, st.integers(1, 10 ** 7))
+def test_v3_ignores_rows_older_than_the_window(history, walltime):
+    """Only the 15 newest rows count, whatever they hold."""
+    assert v3(history, walltime) == v3(history[:15], walltime)
+
+
+@given(long_histories, st.integers(1, 10 ** 7))
+def test_v3_is_the_truncated_exact_scaled_ratio(history, walltime):
+    """v3 is int(max ratio of the 15 newest rows with a walltime x walltime) + 900, in [1, walltime]."""
+    ratios = [Fraction(row.runtime_s, row.walltime_s) for row in history[:15] if row.walltime_s]
+    expected = legal(int(max(ratios) * walltime) + 900, walltime) if ratios else walltime
+    assert v3(history, walltime) == expected
+
+
+@given(history_rows, st.integers(1, 10 ** 7))
+def test_v1_v2_are_the_truncated_exact_mean(history, walltime):
+    """v1 is int(exact mean of the two newest runtimes), v2 that plus 900, both in [1, walltime]."""
+    runtimes = [row.runtime_s for row in history[:2]]
+    mean = int(Fraction(sum(runtimes), len(runtimes))) if runtimes else None
+    assert v1(history, walltime) == (walltime if mean is None else legal(mean, walltime))
+    assert v2(history, walltime) == (walltime if mean is None else legal(mean + 900, walltime))
 
 
 def test_v3_skips_rows_without_walltime():
@@ -85,10 +158,18 @@ def test_no_walltime_gives_no_soft_walltime(name, walltime):
     assert ALGORITHMS[name](rows((100, 1000)), walltime) is None
 
 
-@pytest.mark.parametrize("name", sorted(ALGORITHMS))
-def test_zero_runtimes_give_one_second(name):
-    """PBS rejects soft_walltime 0: the floor is 1 s."""
-    assert make_algorithm(name, reserve_s=0 if name == "v1" else 0).predict(rows((0, 1000), (0, 1000)), 600) == 1
+@pytest.mark.parametrize("name, reserve_s, expected", [
+    ("v1", 0, 1),      # mean 0: PBS rejects soft_walltime 0, so 1 s
+    ("v2", 0, 1),
+    ("v3", 0, 1),      # ratio 0 x 600 = 0: 1 s
+    ("v2", 60, 60),    # 0 + 60: the 1 s floor applies to the sum, not before the reserve
+    ("v3", 60, 60),
+    ("v2", 900, 600),  # 0 + 900 is above the walltime: capped at 600
+])
+def test_zero_runtimes_give_reserve_at_least_one_second(name, reserve_s, expected):
+    """Zero runtimes predict the reserve, floored at 1 s and capped at the walltime."""
+    algorithm = make_algorithm(name, reserve_s=reserve_s)
+    assert algorithm.predict(rows((0, 1000), (0, 1000)), 600) == expected
 
 
 @given(history_rows, st.integers(1, 10 ** 7), st.sampled_from(sorted(ALGORITHMS)))

@@ -36,6 +36,15 @@ def test_exactly_thirty_minutes_under_is_not_bad():
     assert error_metrics(*arrays([2000, 2000], [200, 199]))[3] == 0.5
 
 
+def test_job_at_the_truncated_mean_is_not_underestimated():
+    """After runtimes 100 and 101 (v1: 100.5 truncated to 100) a 100 s job is not under-estimated, a 101 s one is."""
+    jobs = [Job(str(index), "alice", start, runtime, 1000, 1, start, start + runtime)
+            for index, (start, runtime) in enumerate([(0, 100), (0, 101), (200, 100), (200, 101)])]
+    predicted = replay_accuracy(jobs, [PREDICTORS["v1"]]).at("start", "v1")[2:]
+    assert predicted.tolist() == [100, 100]
+    assert error_metrics(*arrays([100, 101], predicted))[2] == 0.5
+
+
 def test_no_prediction_at_all_gives_none_statistics():
     """Without a single prediction every statistic is None, the none share 1."""
     assert error_metrics(*arrays([10, 20], [-1, -1])) == (2, 1.0, None, None, None, None, None, None)

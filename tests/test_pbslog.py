@@ -6,8 +6,7 @@ import pytest
 
 from predictor.accounting import completed_job, parse_fields, parse_record
 from replay.pbslog import read_accounting, record_kinds, record_line
-from replay.readers import ReadStats
-from replay.trace import Job
+from replay.trace import Job, ReadStats
 
 # Written by an OpenPBS 23.06 server (../shared/pbs-facts.md).
 REAL = """\

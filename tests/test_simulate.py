@@ -9,8 +9,7 @@ import pytest
 from replay import simulate
 from replay.cluster import Cluster
 from replay.errors import ReplayError
-from replay.readers import Trace, ReadStats
-from replay.trace import Job
+from replay.trace import Job, ReadStats, Trace
 
 SWF = """; MaxProcs: 4
 1 0 0 100 2 -1 -1 2 200 -1 1 1 1 -1 -1 -1 -1 -1

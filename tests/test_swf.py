@@ -4,9 +4,8 @@ import io
 
 import pytest
 
-from replay.readers import ReadStats, Trace
 from replay.swf import read_swf, write_swf
-from replay.trace import Job
+from replay.trace import Job, ReadStats, Trace
 
 HEADER = "; Version: 2.2\n; Computer: test\n; UnixStartTime: 1000000\n; MaxNodes: 50\n; MaxProcs: 100\n;\n"
 

@@ -4,20 +4,23 @@
 Each malformed line goes to ``on_reject(path, line_no, message)`` and is
 skipped; only a trace with no job that ran left is an error (``TraceError``).
 Gzip-compressed files (``20240101.gz``, ``trace.swf.gz``) are read as they
-are, since sites archive their accounting logs that way.
+are, since sites archive their accounting logs that way. ``read_trace`` is
+what the commands call: the trace their input options name, malformed lines
+shown on stderr by a ``RejectReporter``.
 """
 
 import contextlib
 import itertools
 import os
 import re
+import sys
 
 from . import pbslog, swf
 from .errors import TraceError
 from .files import raw_lines
 from .trace import ReadStats
 
-__all__ = ["load_trace", "detect_format", "FORMATS"]
+__all__ = ["load_trace", "detect_format", "FORMATS", "RejectReporter", "read_trace"]
 
 FORMATS = ("pbs", "swf")
 _PBS_LINE = re.compile(rb"[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2};")
@@ -76,3 +79,33 @@ def load_trace(paths, fmt="auto", on_reject=None):
     if not trace.jobs:
         raise TraceError("no job that ran in {}: {}".format(", ".join(paths), "; ".join(stats.notes(0))))
     return trace
+
+
+class RejectReporter:
+    """``on_reject`` for the readers: prints the first ``limit`` malformed lines, counts all."""
+
+    def __init__(self, limit, stream=None):
+        self.limit = limit
+        self.stream = sys.stderr if stream is None else stream
+        self.count = 0
+
+    def __call__(self, path, line_no, message):
+        self.count += 1
+        if self.count <= self.limit:
+            self.stream.write("{}:{}: {}\n".format(path, line_no, message))
+
+    def close(self):
+        """Say how many were not shown."""
+        if self.count > self.limit:
+            self.stream.write("... and {} more malformed lines (--max-errors shows more)\n".format(
+                self.count - self.limit))
+
+
+def read_trace(args):
+    """``(trace, reporter)`` for the input options of ``args`` (``paths``, ``format``, ``max_errors``)."""
+    reporter = RejectReporter(args.max_errors)
+    try:
+        trace = load_trace(args.paths, args.format, reporter)
+    finally:
+        reporter.close()
+    return trace, reporter

@@ -95,7 +95,7 @@ def _accuracy_arguments(parser):
 
 
 def _replay(trace, predictor_names, instants):
-    from .accuracy import replay_accuracy
+    from .accuracy.accuracy import replay_accuracy
     from .predictors import PREDICTORS
     from .progress import ProgressBar
     progress = ProgressBar("replaying {} jobs".format(len(trace.jobs)))
@@ -115,10 +115,10 @@ def _default_predictors(trace):
 
 
 def _run_accuracy(args):
-    from .accuracy import job_table
-    from .metrics import accuracy_report, warmup_count
-    from .readers import read_trace
+    from .accuracy.accuracy import job_table
+    from .accuracy.metrics import accuracy_report, warmup_count
     from .report import write_outputs
+    from .traces.readers import read_trace
     trace, reporter = read_trace(args)
     names, notes = (args.predictors, ()) if args.predictors else _default_predictors(trace)
     instants = ("submit", "start") if args.at == "both" else (args.at,)
@@ -130,7 +130,7 @@ def _run_accuracy(args):
     first = warmup_count(len(trace.jobs), args.warmup)
     write_outputs(args, report, job_table(trace.jobs, predictions, first))
     if args.plot:
-        from .plots import plot_accuracy
+        from .accuracy.plots import plot_accuracy
         plot_accuracy(args.plot, trace.name, trace.jobs, predictions, first)
     return 1 if reporter.count else 0
 
@@ -149,8 +149,8 @@ def _convert_arguments(parser):
 
 
 def _run_convert(args):
-    from .convert import convert
-    from .readers import RejectReporter
+    from .traces.convert import convert
+    from .traces.readers import RejectReporter
     reporter = RejectReporter(args.max_errors)
     try:
         trace, written = convert(args.paths, args.out, args.format, reporter, args.epoch, args.server, args.gzip)
@@ -172,9 +172,9 @@ COMMANDS = {
 }
 """Subcommand name -> Command."""
 
-if importlib.util.find_spec("replay.simulate") is not None:
+if importlib.util.find_spec("replay.simulation.simulate") is not None:
     # The scheduling simulation (issue 5) is its own module; listed once it is there.
-    COMMANDS["simulate"] = _from_module("replay.simulate", "replay a trace through a simulated PBS scheduler")
+    COMMANDS["simulate"] = _from_module("replay.simulation.simulate", "replay a trace through a simulated PBS scheduler")
 
 DEFAULT_COMMAND = "accuracy"
 

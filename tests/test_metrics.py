@@ -1,12 +1,12 @@
-"""replay.metrics: the accuracy figures of seeds 000, 001 and 003."""
+"""replay.accuracy.metrics: the accuracy figures of seeds 000, 001 and 003."""
 
 import numpy as np
 import pytest
 
-from replay.accuracy import replay_accuracy
-from replay.metrics import accuracy_report, eq3_accuracy, error_metrics, users_improved, warmup_count
+from replay.accuracy.accuracy import replay_accuracy
+from replay.accuracy.metrics import accuracy_report, eq3_accuracy, error_metrics, users_improved, warmup_count
 from replay.predictors import PREDICTORS
-from replay.trace import Job
+from replay.traces.trace import Job
 
 
 def arrays(*values):

@@ -15,8 +15,8 @@ import os
 import re
 import sys
 
+from ..errors import TraceError
 from . import pbslog, swf
-from .errors import TraceError
 from .files import raw_lines
 from .trace import ReadStats
 

@@ -32,8 +32,8 @@ import math
 
 import numpy as np
 
+from ..report import Column, Report, Table, runtime_class_masks
 from .accuracy import NO_PREDICTION
-from .report import Column, Report, Table, runtime_class_masks
 
 __all__ = ["BADLY_UNDER_S", "METRIC_COLUMNS", "eq3_accuracy", "error_metrics", "users_improved", "warmup_count",
            "accuracy_report"]

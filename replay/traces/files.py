@@ -10,7 +10,7 @@ import os
 import re
 import zlib
 
-from .errors import TraceError
+from ..errors import TraceError
 
 __all__ = ["raw_lines", "accounting_files"]
 

@@ -14,7 +14,6 @@ the command (one line on stderr, never a traceback); 130 interrupted.
 
 import argparse
 import importlib
-import importlib.util
 import os
 import sys
 from typing import Callable, NamedTuple
@@ -169,12 +168,9 @@ COMMANDS = {
                         _accuracy_arguments, _run_accuracy),
     "convert": Command("convert a trace between SWF and PBS accounting-log format",
                        _convert_arguments, _run_convert),
+    "simulate": _from_module("replay.simulation.simulate", "replay a trace through a simulated PBS scheduler"),
 }
 """Subcommand name -> Command."""
-
-if importlib.util.find_spec("replay.simulation.simulate") is not None:
-    # The scheduling simulation (issue 5) is its own module; listed once it is there.
-    COMMANDS["simulate"] = _from_module("replay.simulation.simulate", "replay a trace through a simulated PBS scheduler")
 
 DEFAULT_COMMAND = "accuracy"
 

@@ -11,10 +11,11 @@ import os
 
 import pytest
 
+import predictor
 import replay
 
 REPLAY_DIR = os.path.dirname(os.path.abspath(replay.__file__))
-PREDICTOR_DIR = os.path.join(os.path.dirname(REPLAY_DIR), "predictor")
+PREDICTOR_DIR = os.path.dirname(os.path.abspath(predictor.__file__))
 
 CLI = ("replay.cli", "replay.__main__")
 """The command line: the only modules that may import a feature."""
@@ -95,8 +96,9 @@ def wrong_way(graph):
 def cycles(graph):
     """Import cycles as ``a -> b -> a``; a module already on a reported cycle starts no other."""
     found, on_cycle = [], set()
-    for rank, start in enumerate(sorted(graph)):
-        earlier = set(sorted(graph)[:rank])
+    modules = sorted(graph)
+    for index, start in enumerate(modules):
+        earlier = set(modules[:index])
         path = None if start in on_cycle else _path_back(graph, start, [start], earlier | {start})
         if path:
             found.append(" -> ".join(path))
@@ -119,6 +121,7 @@ def _path_back(graph, start, path, seen):
 
 @pytest.fixture(scope="module")
 def graph():
+    """The import graph of the replay package as it is on disk."""
     return import_graph(module_files(REPLAY_DIR, "replay"))
 
 

@@ -1,8 +1,8 @@
 """Accuracy-replay throughput and memory: KTH-SP2 and a synthetic trace of 1M jobs.
 
 Not a test. For each trace it reports, separately, the time to read the trace
-(SWF parsing), to replay it (replay.accuracy with the five predictors user, v1,
-v2, v3, recorded at both instants: the events, the history store, the
+(SWF parsing), to replay it (replay.accuracy.accuracy with the five predictors
+user, v1, v2, v3, recorded at both instants: the events, the history store, the
 predictor calls) and to compute the metrics, as jobs per second, best of
 ``--repeat`` runs. Memory is measured in a separate run under tracemalloc
 (which slows Python down): the peak allocated while replaying, on top of the
@@ -27,10 +27,10 @@ import tracemalloc
 
 import numpy as np
 
-from replay.accuracy import replay_accuracy
-from replay.metrics import accuracy_report
+from replay.accuracy.accuracy import replay_accuracy
+from replay.accuracy.metrics import accuracy_report
 from replay.predictors import ACCURACY_PREDICTORS, PREDICTORS, history_capacity
-from replay.readers import load_trace
+from replay.traces.readers import load_trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_KTH = os.path.join(HERE, "..", "..", "shared", "data", "KTH-SP2-1996-2.2.swf")

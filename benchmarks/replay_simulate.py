@@ -28,11 +28,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT]
 
-from replay.cluster import Cluster  # noqa: E402
-from replay.engine import simulate_jobs  # noqa: E402
 from replay.predictors import PREDICTORS  # noqa: E402
-from replay.readers import load_trace  # noqa: E402
-from replay.simulate import runnable_jobs  # noqa: E402
+from replay.simulation.cluster import Cluster  # noqa: E402
+from replay.simulation.engine import simulate_jobs  # noqa: E402
+from replay.simulation.simulate import runnable_jobs  # noqa: E402
+from replay.traces.readers import load_trace  # noqa: E402
 
 DEFAULT_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
 DEFAULT_TRACES = "KTH-SP2-1996-2.2.swf,CEA-Curie-2011-sample.swf"

@@ -13,9 +13,7 @@ the command (one line on stderr, never a traceback); 130 interrupted.
 """
 
 import argparse
-import contextlib
 import importlib
-import importlib.util
 import os
 import sys
 from typing import Callable, NamedTuple
@@ -48,26 +46,6 @@ def _from_module(module_name, summary):
     """A command whose ``add_arguments`` and ``run`` live in ``module_name``, imported when used."""
     return Command(summary, lambda parser: importlib.import_module(module_name).add_arguments(parser),
                    lambda args: importlib.import_module(module_name).run(args))
-
-
-class RejectReporter:
-    """``on_reject`` for the readers: prints the first ``limit`` malformed lines, counts all."""
-
-    def __init__(self, limit, stream=None):
-        self.limit = limit
-        self.stream = sys.stderr if stream is None else stream
-        self.count = 0
-
-    def __call__(self, path, line_no, message):
-        self.count += 1
-        if self.count <= self.limit:
-            self.stream.write("{}:{}: {}\n".format(path, line_no, message))
-
-    def close(self):
-        """Say how many were not shown."""
-        if self.count > self.limit:
-            self.stream.write("... and {} more malformed lines (--max-errors shows more)\n".format(
-                self.count - self.limit))
 
 
 def _fraction(text):
@@ -115,52 +93,8 @@ def _accuracy_arguments(parser):
     parser.add_argument("--plot", metavar="DIR", help="write PNG figures (V curve, box plots) into DIR")
 
 
-@contextlib.contextmanager
-def output_stream(path):
-    """A text stream to ``path``, or stdout for ``-``."""
-    if path == "-":
-        yield sys.stdout
-        return
-    try:
-        stream = open(path, "w", encoding="utf-8", newline="")
-    except OSError as err:
-        raise ReplayError("{}: cannot write: {}".format(path, err.strerror or err)) from err
-    with stream:
-        yield stream
-
-
-def write_outputs(args, report, job_table=None):
-    """The report on stdout (unless a file option is ``-``) and in every requested file.
-
-    ``job_table`` is ``(header, rows)`` for ``--jobs-csv``. The simulation
-    prints its own Report through this too.
-    """
-    from .report import write_csv, write_json, write_rows_csv, write_text
-    targets = ((getattr(args, "json", None), write_json), (getattr(args, "csv", None), write_csv))
-    if "-" not in [path for path, _ in targets] + [getattr(args, "jobs_csv", None)]:
-        write_text(report, sys.stdout)
-    for path, writer in targets:
-        if path:
-            with output_stream(path) as stream:
-                writer(report, stream)
-    if getattr(args, "jobs_csv", None) and job_table is not None:
-        with output_stream(args.jobs_csv) as stream:
-            write_rows_csv(job_table[0], job_table[1], stream)
-
-
-def read_trace(args):
-    """``(trace, reporter)`` for the input options of ``args``."""
-    from .readers import load_trace
-    reporter = RejectReporter(args.max_errors)
-    try:
-        trace = load_trace(args.paths, args.format, reporter)
-    finally:
-        reporter.close()
-    return trace, reporter
-
-
 def _replay(trace, predictor_names, instants):
-    from .accuracy import replay_accuracy
+    from .accuracy.accuracy import replay_accuracy
     from .predictors import PREDICTORS
     from .progress import ProgressBar
     progress = ProgressBar("replaying {} jobs".format(len(trace.jobs)))
@@ -180,8 +114,10 @@ def _default_predictors(trace):
 
 
 def _run_accuracy(args):
-    from .accuracy import job_table
-    from .metrics import accuracy_report, warmup_count
+    from .accuracy.accuracy import job_table
+    from .accuracy.metrics import accuracy_report, warmup_count
+    from .report import write_outputs
+    from .traces.readers import read_trace
     trace, reporter = read_trace(args)
     names, notes = (args.predictors, ()) if args.predictors else _default_predictors(trace)
     instants = ("submit", "start") if args.at == "both" else (args.at,)
@@ -193,7 +129,7 @@ def _run_accuracy(args):
     first = warmup_count(len(trace.jobs), args.warmup)
     write_outputs(args, report, job_table(trace.jobs, predictions, first))
     if args.plot:
-        from .plots import plot_accuracy
+        from .accuracy.plots import plot_accuracy
         plot_accuracy(args.plot, trace.name, trace.jobs, predictions, first)
     return 1 if reporter.count else 0
 
@@ -212,7 +148,8 @@ def _convert_arguments(parser):
 
 
 def _run_convert(args):
-    from .convert import convert
+    from .traces.convert import convert
+    from .traces.readers import RejectReporter
     reporter = RejectReporter(args.max_errors)
     try:
         trace, written = convert(args.paths, args.out, args.format, reporter, args.epoch, args.server, args.gzip)
@@ -231,12 +168,9 @@ COMMANDS = {
                         _accuracy_arguments, _run_accuracy),
     "convert": Command("convert a trace between SWF and PBS accounting-log format",
                        _convert_arguments, _run_convert),
+    "simulate": _from_module("replay.simulation.simulate", "replay a trace through a simulated PBS scheduler"),
 }
 """Subcommand name -> Command."""
-
-if importlib.util.find_spec("replay.simulate") is not None:
-    # The scheduling simulation (issue 5) is its own module; listed once it is there.
-    COMMANDS["simulate"] = _from_module("replay.simulate", "replay a trace through a simulated PBS scheduler")
 
 DEFAULT_COMMAND = "accuracy"
 

@@ -8,24 +8,36 @@ simulation build Reports and print them through the same writers:
 * ``write_json``: ``{"title", "notes", "tables": [{"key", "title", "rows"}]}``;
 * ``write_csv``: one row per table row, a ``table`` column first, then every
   column of every table (empty where a table has no such column);
-* ``write_rows_csv``: any header and rows (one row per job).
+* ``write_rows_csv``: any header and rows (one row per job);
+* ``write_outputs``: a command's Report on stdout and in the files its
+  ``--json``, ``--csv`` and ``--jobs-csv`` options name.
+
+Both reports break their jobs down by the same runtime classes
+(``RUNTIME_CLASSES``, ``runtime_class_masks``).
 
 Values are None (shown ``-``, JSON null, CSV empty), ints, floats or text.
 Floats are rounded (``ROUND_DIGITS``) so the output does not change with the
 last bit of a sum; same report, byte-identical output.
 """
 
+import contextlib
 import csv
 import json
 import math
+import sys
 from typing import NamedTuple, Tuple
 
 from predictor.durations import format_duration
 
+from .errors import ReplayError
+
 __all__ = ["Column", "Table", "Report", "KINDS", "write_text", "write_json", "write_csv", "write_rows_csv",
-           "ROUND_DIGITS"]
+           "ROUND_DIGITS", "RUNTIME_CLASSES", "runtime_class_masks", "output_stream", "write_outputs"]
 
 ROUND_DIGITS = 6
+
+RUNTIME_CLASSES = (("<=2h", 0, 2 * 3600), ("2-24h", 2 * 3600, 24 * 3600), (">24h", 24 * 3600, None))
+"""Seed 003 Fig. 5: (name, low, high) for runtime in (low, high]; the first class includes 0."""
 
 
 class Column(NamedTuple):
@@ -90,6 +102,15 @@ def _aligned(table):
                       for cell, width, is_left in zip(row, widths, left)).rstrip() for row in cells]
 
 
+def runtime_class_masks(runtime):
+    """``(name, mask)`` per runtime class."""
+    masks = []
+    for name, low, high in RUNTIME_CLASSES:
+        mask = runtime > low if low else runtime >= 0
+        masks.append((name, mask if high is None else mask & (runtime <= high)))
+    return masks
+
+
 def write_text(report, out):
     """The report as aligned text tables."""
     out.write(report.title + "\n")
@@ -135,3 +156,35 @@ def write_rows_csv(header, rows, out):
     writer.writerow(header)
     for row in rows:
         writer.writerow(["" if value is None else _plain(value) for value in row])
+
+
+@contextlib.contextmanager
+def output_stream(path):
+    """A text stream to ``path``, or stdout for ``-``."""
+    if path == "-":
+        yield sys.stdout
+        return
+    try:
+        stream = open(path, "w", encoding="utf-8", newline="")
+    except OSError as err:
+        raise ReplayError("{}: cannot write: {}".format(path, err.strerror or err)) from err
+    with stream:
+        yield stream
+
+
+def write_outputs(args, report, job_table=None):
+    """The report on stdout (unless a file option is ``-``) and in every file ``args`` asks for.
+
+    ``job_table`` is ``(header, rows)`` for ``--jobs-csv``. The simulation
+    prints its own Report through this too.
+    """
+    targets = ((getattr(args, "json", None), write_json), (getattr(args, "csv", None), write_csv))
+    if "-" not in [path for path, _ in targets] + [getattr(args, "jobs_csv", None)]:
+        write_text(report, sys.stdout)
+    for path, writer in targets:
+        if path:
+            with output_stream(path) as stream:
+                writer(report, stream)
+    if getattr(args, "jobs_csv", None) and job_table is not None:
+        with output_stream(args.jobs_csv) as stream:
+            write_rows_csv(job_table[0], job_table[1], stream)

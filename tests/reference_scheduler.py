@@ -1,6 +1,6 @@
 """A slow, obviously-correct PBS scheduler to check the engine against.
 
-It shares no code with replay.engine/scheduler/calendar: at every instant where
+It shares no code with replay.simulation.engine/scheduler/calendar: at every instant where
 something happens (a submission, an end, every scheduler_iteration tick) it
 recomputes every running job's plan from scratch, sorts the whole queue, and
 checks availability at every breakpoint of the calendar. Only the definitions
@@ -10,9 +10,9 @@ come from the package.
 
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
-from replay.engine import FIVE_YEARS_S, ScheduledJob
-from replay.extension import EXTENSIONS
-from replay.policies import POLICIES, QueuedJob
+from replay.simulation.engine import FIVE_YEARS_S, ScheduledJob
+from replay.simulation.extension import EXTENSIONS
+from replay.simulation.policies import POLICIES, QueuedJob
 
 
 def reference_schedule(jobs, predictor, cluster, settings):

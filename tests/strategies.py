@@ -52,7 +52,7 @@ def histories(draw, max_jobs=40, users=None):
 @st.composite
 def replay_jobs(draw, max_jobs=30, users=("alice", "bob", "carol")):
     """Replay ``Job``s with recorded times on a narrow clock, so submits, starts and ends often tie."""
-    from replay.trace import Job
+    from replay.traces.trace import Job
 
     count = draw(st.integers(0, max_jobs))
     jobs = []
@@ -74,12 +74,12 @@ def replay_jobs(draw, max_jobs=30, users=("alice", "bob", "carol")):
 
 @st.composite
 def small_traces(draw, max_jobs=12, max_cores=12):
-    """``(cores, jobs)``: a small machine and a few ``replay.trace.Job``s that fit on it.
+    """``(cores, jobs)``: a small machine and a few ``replay.traces.trace.Job``s that fit on it.
 
     Times are tiny on purpose, so jobs collide: same submission instants, ends at
     submissions, zero runtimes, jobs outliving their walltime or soft walltime.
     """
-    from replay.trace import Job
+    from replay.traces.trace import Job
 
     cores = draw(st.integers(1, max_cores))
     jobs = []
@@ -97,10 +97,10 @@ def small_traces(draw, max_jobs=12, max_cores=12):
 
 
 def scheduler_settings():
-    """Any ``replay.engine.SchedulerSettings``, with short scheduler_iteration timers."""
-    from replay.engine import SchedulerSettings
-    from replay.extension import EXTENSIONS
-    from replay.policies import POLICIES
+    """Any ``replay.simulation.engine.SchedulerSettings``, with short scheduler_iteration timers."""
+    from replay.simulation.engine import SchedulerSettings
+    from replay.simulation.extension import EXTENSIONS
+    from replay.simulation.policies import POLICIES
 
     return st.builds(
         SchedulerSettings,

@@ -1,4 +1,4 @@
-"""replay.accuracy: predictions at submission and start from the history completed before."""
+"""replay.accuracy.accuracy: predictions at submission and start from the history completed before."""
 
 import numpy as np
 import pytest
@@ -6,9 +6,9 @@ from hypothesis import given
 
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
-from replay.accuracy import NO_PREDICTION, event_order, job_table, replay_accuracy
+from replay.accuracy.accuracy import NO_PREDICTION, event_order, job_table, replay_accuracy
 from replay.predictors import PREDICTORS, ReplayPredictor
-from replay.trace import Job
+from replay.traces.trace import Job
 
 from strategies import replay_jobs
 

@@ -1,6 +1,6 @@
 """The calendar: running jobs' planned ends, reservations and the backfill test."""
 
-from replay.calendar import Calendar
+from replay.simulation.calendar import Calendar
 
 
 def busy_calendar():

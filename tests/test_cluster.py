@@ -2,8 +2,8 @@
 
 import pytest
 
-from replay.cluster import Cluster
-from replay.trace import Job
+from replay.simulation.cluster import Cluster
+from replay.traces.trace import Job
 
 
 def job(ncpus, nodes=None):

@@ -1,4 +1,4 @@
-"""replay.convert: SWF to PBS accounting logs and back."""
+"""replay.traces.convert: SWF to PBS accounting logs and back."""
 
 import os
 
@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from predictor.accounting import completed_job, parse_fields, parse_record
-from replay.convert import convert
 from replay.errors import ReplayError
-from replay.readers import load_trace
+from replay.traces.convert import convert
+from replay.traces.readers import load_trace
 
 HEADER = "; UnixStartTime: 1700000000\n; MaxNodes: 10\n; MaxProcs: 40\n;\n"
 

@@ -3,10 +3,10 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.cluster import Cluster
-from replay.engine import Kind, SchedulerSettings, simulate_jobs
 from replay.predictors import PREDICTORS
-from replay.trace import Job
+from replay.simulation.cluster import Cluster
+from replay.simulation.engine import Kind, SchedulerSettings, simulate_jobs
+from replay.traces.trace import Job
 from strategies import scheduler_settings, simulated_predictors, small_traces
 from reference_scheduler import reference_schedule
 
@@ -117,7 +117,7 @@ def test_runjob_soft_walltime_counts_from_the_next_timed_cycle():
 
 def test_timer_meeting_a_submission_makes_one_cycle(monkeypatch):
     """A scheduler_iteration tick at a submission instant does not add a second cycle there."""
-    from replay.scheduler import Scheduler
+    from replay.simulation.scheduler import Scheduler
     cycles = []
     real_cycle = Scheduler.cycle
     monkeypatch.setattr(Scheduler, "cycle", lambda self, now: cycles.append(now) or real_cycle(self, now))

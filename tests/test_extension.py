@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay.extension import EXTENSIONS, double_planned, pbs_planned
+from replay.simulation.extension import EXTENSIONS, double_planned, pbs_planned
 
 
 def plans(rule, soft, walltime, runtime):

@@ -1,13 +1,12 @@
-"""replay.metrics: the accuracy figures of seeds 000, 001 and 003."""
+"""replay.accuracy.metrics: the accuracy figures of seeds 000, 001 and 003."""
 
 import numpy as np
 import pytest
 
-from replay.accuracy import replay_accuracy
-from replay.metrics import (accuracy_report, eq3_accuracy, error_metrics, runtime_class_masks, users_improved,
-                            warmup_count)
+from replay.accuracy.accuracy import replay_accuracy
+from replay.accuracy.metrics import accuracy_report, eq3_accuracy, error_metrics, users_improved, warmup_count
 from replay.predictors import PREDICTORS
-from replay.trace import Job
+from replay.traces.trace import Job
 
 
 def arrays(*values):
@@ -48,13 +47,6 @@ def test_job_at_the_truncated_mean_is_not_underestimated():
 def test_no_prediction_at_all_gives_none_statistics():
     """Without a single prediction every statistic is None, the none share 1."""
     assert error_metrics(*arrays([10, 20], [-1, -1])) == (2, 1.0, None, None, None, None, None, None)
-
-
-def test_runtime_class_boundaries():
-    """<= 2 h includes 0 and 7200 s, 2-24 h includes 86400 s, > 24 h the rest (seed 003 Fig. 5)."""
-    runtime = np.array([0, 7200, 7201, 86400, 86401])
-    classes = {name: runtime[mask].tolist() for name, mask in runtime_class_masks(runtime)}
-    assert classes == {"<=2h": [0, 7200], "2-24h": [7201, 86400], ">24h": [86401]}
 
 
 def test_warmup_count_floors():

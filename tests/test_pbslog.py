@@ -1,13 +1,12 @@
-"""replay.pbslog: jobs from PBS accounting logs, and accounting records from jobs."""
+"""replay.traces.pbslog: jobs from PBS accounting logs, and accounting records from jobs."""
 
 import gzip
 
 import pytest
 
 from predictor.accounting import completed_job, parse_fields, parse_record
-from replay.pbslog import read_accounting, record_kinds, record_line
-from replay.readers import ReadStats
-from replay.trace import Job
+from replay.traces.pbslog import read_accounting, record_kinds, record_line
+from replay.traces.trace import Job, ReadStats
 
 # Written by an OpenPBS 23.06 server (../shared/pbs-facts.md).
 REAL = """\

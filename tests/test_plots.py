@@ -1,11 +1,11 @@
-"""replay.plots: PNG figures, the same bytes for the same data."""
+"""replay.accuracy.plots: PNG figures, the same bytes for the same data."""
 
 import numpy as np
 
-from replay.accuracy import replay_accuracy
-from replay.plots import error_boxes, plot_accuracy, v_curve
+from replay.accuracy.accuracy import replay_accuracy
+from replay.accuracy.plots import error_boxes, plot_accuracy, v_curve
 from replay.predictors import PREDICTORS
-from replay.trace import Job
+from replay.traces.trace import Job
 
 JOBS = [Job(str(index), "u{}".format(index % 3), index * 10, runtime, 4000, 1, index * 10, index * 10 + runtime)
         for index, runtime in enumerate([0, 60, 3000, 9000, 90000, 300, 20, 7200])]

@@ -1,6 +1,6 @@
 """Job orders: FIFO, shortest soft walltime first, and WFP (seed 001 eq. 5)."""
 
-from replay.policies import POLICIES, QueuedJob
+from replay.simulation.policies import POLICIES, QueuedJob
 
 
 def queued(index, submit, planned, width):

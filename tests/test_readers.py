@@ -1,11 +1,12 @@
-"""replay.readers: one entry point for PBS logs and SWF, errors that name the file."""
+"""replay.traces.readers: one entry point for PBS logs and SWF, errors that name the file."""
 
 import gzip
 
 import pytest
 
 from replay.errors import TraceError
-from replay.readers import ReadStats, detect_format, load_trace
+from replay.traces.readers import detect_format, load_trace
+from replay.traces.trace import ReadStats
 
 SWF = "; MaxProcs: 8\n1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n"
 PBS = ("04/10/2026 12:00:10;E;1.s;user=alice ctime=100 start=100 end=110 Resource_List.ncpus=1 "

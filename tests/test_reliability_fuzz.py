@@ -4,7 +4,7 @@ Mutants of real-looking lines (tests/fuzzlines.py: truncated, fields dropped
 or doubled, huge and negative values, negative durations, non-UTF-8 and NUL
 bytes, odd job ids, broken headers and quotes...) go through
 ``python -m predictor ingest`` into the real database and through
-``replay.readers.load_trace``; Hypothesis-generated logs go through both too.
+``replay.traces.readers.load_trace``; Hypothesis-generated logs go through both too.
 Nothing may crash; every bad line is reported as ``file:line``, exactly once;
 what the ingester stored is exactly what a line-by-line model of the parser
 says (nothing lost, nothing extra); and each mutation that must not change a
@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from predictor.accounting import completed_job, parse_fields, parse_record
 from predictor.errors import AccountingError
 from predictor.queries import COLUMNS, job_values
-from replay.convert import convert
-from replay.readers import load_trace
+from replay.traces.convert import convert
+from replay.traces.readers import load_trace
 
 from conftest import empty_tables
 from fuzzlines import IGNORED, OPENPBS_RECORDS, REJECT, REJECT_IF_END, SAME, pbs_mutants, swf_mutants

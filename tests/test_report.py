@@ -1,9 +1,12 @@
-"""replay.report: tables printed as text, JSON and CSV."""
+"""replay.report: tables printed as text, JSON and CSV, and the runtime classes both reports break down by."""
 
 import io
 import json
 
-from replay.report import Column, Report, Table, write_csv, write_json, write_rows_csv, write_text
+import numpy as np
+
+from replay.report import (Column, Report, Table, runtime_class_masks, write_csv, write_json, write_rows_csv,
+                           write_text)
 
 COLUMNS = (Column("predictor", "predictor"), Column("jobs", "jobs", "count"), Column("under", "under", "share"),
            Column("mae_s", "mean |err|", "duration_s"), Column("acc", "acc", "ratio"))
@@ -56,3 +59,10 @@ def test_same_report_same_bytes():
     """Writers have no hidden state: two renderings are identical."""
     for writer in (write_text, write_json, write_csv):
         assert render(writer) == render(writer)
+
+
+def test_runtime_class_boundaries():
+    """<= 2 h includes 0 and 7200 s, 2-24 h includes 86400 s, > 24 h the rest (seed 003 Fig. 5)."""
+    runtime = np.array([0, 7200, 7201, 86400, 86401])
+    classes = {name: runtime[mask].tolist() for name, mask in runtime_class_masks(runtime)}
+    assert classes == {"<=2h": [0, 7200], "2-24h": [7201, 86400], ">24h": [86401]}

@@ -1,8 +1,8 @@
 """The scheduling cycle on its own: top jobs, backfilling and the incremental walk."""
 
-from replay.calendar import Calendar
-from replay.policies import POLICIES, QueuedJob
-from replay.scheduler import Scheduler
+from replay.simulation.calendar import Calendar
+from replay.simulation.policies import POLICIES, QueuedJob
+from replay.simulation.scheduler import Scheduler
 
 
 def queued(index, planned, width):

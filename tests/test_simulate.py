@@ -6,11 +6,10 @@ import json
 
 import pytest
 
-from replay import simulate
-from replay.cluster import Cluster
 from replay.errors import ReplayError
-from replay.readers import Trace, ReadStats
-from replay.trace import Job
+from replay.simulation import simulate
+from replay.simulation.cluster import Cluster
+from replay.traces.trace import Job, ReadStats, Trace
 
 SWF = """; MaxProcs: 4
 1 0 0 100 2 -1 -1 2 200 -1 1 1 1 -1 -1 -1 -1 -1

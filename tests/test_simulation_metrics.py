@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from replay.engine import ScheduledJob
-from replay.simulation_metrics import ScheduleColumns, group_metrics, machine_metrics, schedule_tables
-from replay.trace import Job
+from replay.simulation.engine import ScheduledJob
+from replay.simulation.simulation_metrics import ScheduleColumns, group_metrics, machine_metrics, schedule_tables
+from replay.traces.trace import Job
 
 
 def done(job_id, submit, start, end, ncpus=1, reservation=None, extensions=0, killed=False, queue=None):

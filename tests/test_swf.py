@@ -1,12 +1,11 @@
-"""replay.swf: Standard Workload Format traces, read and written."""
+"""replay.traces.swf: Standard Workload Format traces, read and written."""
 
 import io
 
 import pytest
 
-from replay.readers import ReadStats, Trace
-from replay.swf import read_swf, write_swf
-from replay.trace import Job
+from replay.traces.swf import read_swf, write_swf
+from replay.traces.trace import Job, ReadStats, Trace
 
 HEADER = "; Version: 2.2\n; Computer: test\n; UnixStartTime: 1000000\n; MaxNodes: 50\n; MaxProcs: 100\n;\n"
 

@@ -35,7 +35,7 @@ import numpy as np
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
-from .predictors import history_capacity
+from ..predictors import history_capacity
 
 __all__ = ["Predictions", "replay_accuracy", "event_order", "job_table", "NO_PREDICTION", "INSTANTS", "SUBMIT", "START", "END"]
 

@@ -13,14 +13,14 @@ import numpy as np
 
 from predictor.durations import parse_duration
 
-from .cli import read_trace, write_outputs
+from ..errors import ReplayError
+from ..predictors import PREDICTORS
+from ..report import Report, write_outputs
+from ..traces.readers import read_trace
 from .cluster import Cluster
 from .engine import SchedulerSettings, simulate_jobs
-from .errors import ReplayError
 from .extension import EXTENSIONS
 from .policies import POLICIES
-from .predictors import PREDICTORS
-from .report import Report
 from .simulation_metrics import DEFAULT_BSLD_TAU_S, schedule_tables
 
 __all__ = ["add_arguments", "run", "DEFAULT_PREDICTORS", "settings_of", "machine_of", "observed_cores",

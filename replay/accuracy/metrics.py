@@ -32,17 +32,14 @@ import math
 
 import numpy as np
 
+from ..report import Column, Report, Table, runtime_class_masks
 from .accuracy import NO_PREDICTION
-from .report import Column, Report, Table
 
-__all__ = ["BADLY_UNDER_S", "RUNTIME_CLASSES", "METRIC_COLUMNS", "eq3_accuracy", "error_metrics",
-           "users_improved", "warmup_count", "runtime_class_masks", "accuracy_report"]
+__all__ = ["BADLY_UNDER_S", "METRIC_COLUMNS", "eq3_accuracy", "error_metrics", "users_improved", "warmup_count",
+           "accuracy_report"]
 
 BADLY_UNDER_S = 30 * 60
 """Seed 001: an underestimate by more than 30 minutes is a bad estimation."""
-
-RUNTIME_CLASSES = (("<=2h", 0, 2 * 3600), ("2-24h", 2 * 3600, 24 * 3600), (">24h", 24 * 3600, None))
-"""Seed 003 Fig. 5: (name, low, high) for runtime in (low, high]; the first class includes 0."""
 
 METRIC_COLUMNS = (
     Column("jobs", "jobs", "count"),
@@ -111,15 +108,6 @@ def warmup_count(jobs, warmup_fraction):
     if not 0.0 <= warmup_fraction < 1.0:
         raise ValueError("warm-up fraction must be in [0, 1), not {}".format(warmup_fraction))
     return int(math.floor(jobs * warmup_fraction))
-
-
-def runtime_class_masks(runtime):
-    """``(name, mask)`` per runtime class."""
-    masks = []
-    for name, low, high in RUNTIME_CLASSES:
-        mask = runtime > low if low else runtime >= 0
-        masks.append((name, mask if high is None else mask & (runtime <= high)))
-    return masks
 
 
 class _Columns:

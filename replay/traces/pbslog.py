@@ -29,8 +29,8 @@ from predictor.accounting import completed_job, parse_fields, parse_record
 from predictor.durations import format_duration
 from predictor.errors import AccountingError
 
-from .readers import Trace, accounting_files, raw_lines
-from .trace import Job
+from .files import accounting_files, raw_lines
+from .trace import Job, Trace
 
 __all__ = ["read_accounting", "record_line", "record_kinds", "record_time", "RECORD_ORDER"]
 

@@ -16,8 +16,8 @@ signal, is written as 5).
 import re
 import sys
 
-from .readers import Trace, raw_lines
-from .trace import Job
+from .files import raw_lines
+from .trace import Job, Trace
 
 __all__ = ["read_swf", "write_swf", "FIELD_NAMES"]
 

@@ -26,8 +26,7 @@ import math
 
 import numpy as np
 
-from .metrics import runtime_class_masks
-from .report import Column, Table
+from ..report import Column, Table, runtime_class_masks
 
 __all__ = ["DEFAULT_BSLD_TAU_S", "ScheduleColumns", "schedule_tables", "group_metrics", "machine_metrics",
            "GROUP_COLUMNS", "SUMMARY_COLUMNS"]

@@ -88,7 +88,7 @@ def _size(series):
 
 def plot_accuracy(out_dir, title, jobs, predictions, first):
     """The accuracy replay's PNGs in ``out_dir`` for the jobs from index ``first`` on; their paths."""
-    from .metrics import runtime_class_masks
+    from ..report import runtime_class_masks
     os.makedirs(out_dir, exist_ok=True)
     runtime = np.fromiter((job.runtime_s for job in jobs[first:]), np.int64, len(jobs) - first)
     classes = runtime_class_masks(runtime)

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from .metrics import runtime_class_masks
+from ..report import runtime_class_masks
 
 __all__ = ["plot_simulation", "class_boxes"]
 

@@ -7,8 +7,8 @@ the next event. The scheduler_iteration timer is armed only at the next grid
 point where a cycle could change something (see ``_arm_timer``).
 
 The engine owns the clock, the queue and the machine; what varies is passed in:
-the predictor (``replay.predictors``), the job order (``replay.policies``) and
-the soft-walltime extension rule (``replay.extension``).
+the predictor (``replay.predictors``), the job order (``replay.simulation.policies``)
+and the soft-walltime extension rule (``replay.simulation.extension``).
 """
 
 import heapq
@@ -18,10 +18,10 @@ from typing import NamedTuple, Optional
 
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
-from replay.calendar import Calendar
-from replay.extension import EXTENSIONS
-from replay.policies import POLICIES, QueuedJob
-from replay.scheduler import Scheduler
+from .calendar import Calendar
+from .extension import EXTENSIONS
+from .policies import POLICIES, QueuedJob
+from .scheduler import Scheduler
 
 __all__ = ["Kind", "FIVE_YEARS_S", "SchedulerSettings", "ScheduledJob", "simulate_jobs"]
 
@@ -72,7 +72,7 @@ class ScheduledJob(NamedTuple):
 
 
 def simulate_jobs(jobs, predictor, cluster, settings=SchedulerSettings()):
-    """Simulate ``jobs`` (``replay.trace.Job``s fitting ``cluster``) once; ``ScheduledJob``s by submission."""
+    """Simulate ``jobs`` (``replay.traces.trace.Job``s fitting ``cluster``) once; ``ScheduledJob``s by submission."""
     return _Engine(jobs, predictor, cluster, settings).run()
 
 

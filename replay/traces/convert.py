@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from .errors import ReplayError
+from ..errors import ReplayError
 from .pbslog import RECORD_ORDER, record_kinds, record_line, record_time
 from .readers import load_trace
 from .swf import write_swf

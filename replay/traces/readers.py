@@ -1,0 +1,111 @@
+"""Loading a trace: PBS accounting logs or an SWF file, told apart by content.
+
+``load_trace`` is the one entry point of the replay (accuracy and simulation).
+Each malformed line goes to ``on_reject(path, line_no, message)`` and is
+skipped; only a trace with no job that ran left is an error (``TraceError``).
+Gzip-compressed files (``20240101.gz``, ``trace.swf.gz``) are read as they
+are, since sites archive their accounting logs that way. ``read_trace`` is
+what the commands call: the trace their input options name, malformed lines
+shown on stderr by a ``RejectReporter``.
+"""
+
+import contextlib
+import itertools
+import os
+import re
+import sys
+
+from ..errors import TraceError
+from . import pbslog, swf
+from .files import raw_lines
+from .trace import ReadStats
+
+__all__ = ["load_trace", "detect_format", "FORMATS", "RejectReporter", "read_trace"]
+
+FORMATS = ("pbs", "swf")
+_PBS_LINE = re.compile(rb"[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2};")
+_SNIFF_LINES = 50
+
+
+def _sniff(path):
+    """"pbs", "swf" or None from the first non-blank line of a file."""
+    with contextlib.closing(raw_lines(path, lambda *_: None)) as lines:
+        for _, raw in itertools.islice(lines, _SNIFF_LINES):
+            text = raw.strip()
+            if not text:
+                continue
+            if text.startswith(b";"):
+                return "swf"
+            if _PBS_LINE.match(text):
+                return "pbs"
+            return "swf" if len(text.split()) == 18 else None
+    return None
+
+
+def detect_format(path):
+    """The format of ``path``: a directory is a PBS accounting directory."""
+    if os.path.isdir(path):
+        return "pbs"
+    found = _sniff(path)
+    if found is None:
+        raise TraceError("{}: neither a PBS accounting log nor an SWF trace (give --format)".format(path))
+    return found
+
+
+def _check_paths(paths, fmt):
+    if not paths:
+        raise TraceError("no trace given")
+    for path in paths:
+        if not os.path.exists(path):
+            raise TraceError("{}: no such file or directory".format(path))
+    formats = sorted({fmt if fmt != "auto" else detect_format(path) for path in paths})
+    if len(formats) > 1:
+        raise TraceError("mixed formats ({}): give PBS logs or one SWF file".format(", ".join(formats)))
+    if formats[0] == "swf" and (len(paths) > 1 or os.path.isdir(paths[0])):
+        raise TraceError("give one SWF file, not {}".format(", ".join(paths)))
+    return formats[0]
+
+
+def load_trace(paths, fmt="auto", on_reject=None):
+    """Read ``paths`` (PBS log files/directories, or one SWF file) into a ``Trace``."""
+    paths = tuple(paths)
+    source_format = _check_paths(paths, fmt)
+    stats = ReadStats()
+    on_reject = on_reject or (lambda path, line_no, message: None)
+    if source_format == "swf":
+        trace = swf.read_swf(paths[0], stats, on_reject)
+    else:
+        trace = pbslog.read_accounting(paths, stats, on_reject)
+    if not trace.jobs:
+        raise TraceError("no job that ran in {}: {}".format(", ".join(paths), "; ".join(stats.notes(0))))
+    return trace
+
+
+class RejectReporter:
+    """``on_reject`` for the readers: prints the first ``limit`` malformed lines, counts all."""
+
+    def __init__(self, limit, stream=None):
+        self.limit = limit
+        self.stream = sys.stderr if stream is None else stream
+        self.count = 0
+
+    def __call__(self, path, line_no, message):
+        self.count += 1
+        if self.count <= self.limit:
+            self.stream.write("{}:{}: {}\n".format(path, line_no, message))
+
+    def close(self):
+        """Say how many were not shown."""
+        if self.count > self.limit:
+            self.stream.write("... and {} more malformed lines (--max-errors shows more)\n".format(
+                self.count - self.limit))
+
+
+def read_trace(args):
+    """``(trace, reporter)`` for the input options of ``args`` (``paths``, ``format``, ``max_errors``)."""
+    reporter = RejectReporter(args.max_errors)
+    try:
+        trace = load_trace(args.paths, args.format, reporter)
+    finally:
+        reporter.close()
+    return trace, reporter

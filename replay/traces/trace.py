@@ -1,0 +1,82 @@
+"""A trace as the replay sees it: its jobs (``Job``), and what reading it counted (``ReadStats``)."""
+
+import os
+from typing import NamedTuple, Optional, Tuple
+
+__all__ = ["Job", "Trace", "ReadStats"]
+
+
+class Job(NamedTuple):
+    """A job that ran, with what the log recorded. Times are epoch (or trace) seconds.
+
+    ``start_time``/``end_time`` are the recorded ones (the accuracy replay uses
+    them; the simulation computes its own). ``soft_walltime_s`` is the soft
+    walltime written in the log, if any. ``group`` is the Unix group (PBS
+    ``group``, SWF group id).
+    """
+
+    job_id: str
+    user: str
+    submit_time: int
+    runtime_s: int
+    walltime_s: Optional[int]
+    ncpus: int
+    start_time: Optional[int] = None
+    end_time: Optional[int] = None
+    nodes: Optional[int] = None
+    queue: Optional[str] = None
+    project: Optional[str] = None
+    soft_walltime_s: Optional[int] = None
+    exit_status: Optional[int] = None
+    group: Optional[str] = None
+
+
+class ReadStats:
+    """Counters of one read. ``skipped`` counts jobs that never ran, by reason."""
+
+    def __init__(self):
+        self.files = 0
+        self.lines = 0
+        self.rejected = 0
+        self.skipped = {}
+        self.incomplete = 0
+        self.reruns = 0
+        self.array_subjobs = 0
+        self.replaced = 0
+        self.ignored_files = 0
+
+    def skip(self, reason):
+        """Count one job left out of the trace because of ``reason``."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def notes(self, jobs):
+        """One line per non-zero counter, for reports."""
+        notes = ["{} jobs read from {} file(s), {} lines".format(jobs, self.files, self.lines)]
+        for reason in sorted(self.skipped):
+            notes.append("{} jobs skipped: {}".format(self.skipped[reason], reason))
+        optional = (
+            (self.rejected, "malformed lines skipped"),
+            (self.incomplete, "jobs still queued or running at the end of the logs (left out)"),
+            (self.reruns, "jobs rerun (their last run is used)"),
+            (self.array_subjobs, "job-array subjobs (each one a job)"),
+            (self.replaced, "E records of a job id already ended (the later one is used)"),
+            (self.ignored_files, "files in log directories not named YYYYMMDD (ignored)"),
+        )
+        return notes + ["{} {}".format(count, text) for count, text in optional if count]
+
+
+class Trace(NamedTuple):
+    """Jobs that ran, in submission order, with what the source says of the machine."""
+
+    jobs: list
+    source_format: str
+    paths: Tuple[str, ...]
+    stats: ReadStats
+    max_procs: Optional[int] = None
+    max_nodes: Optional[int] = None
+    unix_start_time: Optional[int] = None
+
+    @property
+    def name(self):
+        """The trace's file or directory names, for titles."""
+        return ", ".join(os.path.basename(os.path.normpath(path)) for path in self.paths)

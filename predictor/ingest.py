@@ -5,7 +5,9 @@ chunk's rows and the new position are committed in one transaction, so a
 crash at any instant loses nothing and duplicates nothing (re-loading a job
 is an upsert anyway). A last line without its newline is still being
 written: it is left for the next pass. A malformed line is reported as
-``file:line: reason`` and skipped.
+``file:line: reason`` and skipped. A file that cannot be read further (a .gz
+cut short, a disk error) has every whole line before the damage loaded, and
+is reported as ``file:line: cannot read ...`` with the first line not read.
 
 Parsing is the expensive part, so with ``workers`` > 0 chunks are parsed by
 worker processes while this process streams the previous chunks to
@@ -84,8 +86,16 @@ class _Parsed:
         return self._value
 
 
-class _Chunk(collections.namedtuple("_Chunk", "lines first_line_no end_offset result")):
-    """Lines read from a file, where they end, and their (pending) parse."""
+class _Chunk(collections.namedtuple("_Chunk", "lines first_line_no end_offset tail_sha1 result")):
+    """Lines read from a file, where they end, the checksum before that, and their (pending) parse."""
+
+
+class _ReadFailed(Exception):
+    """Reading a file failed after ``lines_read`` lines (None: before its lines were reached)."""
+
+    def __init__(self, lines_read):
+        super().__init__(lines_read)
+        self.lines_read = lines_read
 
 
 def _worker_signals():
@@ -160,9 +170,14 @@ class Ingester:
         self.stats.files += 1
         try:
             self._ingest_log(log)
-        except READ_ERRORS as err:
+        except _ReadFailed as failure:
             self.stats.unreadable += 1
-            self._on_warning("{}: cannot read it: {}".format(log.path, err))
+            err = failure.__cause__
+            if failure.lines_read is None:
+                self._on_warning("{}: cannot read it: {}".format(log.path, err))
+            else:
+                self._on_warning("{}:{}: cannot read the file from this line on: {}".format(
+                    log.path, failure.lines_read + 1, err))
 
     def follow(self, paths, interval_s=5.0, should_stop=lambda: False, sleep=time.sleep):
         """Keep loading new lines and new files until ``should_stop()``."""
@@ -179,21 +194,36 @@ class Ingester:
             _pause(interval_s, should_stop, sleep)
 
     def _ingest_log(self, log):
-        head = log.head_sha1()
-        if head is None:
-            return
-        offset, line_no = self._resume_point(log, head)
-        in_flight = collections.deque()
         try:
-            for lines, end_offset in log.line_chunks(offset, self.lines_per_chunk):
-                in_flight.append(_Chunk(lines, line_no + 1, end_offset, self._parse(lines, line_no + 1)))
-                line_no += len(lines)
-                if len(in_flight) > 2 * self.workers:
-                    self._finish(log, head, in_flight.popleft())
-        except READ_ERRORS:
-            self._finish_all(log, head, in_flight)  # keep what was read before the damage
-            raise
+            head = log.head_sha1()
+            if head is None:
+                return
+            offset, line_no = self._resume_point(log, head)
+        except READ_ERRORS as err:
+            raise _ReadFailed(None) from err
+        in_flight = collections.deque()
+        chunks = log.line_chunks(offset, self.lines_per_chunk)
+        while True:
+            try:
+                lines, end_offset, tail = self._read_chunk(log, chunks)
+            except READ_ERRORS as err:
+                self._finish_all(log, head, in_flight)  # keep what was read before the damage
+                raise _ReadFailed(line_no) from err
+            if not lines:
+                break
+            in_flight.append(_Chunk(lines, line_no + 1, end_offset, tail, self._parse(lines, line_no + 1)))
+            line_no += len(lines)
+            if len(in_flight) > 2 * self.workers:
+                self._finish(log, head, in_flight.popleft())
         self._finish_all(log, head, in_flight)
+
+    @staticmethod
+    def _read_chunk(log, chunks):
+        """``(lines, end_offset, tail_sha1)`` of the next chunk, no lines at the end; only reading happens here."""
+        lines, end_offset = next(chunks, ([], None))
+        if not lines:
+            return lines, end_offset, None
+        return lines, end_offset, tail_sha1_of_lines(lines, end_offset) or log.tail_sha1(end_offset)
 
     def _parse(self, lines, first_line_no):
         if not self.workers:
@@ -213,8 +243,7 @@ class Ingester:
             self._reject(log.path, line_no, message)
         self.stats.lines += parsed.lines
         self.stats.end_records += parsed.end_records
-        tail = tail_sha1_of_lines(chunk.lines, chunk.end_offset) or log.tail_sha1(chunk.end_offset)
-        progress = (log.path, head, tail, chunk.end_offset, chunk.first_line_no + parsed.lines - 1)
+        progress = (log.path, head, chunk.tail_sha1, chunk.end_offset, chunk.first_line_no + parsed.lines - 1)
         self._commit(progress, parsed, chunk)
 
     def _reject(self, path, line_no, message):

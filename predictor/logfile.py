@@ -4,6 +4,11 @@ Offsets are positions in the (decompressed) text. Every read opens its own
 handle, so checking a checksum never moves the line reader. Sites keep old
 accounting files gzip-compressed; those are read the same way (a resume
 decompresses up to the saved offset again, which is cheap next to parsing).
+
+A damaged file (a .gz cut short or corrupted, a disk error) gives every whole
+line before the damage and then the read error. Reads go through ``read1``:
+a buffered ``read(n)`` that fails part-way throws away what it had already
+decompressed, up to ``n`` bytes of good lines.
 """
 
 import gzip
@@ -46,15 +51,24 @@ class LogFile:
         self.path = path
         self._open = gzip.open if path.endswith(".gz") else open
 
-    def read_at(self, offset, size):
-        """Up to ``size`` bytes from ``offset`` (fewer at the end of the file)."""
+    def read_at(self, offset, size, until=None):
+        """Up to ``size`` bytes from ``offset`` (fewer at the end of the file), or up to ``until`` once read.
+
+        Reads no further than needed, so damage after them raises nothing.
+        """
         with self._open(self.path, "rb") as handle:
             handle.seek(offset)
-            return handle.read(size)
+            data = b""
+            while len(data) < size and not (until and until in data):
+                piece = handle.read1(size - len(data))
+                if not piece:
+                    break
+                data += piece
+            return data
 
     def head_sha1(self):
         """Checksum of the first complete line, or None while there is none."""
-        head = self.read_at(0, _HEAD_MAX)
+        head = self.read_at(0, _HEAD_MAX, until=b"\n")
         end = head.find(b"\n")
         if end < 0 and len(head) < _HEAD_MAX:
             return None
@@ -66,13 +80,21 @@ class LogFile:
         return _sha1(self.read_at(start, offset - start))
 
     def line_chunks(self, offset, lines_per_chunk):
-        """Yield ``(lines, offset_after_them)``: complete lines from ``offset``, in lists."""
+        """Yield ``(lines, offset_after_them)``: complete lines from ``offset``, in lists.
+
+        A read error is raised after the lines read before it are yielded.
+        """
         lines = []
-        for line, offset in self._complete_lines(offset):
-            lines.append(line)
-            if len(lines) >= lines_per_chunk:
+        try:
+            for line, offset in self._complete_lines(offset):
+                lines.append(line)
+                if len(lines) >= lines_per_chunk:
+                    yield lines, offset
+                    lines = []
+        except READ_ERRORS:
+            if lines:
                 yield lines, offset
-                lines = []
+            raise
         if lines:
             yield lines, offset
 
@@ -81,7 +103,7 @@ class LogFile:
             handle.seek(offset)
             pending = b""
             while True:
-                chunk = handle.read(_CHUNK)
+                chunk = handle.read1(_CHUNK)
                 if not chunk:
                     return
                 lines = (pending + chunk).split(b"\n")

@@ -7,22 +7,27 @@ executed in a fresh namespace per event holding only ``__builtins__`` -- so no
 pbs_server's long-lived interpreter. ``import pbs`` inside the hook gets this
 module.
 
-What it enforces, as PBS does:
+What it enforces, as PBS does -- each check was tried in real hooks on an
+OpenPBS 23.06.06 server (the comment at each says what that server did), and is
+no stricter and no laxer than it:
 
 * ``e.accept()`` / ``e.reject(msg)`` raise SystemExit and freeze the job; ending
   the script without either is an accept; an unhandled exception or the hook
   alarm (KeyboardInterrupt, as pbs_python_set_interrupt raises) is a rejection.
-* ``duration``: an int of seconds built from an int or ``"[[HH:]MM:]SS"``;
-  ``str()`` gives the original text; arithmetic gives plain ints.
-* ``Resource_List``: an unset resource reads None; durations must be set as
-  ``duration``. After queuejob and modifyjob the server checks soft_walltime
-  (> 0, <= walltime, not on a shrink-to-fit job) and rejects the request if it
-  is illegal; after runjob it checks nothing.
-* ``logmsg(level, msg)``: only ``LOG_*`` and ``EVENT_*`` levels, else TypeError.
+* ``duration``: an int of seconds built from ``str(value)`` read as
+  ``[[HH:]MM:]SS[.fraction]`` (rounded half up); ``str()`` gives that text;
+  arithmetic gives plain ints.
+* ``Resource_List``: an unset built-in resource reads None, an unknown name
+  raises AttributeError; durations are set as ``duration`` or int (converted),
+  never as text or float. After queuejob and modifyjob the server checks
+  soft_walltime (<= walltime, not on a shrink-to-fit job; 0 is legal) and
+  rejects the request if it is illegal; after runjob it checks nothing.
+* ``logmsg(level, msg)``: an int level (True is 1) that is one ``LOG_*`` or
+  ``EVENT_*`` value, else TypeError; ``msg`` str or bytes.
 * ``hook_config_filename`` (and ``$PBS_HOOK_CONFIG_FILE``) are set per run.
-* queuejob: no job id or euser (None), walltime None when not requested.
-  modifyjob: ``e.job`` holds only the changes, ``e.job_o`` the full job.
-  jobobit: the job is read-only.
+* queuejob: job id and queue ``""``, euser None, walltime None when not
+  requested. modifyjob: ``e.job`` holds only the changes, ``e.job_o`` the full
+  job. jobobit: the job is read-only.
 """
 
 import builtins
@@ -71,35 +76,51 @@ hook_config_filename = None
 """Path of the hook's config file during a run, else None."""
 
 ILLEGAL_VALUE = "Illegal attribute or resource value"
+SHRINK_TO_FIT = "soft_walltime is not supported with Shrink to Fit jobs"
 
 
-class EventIncompatibleError(Exception):
-    """An operation the current event does not allow (e.g. changing a read-only job)."""
+# The exception classes of pbs.v1._exc_types, with their real bases: none is a TypeError or ValueError.
+
+class EventIncompatibleError(AttributeError):
+    """An operation the current event does not allow."""
 
 
-class BadResourceValueTypeError(TypeError):
+class UnsetAttributeNameError(Exception):
+    """A job attribute PBS does not have was set (real: "job attribute 'x' not found")."""
+
+
+class BadAttributeValueError(Exception):
+    """A read-only object changed (real, jobobit: "attribute 'Resource_List' is part of a readonly object")."""
+
+
+class BadResourceValueTypeError(Exception):
     """A resource set to a value of the wrong type."""
 
 
-class BadResourceValueError(ValueError):
+class BadResourceValueError(Exception):
     """A resource set to a value PBS cannot hold."""
 
 
-_DURATION = re.compile(r"^(?:(?:(\d+):)?(\d+):)?(\d+)$")
+_DURATION = re.compile(r"^(?:(?:([0-9]+):)?([0-9]+):)?([0-9]+)(?:\.([0-9]+))?$")
 
 
 class duration(int):
-    """Seconds, built from an int or "[[HH:]MM:]SS"; ``str()`` returns the original text."""
+    """Seconds from ``str(value)`` read as "[[HH:]MM:]SS[.fraction]"; ``str()`` returns that text.
+
+    Real 23.06.06 (pbs.duration parses str(value)): 0, 3600, "01:00:00", "99:99" (6039), 10**12 and "" (0)
+    are accepted; 1.5 -> 2, 0.4 -> 0, 2.5 -> 3, "00:00:02.49" -> 2 (half up); -5, "-5", "+5", " 60",
+    "60 ", "1h", "1:2:3:4", Arabic-Indic digits, True, None, b"60" raise BadResourceValueError ("input value X
+    not of the right format for 'walltime'").
+    """
 
     def __new__(cls, value):
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise BadResourceValueTypeError("duration needs an int or '[[HH:]MM:]SS', not {!r}".format(value))
-        text = value if isinstance(value, str) else str(int(value))
-        match = _DURATION.match(text.strip())
-        if match is None:
-            raise BadResourceValueError("not a duration: {!r}".format(value))
-        hours, minutes, seconds = (int(part) if part else 0 for part in match.groups())
-        instance = super().__new__(cls, hours * 3600 + minutes * 60 + seconds)
+        text = str(value)
+        match = _DURATION.match(text)
+        if match is None and text != "":
+            raise BadResourceValueError("input value {} not of the right format for 'walltime'".format(text))
+        hours, minutes, seconds, fraction = match.groups() if match else (None, None, "0", None)
+        whole = int(hours or 0) * 3600 + int(minutes or 0) * 60 + int(seconds)
+        instance = super().__new__(cls, whole + (fraction is not None and fraction[0] >= "5"))
         instance._text = text
         return instance
 
@@ -109,7 +130,14 @@ class duration(int):
     __repr__ = __str__
 
 
-_DURATION_RESOURCES = ("walltime", "soft_walltime", "min_walltime", "max_walltime", "cput")
+_DURATION_RESOURCES = ("walltime", "soft_walltime", "min_walltime", "max_walltime", "cput", "pcput")
+
+BUILTIN_RESOURCES = frozenset((
+    "accelerator accelerator_group accelerator_memory accelerator_model aoe arch cpupercent cput energy eoe "
+    "exec_vnode file hbmem host hpm max_walltime mem min_walltime mpiprocs naccelerators nchunk ncpus nice nodect "
+    "nodemask nodes noop ompthreads partition pcap_accelerator pcap_node pcput pgov place pmem preempt_targets "
+    "pstate pvmem resc select site soft_walltime software ssinodes start_time vmem vnode vntype walltime").split())
+"""The resources a 23.06.06 server with no custom resources knows (dir() of a queuejob's Resource_List)."""
 
 
 class Queue:
@@ -123,7 +151,10 @@ class Queue:
 
 
 class _Resources:
-    """``Resource_List`` / ``resources_used``: reads None when unset; writes checked by the job."""
+    """``Resource_List`` / ``resources_used``: reads None when unset; writes checked by the job.
+
+    Names given when the job is made count as defined (a site's custom resources).
+    """
 
     def __init__(self, job, values):
         self._job = job
@@ -132,6 +163,9 @@ class _Resources:
             self._values[name] = _resource_value(name, value)
 
     def __getitem__(self, name):
+        # Real: Resource_List["zz_nonexistent"] raised AttributeError ("'pbs_resource' object has no attribute").
+        if name not in self._values and name not in BUILTIN_RESOURCES:
+            raise AttributeError("'pbs_resource' object has no attribute {!r}".format(name))
         return self._values.get(name)
 
     def __setitem__(self, name, value):
@@ -139,9 +173,9 @@ class _Resources:
         if value is None:
             self._values.pop(name, None)
             return
-        if name in _DURATION_RESOURCES and not isinstance(value, duration):
-            raise BadResourceValueTypeError("{} must be set as pbs.duration, not {!r}".format(name, value))
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
+        if name in _DURATION_RESOURCES:
+            value = _duration_setting(name, value)
+        elif isinstance(value, float) or not isinstance(value, (int, str)):  # real: ncpus = True was accepted
             raise BadResourceValueTypeError("bad value for {}: {!r}".format(name, value))
         self._values[name] = value
 
@@ -150,6 +184,19 @@ class _Resources:
 
     def items(self):
         return sorted(self._values.items())
+
+
+def _duration_setting(name, value):
+    """A duration resource takes a duration or an int, converted (real: soft_walltime = 0, 1800, 3600, 7200 were
+    stored as durations; True and -5 raised BadResourceValueError from pbs.duration; "00:30:00" and 1800.5 raised
+    BadResourceValueTypeError "value for class <pbs_resource> attribute <soft_walltime> must be 'None' or
+    '(<class 'pbs.v1._base_types.duration'>,),<class 'int'>'")."""
+    if isinstance(value, duration):
+        return value
+    if isinstance(value, int):
+        return duration(value)
+    raise BadResourceValueTypeError("value for class <pbs_resource> attribute <{}> must be 'None' or "
+                                    "'(<class 'pbs.v1._base_types.duration'>,),<class 'int'>'".format(name))
 
 
 def _resource_value(name, value):
@@ -163,7 +210,8 @@ _JOB_ATTRIBUTES = ("id", "euser", "egroup", "project", "queue", "Job_Name", "job
 
 
 class Job:
-    """A job as a hook sees it. Unset attributes read None; unknown names raise AttributeError."""
+    """A job as a hook sees it. Unset attributes read None; unknown names raise AttributeError when read and
+    UnsetAttributeNameError when set (real: job.zz_x raised AttributeError, job.zz_x = 1 UnsetAttributeNameError)."""
 
     def __init__(self, resources=None, used=None, read_only=False, **attributes):
         unknown = set(attributes) - set(_JOB_ATTRIBUTES)
@@ -185,14 +233,17 @@ class Job:
     def __setattr__(self, name, value):
         self._check_writable()
         if name not in self._attributes:
-            raise AttributeError("job has no attribute {!r}".format(name))
+            raise UnsetAttributeNameError("job attribute {!r} not found".format(name))
         self._attributes[name] = value
 
     def _check_writable(self):
+        # Real, jobobit: setting Resource_List raised BadAttributeValueError. After accept() (its SystemExit
+        # caught): AssertionError. Either way the hook failed and the request was rejected.
         if self._read_only:
-            raise EventIncompatibleError("the job is read-only in this event")
+            raise BadAttributeValueError("attribute 'Resource_List' is part of a readonly object")
         if self._frozen:
-            raise EventIncompatibleError("the event was already accepted or rejected")
+            raise AssertionError("Not permitted to modify attributes (name=Resource_List,res=soft_walltime): "
+                                 "an event.accept() or event.reject() already called.")
 
 
 class Event:
@@ -227,8 +278,8 @@ class Event:
 # --- building events as the server would ----------------------------------------
 
 def queuejob_event(requestor, resources=None, queue=""):
-    """A qsub as queuejob sees it: only what the client sent; no id, no euser, maybe no queue."""
-    return Event(QUEUEJOB, Job(resources, queue=Queue(queue) if queue else None), requestor=requestor)
+    """A qsub as queuejob sees it: only what the client sent; no euser; id "" and queue "" unless given (real)."""
+    return Event(QUEUEJOB, Job(resources, id="", queue=Queue(queue) if queue else ""), requestor=requestor)
 
 
 def runjob_event(job):
@@ -261,12 +312,22 @@ def event():
 
 
 def logmsg(level, msg):
-    """Write ``msg`` to the server log; TypeError for an invalid level or a non-string message."""
-    if isinstance(level, bool) or level not in _SEVERITIES + _EVENT_CLASSES:
-        raise TypeError("Invalid severity or eventtype value <{}>".format(level))
-    if not isinstance(msg, str):
-        raise TypeError("logmsg() argument 2 must be str, not {}".format(type(msg).__name__))
-    _log.append((level, msg))
+    """Write ``msg`` to the server log; TypeError for an invalid level or a message that is not text.
+
+    Real: True (= 1, EVENT_ERROR), 1, 5, 0x8000, LOG_DEBUG, EVENT_DEBUG3 were logged; False, 0, 3, 12
+    (EVENT_JOB | EVENT_ADMIN), 42, 1029 raised TypeError "Invalid severity or eventtype value <N>"; "warning",
+    None, 1.0 raised TypeError "'str' object cannot be interpreted as an integer"; 2**40 OverflowError. A bytes
+    message was logged; 123 raised TypeError "a bytes-like object is required, not 'int'".
+    """
+    if not isinstance(level, int):
+        raise TypeError("{!r} object cannot be interpreted as an integer".format(type(level).__name__))
+    if not -2 ** 31 <= level < 2 ** 31:
+        raise OverflowError("signed integer is greater than maximum")
+    if level not in _SEVERITIES + _EVENT_CLASSES:
+        raise TypeError("Invalid severity or eventtype value <{}>".format(int(level)))
+    if not isinstance(msg, (str, bytes)):
+        raise TypeError("a bytes-like object is required, not {!r}".format(type(msg).__name__))
+    _log.append((int(level), msg if isinstance(msg, str) else msg.decode("utf-8", "replace")))
 
 
 def logged_by_default(level):
@@ -369,11 +430,19 @@ def _final_resources(hook_event):
 
 
 def _server_check(resources):
-    """What the server checks after queuejob and modifyjob (not after runjob)."""
+    """What the server checks after queuejob and modifyjob (not after runjob).
+
+    Real: a queuejob or modifyjob hook setting soft_walltime 0 was accepted (qstat: 00:00:00; a manager's
+    qalter -l soft_walltime=0 too), so was 1800 without a walltime; above walltime failed qsub and qalter with
+    "Illegal attribute or resource value" (exit 166); on a job with min_walltime qsub failed with "soft_walltime
+    is not supported with Shrink to Fit jobs" (exit 76). A runjob hook set 7200 on walltime 60 unchecked.
+    """
     soft = resources.get("soft_walltime")
     if soft is None:
         return None
+    if "min_walltime" in resources:
+        return SHRINK_TO_FIT
     walltime = resources.get("walltime")
-    if int(soft) <= 0 or (walltime is not None and int(soft) > int(walltime)) or "min_walltime" in resources:
+    if walltime is not None and int(soft) > int(walltime):
         return ILLEGAL_VALUE
     return None

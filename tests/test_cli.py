@@ -1,5 +1,6 @@
 """python -m predictor, run as a subprocess as an admin would."""
 
+import gzip
 import subprocess
 import sys
 
@@ -50,6 +51,18 @@ def test_ingest_missing_path_exit_two(db, tmp_path):
     """A path that does not exist is named and gives exit 2."""
     result = predictor("ingest", "--dsn", db.writer_dsn, str(tmp_path / "missing"))
     assert result.returncode == 2 and "missing: no such file or directory" in result.stderr
+
+
+def test_ingest_damaged_gzip_one_line_exit_two(db, tmp_path):
+    """A .gz cut short: its whole lines load; one warning names the file and line; exit 2."""
+    log = tmp_path / "20260410.gz"
+    whole = E_LINE.format(id="1.svr", end=200) + E_LINE.format(id="2.svr", end=300)
+    stored = gzip.compress((whole + E_LINE.format(id="3.svr", end=400)).encode(), compresslevel=0)
+    log.write_bytes(stored[:15 + len(whole) + 10])  # header, stored-block header, two lines and a bit
+    result = predictor("ingest", "--dsn", db.writer_dsn, "--workers", "2", str(log))
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "2 jobs loaded" in result.stderr
+    assert len(warnings) == 1 and warnings[0].startswith("warning: {}:3: cannot read ".format(log))
 
 
 def test_predict_database_down_is_one_line():

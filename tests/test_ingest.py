@@ -1,11 +1,13 @@
 """predictor.ingest against the real PostgreSQL server."""
 
 import gzip
+import io
 import multiprocessing
 import os
 import signal
 import sys
 import uuid
+import zlib
 
 import psycopg2
 import pytest
@@ -264,6 +266,64 @@ def test_damaged_gzip_reported_and_other_files_load(conn, tmp_path):
     (tmp_path / "20260411").write_text(e_line("1.svr"))
     stats, _, warnings = run(conn, tmp_path)
     assert stats.unreadable == 1 and "20260410.gz: cannot read it" in warnings[0] and len(rows(conn)) == 1
+
+
+def cut_gzip(path, jobs=30000):
+    """Write ``jobs`` E records gzip-compressed to ``path``, cut at 3/4 of its bytes; the ids of the whole lines left.
+
+    The ids are read with zlib, which gives every byte before the cut.
+    """
+    text = "".join(e_line("{}.svr".format(i), user="u{}".format(i * 7919 % 1009), end=2000 + i * 104729 % 99991)
+                   for i in range(jobs)).encode()
+    packed = io.BytesIO()
+    with gzip.GzipFile(fileobj=packed, mode="wb", mtime=0) as out:
+        out.write(text)
+    cut = packed.getvalue()[:len(packed.getvalue()) * 3 // 4]
+    path.write_bytes(cut)
+    readable = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(cut)
+    return ["{}.svr".format(i) for i in range(readable.count(b"\n"))]
+
+
+def table_and_progress(conn):
+    with conn, conn.cursor() as cursor:
+        cursor.execute("SELECT * FROM completed_jobs ORDER BY job_id")
+        jobs = cursor.fetchall()
+        cursor.execute("SELECT path, head_sha1, tail_sha1, offset_bytes, line_no FROM ingest_progress")
+        return jobs, cursor.fetchall()
+
+
+def test_every_line_before_gzip_damage_loads_whatever_the_workers(conn, db, tmp_path):
+    """A .gz cut at 3/4: one worker and three load every whole line before the cut, the same rows and progress."""
+    log = tmp_path / "20260410.gz"
+    readable = cut_gzip(log)
+    loads = []
+    for workers in (1, 3):
+        empty_tables_of(db)
+        stats, rejections, warnings = run(conn, log, lines_per_chunk=1000, workers=workers)
+        loads.append(table_and_progress(conn))
+        assert (stats.lines, stats.jobs, stats.unreadable, rejections, len(warnings)) == (
+            len(readable), len(readable), 1, [], 1)
+    assert sorted(row[0] for row in loads[0][0]) == sorted(readable)
+    assert loads[0] == loads[1] and loads[0][1][0][4] == len(readable)
+
+
+def test_damaged_gzip_named_with_the_first_line_not_read(conn, tmp_path):
+    """The read error is one warning naming the file and the first line it could not give."""
+    log = tmp_path / "20260410.gz"
+    readable = cut_gzip(log, jobs=3000)
+    _, _, warnings = run(conn, log, workers=2)
+    assert len(warnings) == 1 and warnings[0].startswith("{}:{}: cannot read ".format(log, len(readable) + 1))
+
+
+def test_rerun_over_damaged_gzip_neither_loses_nor_duplicates(conn, db, tmp_path):
+    """Running again over the same cut .gz reads nothing new, keeps every row and reports the damage again."""
+    log = tmp_path / "20260410.gz"
+    readable = cut_gzip(log, jobs=3000)
+    run(conn, log, lines_per_chunk=100, workers=2)
+    first = table_and_progress(conn)
+    again, _, warnings = run(conn, log, lines_per_chunk=100, workers=2)
+    assert table_and_progress(conn) == first and len(first[0]) == len(readable)
+    assert (again.lines, again.unreadable, len(warnings)) == (0, 1, 1)
 
 
 def test_worker_processes_give_the_same_load_and_reports(conn, db, tmp_path):

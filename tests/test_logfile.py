@@ -1,7 +1,9 @@
 """predictor.logfile: reading accounting files by offset, plain or gzip."""
 
 import gzip
+import zlib
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -44,3 +46,17 @@ def test_no_head_until_a_line_is_complete(tmp_path):
     path = tmp_path / "20260410"
     path.write_bytes(b"partial")
     assert LogFile(str(path)).head_sha1() is None
+
+
+def test_read_error_comes_after_every_whole_line_before_it(tmp_path):
+    """A .gz cut short: every whole line before the cut is yielded, then the read error is raised."""
+    text = b"".join(b"%d some accounting text\n" % n for n in range(200000))
+    packed = gzip.compress(text)[:-len(text) // 100]
+    path = tmp_path / "20260410.gz"
+    path.write_bytes(packed)
+    readable = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(packed)
+    got, chunks = [], LogFile(str(path)).line_chunks(0, 1000)
+    with pytest.raises(EOFError):
+        for lines, _ in chunks:
+            got += lines
+    assert got == readable.split(b"\n")[:-1]

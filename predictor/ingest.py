@@ -16,10 +16,11 @@ PostgreSQL; chunks are still committed strictly in file order, and at most
 """
 
 import collections
+import concurrent.futures
 import io
-import multiprocessing
 import os
 import signal
+import sys
 import time
 
 import psycopg2
@@ -77,12 +78,12 @@ def _pause(interval_s, should_stop, sleep):
 
 
 class _Parsed:
-    """A chunk parsed in this process, shaped like a pool's AsyncResult."""
+    """A chunk parsed in this process, shaped like a worker's Future."""
 
     def __init__(self, value):
         self._value = value
 
-    def get(self):
+    def result(self):
         return self._value
 
 
@@ -111,6 +112,18 @@ def _worker_signals():
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
+
+
+_SIGNALS_SET = False
+
+
+def _parse_in_worker(lines, first_line_no):
+    """``parse_chunk`` in a worker, its signals set first (Python 3.6 has no executor initializer)."""
+    global _SIGNALS_SET
+    if not _SIGNALS_SET:
+        _worker_signals()
+        _SIGNALS_SET = True
+    return parse_chunk(lines, first_line_no)
 
 
 def _die_with_parent():
@@ -148,11 +161,17 @@ class Ingester:
         self._pool = None
 
     def close(self):
-        """Stop the worker processes, if any."""
+        """Stop the worker processes, if any.
+
+        A process pool whose workers were killed (systemd's stop sends SIGTERM to
+        every process of the service) must not wait for them: multiprocessing.Pool
+        hung for ever on a queue lock a killed worker held. The executor sees
+        dead workers and stops; live ones finish the chunk in hand (those chunks
+        are not committed) and exit.
+        """
         if self._pool is not None:
             pool, self._pool = self._pool, None
-            pool.terminate()
-            pool.join()
+            pool.shutdown(wait=True)
 
     def ingest(self, paths):
         """Load every file under ``paths``; return the stats."""
@@ -229,8 +248,9 @@ class Ingester:
         if not self.workers:
             return _Parsed(parse_chunk(lines, first_line_no))
         if self._pool is None:
-            self._pool = multiprocessing.Pool(self.workers, initializer=_worker_signals)
-        return self._pool.apply_async(parse_chunk, (lines, first_line_no))
+            extra = {"initializer": _worker_signals} if sys.version_info >= (3, 7) else {}
+            self._pool = concurrent.futures.ProcessPoolExecutor(self.workers, **extra)
+        return self._pool.submit(_parse_in_worker, lines, first_line_no)
 
     def _finish_all(self, log, head, in_flight):
         while in_flight:
@@ -238,7 +258,7 @@ class Ingester:
 
     def _finish(self, log, head, chunk):
         """Report a parsed chunk's bad lines and commit its rows with the new position."""
-        parsed = chunk.result.get()
+        parsed = chunk.result.result()
         for line_no, message in parsed.rejections:
             self._reject(log.path, line_no, message)
         self.stats.lines += parsed.lines

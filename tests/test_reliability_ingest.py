@@ -453,3 +453,25 @@ def test_follow_a_file_replaced_by_an_edited_copy(own_db, tmp_path, figures):
     wait_for(dsn, lambda state: state[0] == expected)
     stop(process)
     figures("ingest --follow: file replaced by an edited copy", jobs=len(expected), lost=0, duplicated=0)
+
+
+def test_follow_stopped_as_systemd_stops_a_service(own_db, tmp_path):
+    """SIGTERM to every process of the service (systemd's default stop) ends --follow with its workers.
+
+    multiprocessing.Pool hung here for ever: a worker killed while it held the
+    task queue's lock left the pool's shutdown waiting on that lock.
+    """
+    _, dsn, writer_dsn = own_db
+    day1, _, logs = two_days(tmp_path)
+    reset(dsn)
+    (logs / "20260410").write_text(day1)
+    process = start_ingest(writer_dsn, [logs], "--follow", "--interval", "0.1", "--workers", "2", log_dir=tmp_path)
+    try:
+        wait_for(dsn, lambda state: state[1] and state[1][0][4] == day1.count("\n"))
+        os.killpg(process.pid, signal.SIGTERM)
+        code = process.wait(timeout=60)
+    finally:
+        kill_group(process)
+    stderr = stderr_of(process)
+    assert code in (0, 1) and "Traceback" not in stderr, stderr
+    assert leftover_processes(process) == []

@@ -61,20 +61,30 @@ class PrivateCluster:
         """Make the running server read its config files again (pg_hba.conf, postgresql.conf)."""
         self._run("pg_ctl", "-D", self.data, "reload")
 
-    def _pids(self):
+    def _postmaster(self):
         with open(os.path.join(self.data, "postmaster.pid")) as pid_file:
-            postmaster = int(pid_file.readline())
+            return int(pid_file.readline())
+
+    def _signal_all(self, signum):
+        """``signum`` to the postmaster first (so it forks no one new), then to each of its children.
+
+        A backend may exit between the listing and the signal: it needs none.
+        """
+        postmaster = self._postmaster()
+        os.kill(postmaster, signum)
         children = subprocess.run(["pgrep", "-P", str(postmaster)], stdout=subprocess.PIPE, check=False)
-        return [postmaster] + [int(pid) for pid in children.stdout.split()]
+        for pid in children.stdout.split():
+            try:
+                os.kill(int(pid), signum)
+            except ProcessLookupError:
+                pass
 
     def freeze(self):
         """SIGSTOP the postmaster and every backend: a server that accepts TCP but never answers."""
-        for pid in self._pids():
-            os.kill(pid, signal.SIGSTOP)
+        self._signal_all(signal.SIGSTOP)
 
     def thaw(self):
-        for pid in self._pids():
-            os.kill(pid, signal.SIGCONT)
+        self._signal_all(signal.SIGCONT)
 
     def ensure_running(self):
         """Undo whatever a test did: thaw a frozen server, start a stopped one."""

@@ -506,3 +506,15 @@ def test_a_repeated_statement_is_prepared_once(connect, database):
 def test_parameters_are_numbered_for_the_driver(sql, expected):
     """psycopg2-style ``%s`` become ``:p0``, ``:p1``...; ``%%`` is a literal ``%``, never a parameter."""
     assert driver._named(sql) == expected
+
+
+def test_a_statement_whose_table_changed_is_prepared_again(connect, database):
+    """After an ALTER TABLE the prepared statement fails once (SQLSTATE 0A000); the next call prepares it anew."""
+    conn = connect(shared_dsn(database), read_only=False)
+    conn.execute("CREATE TEMP TABLE reshaped (a int)", (), time.monotonic() + LONG_S)
+    conn.execute("INSERT INTO reshaped VALUES (1)", (), time.monotonic() + LONG_S)
+    assert query(conn, "SELECT * FROM reshaped WHERE a = %s", (1,)) == [(1,)]
+    conn.execute("ALTER TABLE reshaped ADD COLUMN b int DEFAULT 2", (), time.monotonic() + LONG_S)
+    with pytest.raises(DatabaseError, match="0A000"):
+        query(conn, "SELECT * FROM reshaped WHERE a = %s", (1,))
+    assert query(conn, "SELECT * FROM reshaped WHERE a = %s", (1,)) == [(1, 2)]

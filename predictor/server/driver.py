@@ -113,6 +113,8 @@ class Connection:
                 rows = self._raw.run(sql)
             return [tuple(row) for row in rows or ()] if fetch else None
         except pg8000.exceptions.DatabaseError as err:
+            if _sqlstate(err) == _PLAN_CHANGED:  # the table changed shape: prepare it again next time
+                self._prepared.pop(sql, None)
             raise _database_error(err, deadline) from err
         except (pg8000.exceptions.InterfaceError, OSError) as err:
             self.close()
@@ -242,13 +244,19 @@ def describe_error(err):
     return "database: " + (text or type(err).__name__)
 
 
+def _sqlstate(err):
+    return err.args[0].get("C") if err.args and isinstance(err.args[0], dict) else None
+
+
+_PLAN_CHANGED = "0A000"
+"""A prepared statement whose result columns changed since it was prepared (an ALTER TABLE)."""
+
 _OWN_TIMEOUTS = ("57014", "55P03")
 """statement_timeout and lock_timeout, which ``connect`` sets to the budget."""
 
 
 def _database_error(err, deadline):
-    fields = err.args[0] if err.args and isinstance(err.args[0], dict) else {}
-    if fields.get("C") in _OWN_TIMEOUTS:
+    if _sqlstate(err) in _OWN_TIMEOUTS:
         return DeadlineExceeded("no answer from the database within the time budget ({})".format(
             describe_error(err)))
     return DatabaseError(describe_error(err))

@@ -44,6 +44,8 @@ class ReadStats:
         self.array_subjobs = 0
         self.replaced = 0
         self.ignored_files = 0
+        self.extra_fields = 0
+        self.extra_queue_names = 0
 
     def skip(self, reason):
         """Count one job left out of the trace because of ``reason``."""
@@ -62,7 +64,11 @@ class ReadStats:
             (self.replaced, "E records of a job id already ended (the later one is used)"),
             (self.ignored_files, "files in log directories not named YYYYMMDD (ignored)"),
         )
-        return notes + ["{} {}".format(count, text) for count, text in optional if count]
+        notes += ["{} {}".format(count, text) for count, text in optional if count]
+        if self.extra_fields:
+            used = ", except a queue name on {} lines".format(self.extra_queue_names) if self.extra_queue_names else ""
+            notes.append("{} lines had fields after the standard 18 (ignored{})".format(self.extra_fields, used))
+        return notes
 
 
 class Trace(NamedTuple):

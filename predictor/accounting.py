@@ -16,12 +16,14 @@ from .durations import parse_duration
 from .errors import AccountingError
 from .jobs import CompletedJob
 
-__all__ = ["AccountingRecord", "parse_record", "parse_fields", "completed_job", "job_ncpus"]
+__all__ = ["AccountingRecord", "parse_record", "parse_fields", "completed_job", "job_ncpus", "submit_time",
+           "array_subjob", "is_array_parent"]
 
 _TIMESTAMP = re.compile(r"[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}")
 _INTEGER = re.compile(r"-?[0-9]+")
 _DIGITS = re.compile(r"[0-9]+")
 _HMS = re.compile(r"([0-9]{1,9}):([0-5][0-9]):([0-5][0-9])")  # how pbs_server writes durations
+_ARRAY_JOB_ID = re.compile(r"([0-9]+)\[([0-9]*)\]((?:\..*)?)", re.DOTALL)  # 123[4].svr, 123[].svr, 123[4]
 _MAX_EPOCH = 10 ** 11          # year ~5138: anything larger is corruption
 _MAX_INT32 = 2 ** 31 - 1       # integer columns (durations, ncpus, exit status)
 
@@ -184,6 +186,30 @@ def job_ncpus(fields):
     return _integer(fields, "resources_used.ncpus", 0, _MAX_INT32)
 
 
+def submit_time(fields):
+    """When the job was submitted: ``ctime``, else ``qtime`` (None if neither is there)."""
+    submit = _integer(fields, "ctime", 0, _MAX_EPOCH)
+    return _integer(fields, "qtime", 0, _MAX_EPOCH) if submit is None else submit
+
+
+def array_subjob(job_id):
+    """``(parent id, index)`` of a job-array subjob: ``("123[].svr", 4)`` for ``123[4].svr``; else None.
+
+    Only a sequence number followed by ``[index]`` is a subjob: brackets
+    elsewhere (``3073070.[hostname_1]``) are part of a plain job id.
+    """
+    match = _ARRAY_JOB_ID.fullmatch(job_id) if "[" in job_id else None
+    if match is None or not match.group(2):
+        return None
+    return "{}[]{}".format(match.group(1), match.group(3)), int(match.group(2))
+
+
+def is_array_parent(job_id):
+    """True for a job-array parent id such as ``123[].svr``."""
+    match = _ARRAY_JOB_ID.fullmatch(job_id) if "[]" in job_id else None
+    return match is not None and not match.group(2)
+
+
 def completed_job(record, fields):
     """The ``CompletedJob`` of an E record, or None for an E that is not a run.
 
@@ -194,7 +220,7 @@ def completed_job(record, fields):
     first job starts at the epoch keeps its ``start=0`` run: its E record says
     how long the job ran.
     """
-    if "[]" in record.job_id or "start" not in fields:
+    if "start" not in fields or is_array_parent(record.job_id):
         return None
     user = fields.get("user")
     if not user:
@@ -206,7 +232,6 @@ def completed_job(record, fields):
     if end < start:
         raise AccountingError("before start ({} < {})".format(end, start), "end")
     runtime = _duration(fields, "resources_used.walltime")
-    submit = _integer(fields, "ctime", 0, _MAX_EPOCH)
     return CompletedJob(
         record.job_id,
         user,
@@ -218,7 +243,7 @@ def completed_job(record, fields):
         fields.get("project", fields.get("account")),
         fields.get("queue"),
         job_ncpus(fields),
-        _integer(fields, "qtime", 0, _MAX_EPOCH) if submit is None else submit,
+        submit_time(fields),
         start,
         _integer(fields, "Exit_status", -_MAX_INT32, _MAX_INT32),
     )

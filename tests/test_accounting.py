@@ -4,7 +4,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from predictor.accounting import completed_job, parse_fields, parse_record
+from predictor.accounting import array_subjob, completed_job, is_array_parent, parse_fields, parse_record
 from predictor.errors import AccountingError
 
 from fuzzlines import OPENPBS_RECORDS
@@ -210,3 +210,12 @@ def test_hms_fast_path_agrees_with_general_parser(hours, minutes, seconds):
     for text in ("{}:{:02d}:{:02d}".format(hours, minutes, seconds), "{}:{}:{}".format(hours, minutes, seconds)):
         job = job_of(end_record(**{"Resource_List.walltime": text}))
         assert job.walltime_s == hours * 3600 + minutes * 60 + seconds
+
+
+@pytest.mark.parametrize("job_id, subjob, parent", [
+    ("123[4].svr", ("123[].svr", 4), False), ("123[0]", ("123[]", 0), False), ("123[].svr", None, True),
+    ("3073070.[hostname_1]", None, False), ("3073070.[]", None, False), ("123.svr", None, False),
+])
+def test_array_ids(job_id, subjob, parent):
+    """Only a job number followed by [index] (or []) is a subjob (a parent); other brackets are part of the id."""
+    assert (array_subjob(job_id), is_array_parent(job_id)) == (subjob, parent)

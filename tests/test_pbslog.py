@@ -83,6 +83,29 @@ def test_array_subjobs_are_jobs_and_parent_is_not(tmp_path):
     assert trace.stats.array_subjobs == 2 and trace.stats.skipped == {} and trace.stats.incomplete == 0
 
 
+def test_subjobs_are_submitted_with_their_parent(tmp_path):
+    """Subjobs have no Q record: they arrive at the parent's Q, before a job queued just after it."""
+    later = T + 100  # the subjobs started, and their E records say they were created, then
+    trace, _ = read(tmp_path, rec("Q", "5[].s", "user=alice queue=workq ctime={} array_indices=1-2".format(T)),
+                    rec("Q", "6.s", "user=bob queue=workq ctime={}".format(T)), rec("S", "6.s"),
+                    rec("S", "5[2].s"), rec("S", "5[1].s"), ended("6.s", T, T + 300, user="bob"),
+                    ended("5[2].s", later, later + 20, ctime=later), ended("5[1].s", later, later + 10, ctime=later),
+                    rec("E", "5[].s", "user=alice end={}".format(later + 20)))
+    assert [(job.job_id, job.submit_time) for job in trace.jobs] == [("5[1].s", T), ("5[2].s", T), ("6.s", T)]
+
+
+def test_subjob_of_a_parent_not_in_the_logs_keeps_its_own_ctime(tmp_path):
+    """Logs that begin after the array was queued: the subjob's E record is all there is."""
+    trace, _ = read(tmp_path, ended("5[1].s", T + 100, T + 110, ctime=T + 50))
+    assert [job.submit_time for job in trace.jobs] == [T + 50] and trace.stats.array_subjobs == 1
+
+
+def test_brackets_that_are_not_an_index_make_a_plain_job(tmp_path):
+    """3073070.[hostname_1] is a job id with brackets in it, not a job-array subjob."""
+    trace, _ = read(tmp_path, rec("Q", "3073070.[hostname_1]"), ended("3073070.[hostname_1]", T, T + 10))
+    assert [job.job_id for job in trace.jobs] == ["3073070.[hostname_1]"] and trace.stats.array_subjobs == 0
+
+
 def test_array_none_of_whose_subjobs_ran_is_skipped(tmp_path):
     """A deleted array that never started is skipped, once."""
     trace, _ = read(tmp_path, rec("Q", "5[].s"), rec("E", "5[].s", "user=alice end={}".format(T)))

@@ -232,3 +232,10 @@ def test_written_timestamp_is_utc():
     """Timestamps do not depend on the machine's time zone."""
     assert record_line(sample_job(submit_time=0, start_time=0, end_time=0, runtime_s=0), "Q").startswith(
         "01/01/1970 00:00:00;Q;")
+
+
+def test_queue_order_survives_a_job_that_never_ran(tmp_path):
+    """At one submit time, jobs keep the order the log first mentions them, a skipped job in between or not."""
+    trace, _ = read(tmp_path, rec("Q", "1.s"), rec("Q", "2.s"), rec("E", "1.s", "user=alice end={}".format(T)),
+                    rec("Q", "3.s"), ended("3.s", T, T + 10), ended("2.s", T, T + 20))
+    assert [job.job_id for job in trace.jobs] == ["2.s", "3.s"]

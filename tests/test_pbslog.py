@@ -47,7 +47,7 @@ def test_real_openpbs_records_make_one_job(tmp_path):
     trace = read_accounting([str(tmp_path / "20261122")], ReadStats(), None)
     assert trace.jobs == [Job("1.pbshost", "pbsuser", 1795343716, 5, 600, 1, 1795343716, 1795343723, nodes=1,
                               queue="workq", project="_pbs_project_default", soft_walltime_s=300, exit_status=0,
-                              group="pbsuser")]
+                              group="pbsuser", occupancy_s=7)]
 
 
 def test_queued_then_deleted_is_skipped(tmp_path):

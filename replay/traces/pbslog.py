@@ -2,7 +2,8 @@
 
 Reading uses the project's one accounting parser (predictor.accounting): a
 job is the run an E record describes (``completed_job``: submit from ctime,
-else qtime; start, end, walltime, soft walltime, queue...). Q, S, D and R
+else qtime; start, end, walltime, soft walltime, queue...). Its runtime is
+``resources_used.walltime``, its occupancy ``end - start``. Q, S, D and R
 records only say which jobs never ran:
 
 * Q then D (qdel while queued), or an E without ``start``: skipped, never ran.
@@ -104,8 +105,14 @@ def _replay_job(done):
         job_id=done.job_id, user=_interned(done.user), submit_time=done.submit_time, runtime_s=done.runtime_s,
         walltime_s=done.walltime_s, ncpus=done.ncpus, start_time=done.start_time, end_time=done.end_time,
         queue=_interned(done.queue), project=_interned(done.project), soft_walltime_s=done.soft_walltime_s,
-        exit_status=done.exit_status, group=_interned(done.group),
+        exit_status=done.exit_status, group=_interned(done.group), occupancy_s=_occupancy(done),
     )
+
+
+def _occupancy(done):
+    """end - start, or None when that is the runtime (so a job converted from SWF reads as it was)."""
+    held = done.end_time - done.start_time
+    return None if held == done.runtime_s else held
 
 
 def _nodect(fields):

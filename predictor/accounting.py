@@ -171,18 +171,88 @@ def _chunk_ncpus(chunk, key, resource, default_count):
     return count * per_chunk
 
 
+def _spec_ncpus(fields, key, resource):
+    """CPUs of a select (``resource`` ncpus) or Torque nodes (``ppn``) spec; None if the field is absent."""
+    spec = fields.get(key)
+    if not spec:
+        return None
+    total = sum(_chunk_ncpus(chunk, key, resource, 1) for chunk in spec.split("+"))
+    if total > _MAX_INT32:
+        raise AccountingError("too many cpus", key)
+    return total
+
+
+def _vnode_ncpus(fields):
+    """CPUs of ``exec_vnode=(n1:ncpus=4:mem=1gb)+(n2:ncpus=2+n3:ncpus=2)``; None if no part names ncpus."""
+    spec = fields.get("exec_vnode")
+    if not spec or "ncpus=" not in spec:
+        return None
+    total = 0
+    for part in spec.replace("(", "").replace(")", "").split("+"):
+        for resource in part.split(":")[1:]:
+            name, _, value = resource.partition("=")
+            if name == "ncpus":
+                if not _DIGITS.fullmatch(value):
+                    raise AccountingError("bad ncpus in {!r}".format(part[:40]), "exec_vnode")
+                total += int(value)
+    return _capped(total, "exec_vnode")
+
+
+def _host_ncpus(fields):
+    """CPUs of ``exec_host``: PBS ``n1/0*4+n2/0*4`` (``n1/0`` is one), Torque ``n1/0+n1/1`` or ``n1/0-3,5``."""
+    spec = fields.get("exec_host")
+    if not spec:
+        return None
+    return _capped(sum(_host_slots(part) for part in spec.split("+")), "exec_host")
+
+
+def _host_slots(part):
+    host, _, slots = part.partition("/")
+    if not slots:
+        return 1
+    if "*" in slots:
+        count = slots.partition("*")[2]
+        if not _DIGITS.fullmatch(count):
+            raise AccountingError("bad cpu count in {!r}".format(part[:40]), "exec_host")
+        return int(count)
+    return sum(_slot_range(item, part) for item in slots.split(","))
+
+
+def _slot_range(item, part):
+    low, dash, high = item.partition("-")
+    if not _DIGITS.fullmatch(low) or (dash and not _DIGITS.fullmatch(high)) or (dash and int(high) < int(low)):
+        raise AccountingError("bad cpu index in {!r}".format(part[:40]), "exec_host")
+    return int(high) - int(low) + 1 if dash else 1
+
+
+def _capped(total, key):
+    if total > _MAX_INT32:
+        raise AccountingError("too many cpus", key)
+    return total
+
+
 def job_ncpus(fields):
-    """Total CPUs: Resource_List.ncpus, else the select or Torque nodes spec."""
+    """Total CPUs of a job; None only if the record says nothing of them.
+
+    The request first: ``Resource_List.ncpus``, else the ``select`` spec, else
+    a Torque ``nodes`` spec. Torque's ncpus is not the job's total: with
+    ``nodes=2:ppn=8`` and ``ncpus=1`` the job held 16 cores, so the larger of
+    the two is taken. A record without a request (Torque jobs that asked for
+    nothing, logs that leave it out) gives the cores the job was run on:
+    ``exec_vnode``, else ``exec_host``, else ``resources_used.ncpus``.
+    """
     ncpus = _integer(fields, "Resource_List.ncpus", 0, _MAX_INT32)
+    nodes = _spec_ncpus(fields, "Resource_List.nodes", "ppn")
     if ncpus is not None:
-        return ncpus
-    for key, resource in (("Resource_List.select", "ncpus"), ("Resource_List.nodes", "ppn")):
-        spec = fields.get(key)
-        if spec:
-            total = sum(_chunk_ncpus(chunk, key, resource, 1) for chunk in spec.split("+"))
-            if total > _MAX_INT32:
-                raise AccountingError("too many cpus", key)
-            return total
+        return ncpus if nodes is None else max(ncpus, nodes)
+    select = _spec_ncpus(fields, "Resource_List.select", "ncpus")
+    for found in (select, nodes):
+        if found is not None:
+            return found
+    for given in (_vnode_ncpus, _host_ncpus):
+        found = given(fields)
+        if found is not None:
+            return found
     return _integer(fields, "resources_used.ncpus", 0, _MAX_INT32)
 
 

@@ -144,7 +144,7 @@ def test_submit_falls_back_to_qtime(tmp_path):
     (ended("7.s", T, T + 10, ctime=T + 5), "field start: before ctime ({} < {})".format(T, T + 5)),
     (ended("7.s", T, T + 10).replace("ctime={} ".format(T), ""), "field ctime: missing (and no qtime)"),
     (ended("7.s", T, T + 10).replace("Resource_List.ncpus=4 ", ""),
-     "field Resource_List.ncpus: no ncpus, select or nodes resource"),
+     "field Resource_List.ncpus: no ncpus, select or nodes resource, and no exec_vnode or exec_host"),
 ])
 def test_malformed_line_reported_and_others_kept(tmp_path, line, message):
     """A bad line is reported as line number and field; the next job is still read."""

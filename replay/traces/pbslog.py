@@ -100,7 +100,8 @@ def _replay_job(done):
     if done.start_time < done.submit_time:
         raise AccountingError("before ctime ({} < {})".format(done.start_time, done.submit_time), "start")
     if done.ncpus is None:
-        raise AccountingError("no ncpus, select or nodes resource", "Resource_List.ncpus")
+        raise AccountingError("no ncpus, select or nodes resource, and no exec_vnode or exec_host",
+                              "Resource_List.ncpus")
     return Job(
         job_id=done.job_id, user=_interned(done.user), submit_time=done.submit_time, runtime_s=done.runtime_s,
         walltime_s=done.walltime_s, ncpus=done.ncpus, start_time=done.start_time, end_time=done.end_time,

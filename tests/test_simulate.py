@@ -133,3 +133,22 @@ def test_history_keeps_the_walltime_used_as_the_runtime(tmp_path):
     spy = PREDICTORS["v1"]._replace(estimate=lambda history, job: seen.append(list(history)) or None)
     simulate_jobs(jobs, spy, Cluster.of_cores(1), simulate.settings_of(parse("x")))
     assert [row.runtime_s for row in seen[-1]] == [5]
+
+
+def test_recorded_without_soft_walltimes_in_the_log_is_said_once(swf, tmp_path, capsys):
+    """'recorded' on a log with no soft walltime plans as 'user' does: one line on stderr, one note in the report."""
+    json_path = str(tmp_path / "m.json")
+    simulate.run(parse(swf, "--predictors", "user,recorded", "--json", json_path))
+    err = capsys.readouterr().err
+    said = "no soft walltime recorded in the log: predictor 'recorded' plans every job with its walltime, as 'user'"
+    assert err.count(said) == 1
+    assert [note for note in json.load(open(json_path))["notes"] if said in note] != []
+
+
+def test_recorded_with_soft_walltimes_in_the_log_says_nothing(tmp_path, capsys):
+    """A log with soft walltimes: no such warning."""
+    log = tmp_path / "20260410"
+    log.write_text(accounting_line("1.s", 1000, 1100, "00:01:40").replace("Exit_status=0", "Exit_status=0 "
+                                                                         "Resource_List.soft_walltime=00:02:00"))
+    simulate.run(parse(str(log), "--predictors", "recorded"))
+    assert "no soft walltime" not in capsys.readouterr().err

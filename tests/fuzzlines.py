@@ -287,13 +287,16 @@ SWF_USED = (0, 1, 2, 3, 4, 7, 8, 10, 11, 12, 14)
 
 
 def _swf_fields_op(rng, fields):
+    """A field dropped: too few. One added after the 18th is a trailing extra field, read past; one added
+    before it shifts the others and may read as another job (the job number is left in place)."""
     op = rng.choice(["drop", "add"])
     fields = list(fields)
     if op == "drop":
         del fields[rng.randrange(len(fields))]
-    else:
-        fields.insert(rng.randrange(len(fields) + 1), str(rng.randrange(100)))
-    return " ".join(fields), REJECT
+        return " ".join(fields), REJECT
+    at = rng.randrange(1, len(fields) + 1)
+    fields.insert(at, str(rng.randrange(100)))
+    return " ".join(fields), SAME if at == len(fields) - 1 else ANY
 
 
 def _swf_not_integer(rng, fields):

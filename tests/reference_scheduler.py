@@ -63,8 +63,14 @@ class _Reference:
         runtime = self.jobs[index].runtime_s
         return runtime if walltime is None else min(runtime, walltime)
 
+    def _held(self, index):
+        """Occupancy (else runtime), cut at the walltime only for a job killed there."""
+        job, walltime = self.jobs[index], self.walltime[index]
+        held = job.runtime_s if job.occupancy_s is None else job.occupancy_s
+        return held if walltime is None or job.runtime_s <= walltime else min(held, walltime)
+
     def _ends_at(self, index):
-        return self.start[index] + self._runtime(index)
+        return self.start[index] + self._held(index)
 
     def _end_jobs(self, now):
         for index in [index for index in self.running if self._ends_at(index) == now]:
@@ -133,10 +139,10 @@ class _Reference:
 
     def _outcome(self, index):
         job, walltime, soft = self.jobs[index], self.walltime[index], self.soft_started[index]
-        runtime = self._runtime(index)
-        return ScheduledJob(job, self.start[index], self.end[index], runtime, self.cluster.width(job), walltime,
+        held = self._held(index)
+        return ScheduledJob(job, self.start[index], self.end[index], held, self.cluster.width(job), walltime,
                             self.soft_queued[index], soft, self.reservation.get(index),
-                            self._extensions(soft, walltime or FIVE_YEARS_S, runtime),
+                            self._extensions(soft, walltime or FIVE_YEARS_S, held),
                             walltime is not None and job.runtime_s > walltime)
 
     def _extensions(self, soft, walltime_plan, runtime):

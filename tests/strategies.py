@@ -77,7 +77,8 @@ def small_traces(draw, max_jobs=12, max_cores=12):
     """``(cores, jobs)``: a small machine and a few ``replay.traces.trace.Job``s that fit on it.
 
     Times are tiny on purpose, so jobs collide: same submission instants, ends at
-    submissions, zero runtimes, jobs outliving their walltime or soft walltime.
+    submissions, zero runtimes, jobs outliving their walltime or soft walltime,
+    jobs holding their cores longer or shorter than their runtime.
     """
     from replay.traces.trace import Job
 
@@ -92,6 +93,7 @@ def small_traces(draw, max_jobs=12, max_cores=12):
             walltime_s=draw(st.one_of(st.none(), st.integers(1, 300))),
             ncpus=draw(st.integers(1, cores)),
             soft_walltime_s=draw(st.one_of(st.none(), st.integers(1, 300))),
+            occupancy_s=draw(st.one_of(st.none(), st.integers(0, 400))),  # end - start of a PBS log
         ))
     return cores, jobs
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from predictor.accounting import completed_job, parse_fields, parse_record
+from predictor.accounting import array_subjob, completed_job, is_array_parent, parse_fields, parse_record
 from predictor.errors import AccountingError
 
 from fuzzlines import OPENPBS_RECORDS
@@ -210,3 +210,41 @@ def test_hms_fast_path_agrees_with_general_parser(hours, minutes, seconds):
     for text in ("{}:{:02d}:{:02d}".format(hours, minutes, seconds), "{}:{}:{}".format(hours, minutes, seconds)):
         job = job_of(end_record(**{"Resource_List.walltime": text}))
         assert job.walltime_s == hours * 3600 + minutes * 60 + seconds
+
+
+@pytest.mark.parametrize("job_id, subjob, parent", [
+    ("123[4].svr", ("123[].svr", 4), False), ("123[0]", ("123[]", 0), False), ("123[].svr", None, True),
+    ("3073070.[hostname_1]", None, False), ("3073070.[]", None, False), ("123.svr", None, False),
+])
+def test_array_ids(job_id, subjob, parent):
+    """Only a job number followed by [index] (or []) is a subjob (a parent); other brackets are part of the id."""
+    assert (array_subjob(job_id), is_array_parent(job_id)) == (subjob, parent)
+
+
+@pytest.mark.parametrize("fields, ncpus", [
+    ({"exec_vnode": "(n1:ncpus=4:mem=1gb)+(n2:ncpus=4)"}, 8),
+    ({"exec_vnode": "(n1:ncpus=2+n2:ncpus=2)", "exec_host": "n1/0*2+n2/0*2"}, 4),
+    ({"exec_host": "n1/0*4+n2/0*8"}, 12),
+    ({"exec_host": "n1/0+n2/3"}, 2),
+    ({"exec_host": "n1/0+n1/1+n1/2+n2/0"}, 4),
+    ({"exec_host": "n1/0-3+n2/0,2,5-7"}, 9),
+    ({"exec_vnode": "(n1:ncpus=2+n2:mem=1gb)"}, 2),
+    ({"exec_host": "n1"}, 1),
+    ({"exec_host": "n1/0*2", "resources_used.ncpus": "2"}, 2),
+])
+def test_ncpus_from_what_the_job_was_given(fields, ncpus):
+    """No ncpus, select or nodes request: the cores come from exec_vnode, else exec_host (PBS and Torque forms)."""
+    assert job_of(end_record(**dict({"Resource_List.ncpus": None}, **fields))).ncpus == ncpus
+
+
+def test_torque_nodes_times_ppn_over_a_smaller_ncpus():
+    """Torque nodes=2:ppn=8 with ncpus=1 held 16 cores."""
+    assert job_of(end_record(**{"Resource_List.ncpus": "1", "Resource_List.nodes": "2:ppn=8"})).ncpus == 16
+
+
+@pytest.mark.parametrize("field, value", [
+    ("exec_host", "n1/x"), ("exec_host", "n1/3-1"), ("exec_vnode", "(n1:ncpus=x)")])
+def test_bad_exec_host_or_vnode_named(field, value):
+    """When the cores must come from exec_host or exec_vnode, a malformed one names the field."""
+    with pytest.raises(AccountingError, match=field):
+        job_of(end_record(**{"Resource_List.ncpus": None, field: value}))

@@ -47,7 +47,7 @@ def test_real_openpbs_records_make_one_job(tmp_path):
     trace = read_accounting([str(tmp_path / "20261122")], ReadStats(), None)
     assert trace.jobs == [Job("1.pbshost", "pbsuser", 1795343716, 5, 600, 1, 1795343716, 1795343723, nodes=1,
                               queue="workq", project="_pbs_project_default", soft_walltime_s=300, exit_status=0,
-                              group="pbsuser")]
+                              group="pbsuser", occupancy_s=7)]
 
 
 def test_queued_then_deleted_is_skipped(tmp_path):
@@ -81,6 +81,29 @@ def test_array_subjobs_are_jobs_and_parent_is_not(tmp_path):
                     rec("E", "5[].s", "user=alice end={}".format(T + 20)))
     assert [job.job_id for job in trace.jobs] == ["5[1].s", "5[2].s"]
     assert trace.stats.array_subjobs == 2 and trace.stats.skipped == {} and trace.stats.incomplete == 0
+
+
+def test_subjobs_are_submitted_with_their_parent(tmp_path):
+    """Subjobs have no Q record: they arrive at the parent's Q, before a job queued just after it."""
+    later = T + 100  # the subjobs started, and their E records say they were created, then
+    trace, _ = read(tmp_path, rec("Q", "5[].s", "user=alice queue=workq ctime={} array_indices=1-2".format(T)),
+                    rec("Q", "6.s", "user=bob queue=workq ctime={}".format(T)), rec("S", "6.s"),
+                    rec("S", "5[2].s"), rec("S", "5[1].s"), ended("6.s", T, T + 300, user="bob"),
+                    ended("5[2].s", later, later + 20, ctime=later), ended("5[1].s", later, later + 10, ctime=later),
+                    rec("E", "5[].s", "user=alice end={}".format(later + 20)))
+    assert [(job.job_id, job.submit_time) for job in trace.jobs] == [("5[1].s", T), ("5[2].s", T), ("6.s", T)]
+
+
+def test_subjob_of_a_parent_not_in_the_logs_keeps_its_own_ctime(tmp_path):
+    """Logs that begin after the array was queued: the subjob's E record is all there is."""
+    trace, _ = read(tmp_path, ended("5[1].s", T + 100, T + 110, ctime=T + 50))
+    assert [job.submit_time for job in trace.jobs] == [T + 50] and trace.stats.array_subjobs == 1
+
+
+def test_brackets_that_are_not_an_index_make_a_plain_job(tmp_path):
+    """3073070.[hostname_1] is a job id with brackets in it, not a job-array subjob."""
+    trace, _ = read(tmp_path, rec("Q", "3073070.[hostname_1]"), ended("3073070.[hostname_1]", T, T + 10))
+    assert [job.job_id for job in trace.jobs] == ["3073070.[hostname_1]"] and trace.stats.array_subjobs == 0
 
 
 def test_array_none_of_whose_subjobs_ran_is_skipped(tmp_path):
@@ -121,7 +144,7 @@ def test_submit_falls_back_to_qtime(tmp_path):
     (ended("7.s", T, T + 10, ctime=T + 5), "field start: before ctime ({} < {})".format(T, T + 5)),
     (ended("7.s", T, T + 10).replace("ctime={} ".format(T), ""), "field ctime: missing (and no qtime)"),
     (ended("7.s", T, T + 10).replace("Resource_List.ncpus=4 ", ""),
-     "field Resource_List.ncpus: no ncpus, select or nodes resource"),
+     "field Resource_List.ncpus: no ncpus, select or nodes resource, and no exec_vnode or exec_host"),
 ])
 def test_malformed_line_reported_and_others_kept(tmp_path, line, message):
     """A bad line is reported as line number and field; the next job is still read."""
@@ -209,3 +232,10 @@ def test_written_timestamp_is_utc():
     """Timestamps do not depend on the machine's time zone."""
     assert record_line(sample_job(submit_time=0, start_time=0, end_time=0, runtime_s=0), "Q").startswith(
         "01/01/1970 00:00:00;Q;")
+
+
+def test_queue_order_survives_a_job_that_never_ran(tmp_path):
+    """At one submit time, jobs keep the order the log first mentions them, a skipped job in between or not."""
+    trace, _ = read(tmp_path, rec("Q", "1.s"), rec("Q", "2.s"), rec("E", "1.s", "user=alice end={}".format(T)),
+                    rec("Q", "3.s"), ended("3.s", T, T + 10), ended("2.s", T, T + 20))
+    assert [job.job_id for job in trace.jobs] == ["2.s", "3.s"]

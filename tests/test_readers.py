@@ -89,3 +89,19 @@ def test_notes_list_nonzero_counters():
     stats.skip("never ran")
     assert stats.notes(7) == ["7 jobs read from 1 file(s), 10 lines", "1 jobs skipped: never ran",
                               "2 malformed lines skipped"]
+
+
+def test_swf_with_extra_trailing_fields_is_told_and_read(tmp_path):
+    """Fields after the standard 18 (CPU ids, queue name, PBS request) still make an SWF trace."""
+    line = "0 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1 {0,1} workq nodes=1:ppn=2\n"
+    path = write(tmp_path / "x", line)
+    assert detect_format(path) == "swf"
+    trace = load_trace([path])
+    assert [(job.job_id, job.queue) for job in trace.jobs] == [("0", "workq")]
+
+
+def test_extra_fields_note_without_queue_names():
+    """Extra fields with no queue name among them: the note says they were ignored."""
+    stats = ReadStats()
+    stats.extra_fields = 4
+    assert stats.notes(4)[-1] == "4 lines had fields after the standard 18 (ignored)"

@@ -7,8 +7,11 @@ import json
 import pytest
 
 from replay.errors import ReplayError
+from replay.predictors import PREDICTORS
 from replay.simulation import simulate
 from replay.simulation.cluster import Cluster
+from replay.simulation.engine import simulate_jobs
+from replay.traces.readers import load_trace
 from replay.traces.trace import Job, ReadStats, Trace
 
 SWF = """; MaxProcs: 4
@@ -103,3 +106,49 @@ def test_plot_writes_wait_and_slowdown_figures(swf, tmp_path):
     out = tmp_path / "plots"
     simulate.run(parse(swf, "--predictors", "user", "--plot", str(out), "--json", str(tmp_path / "m.json")))
     assert sorted(path.name for path in out.iterdir()) == ["bsld_by_class.png", "wait_by_class.png"]
+
+
+def accounting_line(job_id, start, end, used):
+    return ("04/10/2026 12:00:00;E;{};user=alice queue=workq ctime=1000 start={} end={} Exit_status=0 "
+            "Resource_List.ncpus=1 Resource_List.walltime=00:10:00 resources_used.walltime={}\n").format(
+                job_id, start, end, used)
+
+
+def test_cores_are_held_from_start_to_end_not_for_the_walltime_used(tmp_path):
+    """A job that used 5 s of walltime but held its core for 100 s (seen on OpenPBS) blocks the next for 100 s."""
+    log = tmp_path / "20260410"
+    log.write_text(accounting_line("1.s", 1000, 1100, "00:00:05") + accounting_line("2.s", 1100, 1110, "00:00:10"))
+    trace = load_trace([str(log)])
+    assert [(job.runtime_s, job.occupancy_s) for job in trace.jobs] == [(5, 100), (10, None)]
+    scheduled = simulate_jobs(trace.jobs, PREDICTORS["user"], Cluster.of_cores(1), simulate.settings_of(parse("x")))
+    assert [(done.start_time, done.end_time) for done in scheduled] == [(1000, 1100), (1100, 1110)]
+
+
+def test_history_keeps_the_walltime_used_as_the_runtime(tmp_path):
+    """Predictions learn from resources_used.walltime (what the hooks store), not from the time cores were held."""
+    log = tmp_path / "20260410"
+    log.write_text(accounting_line("1.s", 1000, 1100, "00:00:05") + accounting_line("2.s", 1100, 1110, "00:00:10"))
+    jobs = load_trace([str(log)]).jobs
+    seen = []
+    spy = PREDICTORS["v1"]._replace(estimate=lambda history, job: seen.append(list(history)) or None)
+    simulate_jobs(jobs, spy, Cluster.of_cores(1), simulate.settings_of(parse("x")))
+    assert [row.runtime_s for row in seen[-1]] == [5]
+
+
+def test_recorded_without_soft_walltimes_in_the_log_is_said_once(swf, tmp_path, capsys):
+    """'recorded' on a log with no soft walltime plans as 'user' does: one line on stderr, one note in the report."""
+    json_path = str(tmp_path / "m.json")
+    simulate.run(parse(swf, "--predictors", "user,recorded", "--json", json_path))
+    err = capsys.readouterr().err
+    said = "no soft walltime recorded in the log: predictor 'recorded' plans every job with its walltime, as 'user'"
+    assert err.count(said) == 1
+    assert [note for note in json.load(open(json_path))["notes"] if said in note] != []
+
+
+def test_recorded_with_soft_walltimes_in_the_log_says_nothing(tmp_path, capsys):
+    """A log with soft walltimes: no such warning."""
+    log = tmp_path / "20260410"
+    log.write_text(accounting_line("1.s", 1000, 1100, "00:01:40").replace("Exit_status=0", "Exit_status=0 "
+                                                                         "Resource_List.soft_walltime=00:02:00"))
+    simulate.run(parse(str(log), "--predictors", "recorded"))
+    assert "no soft walltime" not in capsys.readouterr().err

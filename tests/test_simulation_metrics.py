@@ -4,13 +4,14 @@ import numpy as np
 import pytest
 
 from replay.simulation.engine import ScheduledJob
-from replay.simulation.simulation_metrics import ScheduleColumns, group_metrics, machine_metrics, schedule_tables
+from replay.simulation.simulation_metrics import (GROUP_COLUMNS, ScheduleColumns, group_metrics, machine_metrics,
+                                                 schedule_tables)
 from replay.traces.trace import Job
 
 
-def done(job_id, submit, start, end, ncpus=1, reservation=None, extensions=0, killed=False, queue=None):
+def done(job_id, submit, start, end, ncpus=1, reservation=None, extensions=0, killed=False, queue=None, soft=None):
     job = Job(job_id, "u", submit, end - start, 1000, ncpus, queue=queue)
-    return ScheduledJob(job, start, end, end - start, ncpus, 1000, None, None, reservation, extensions, killed)
+    return ScheduledJob(job, start, end, end - start, ncpus, 1000, soft, soft, reservation, extensions, killed)
 
 
 SCHEDULE = [done("a", 0, 0, 100, ncpus=2), done("b", 0, 100, 105, reservation=90, extensions=2),
@@ -28,9 +29,8 @@ def test_group_metrics_count_waits_extensions_reservations_and_kills():
     values = group_metrics(columns, np.ones(3, dtype=bool))
     jobs, wait_mean, wait_median, _, wait_max = values[:5]
     assert (jobs, wait_mean, wait_median, wait_max) == (3, pytest.approx(110 / 3), 10.0, 100.0)
-    extensions_per_job, extended, top_jobs, broken, delay, killed = values[8:]
-    assert (extensions_per_job, extended, top_jobs, broken, delay, killed) == (
-        pytest.approx(2 / 3), pytest.approx(1 / 3), 2, 1, 10.0, 1)
+    top_jobs, broken, delay, killed = values[-4:]
+    assert (top_jobs, broken, delay, killed) == (2, 1, 10.0, 1)
 
 
 def test_utilization_is_core_seconds_over_machine_and_makespan():
@@ -47,3 +47,20 @@ def test_tables_split_by_runtime_class_and_queue():
     by_class = {row[1]: row[2] for row in tables[1].rows}
     assert by_class == {"<=2h": 3, "2-24h": 0, ">24h": 0}
     assert sorted(row[1] for row in tables[2].rows) == ["-", "long"]
+
+
+def test_share_past_soft_walltime_and_median_ratio_of_those_jobs():
+    """a ran 2x its soft walltime, c 120x, b within it, d had none: 50 % past, median ratio (2 + 120) / 2."""
+    schedule = [done("a", 0, 0, 100, soft=50, extensions=1), done("b", 0, 0, 5, soft=10),
+                done("c", 0, 0, 7200, soft=60, extensions=119), done("d", 0, 0, 100)]
+    values = dict(zip([column.key for column in GROUP_COLUMNS],
+                      group_metrics(ScheduleColumns(schedule, 10), np.ones(4, dtype=bool))))
+    assert (values["past_soft_walltime"], values["past_soft_walltime_ratio_median"]) == (0.5, 61.0)
+    assert "extensions_per_job" not in values
+
+
+def test_no_job_past_its_soft_walltime_has_no_ratio():
+    """Nobody ran past: 0 %, and the ratio is shown as '-'."""
+    values = dict(zip([column.key for column in GROUP_COLUMNS],
+                      group_metrics(ScheduleColumns([done("a", 0, 0, 5, soft=10)], 10), np.ones(1, dtype=bool))))
+    assert (values["past_soft_walltime"], values["past_soft_walltime_ratio_median"]) == (0.0, None)

@@ -135,3 +135,33 @@ def test_writer_renumbers_ids_that_are_not_numbers():
     """Job-array subjobs have no single number: every job is renumbered 1, 2, ..."""
     text = written([Job("7[1].s", "u1", 0, 1, None, 1, 0, 1), Job("7[2].s", "u1", 0, 1, None, 1, 0, 1)])
     assert [line.split()[0] for line in text.splitlines()[-2:]] == ["1", "2"]
+
+
+# Published data sets that append fields after the standard 18: allocated CPU ids, the queue name, the
+# original PBS resource request.
+EXTENDED = [swf_line(0, 10, 5, 100, 3, -1, -1, 3, 3600, -1, 1, 7, 3, -1, 2) + " {0,1,2} batch nodes=1:ppn=3",
+            swf_line(1, 20, 0, 50, 1, -1, -1, 1, 600, -1, 1, 7, 3, -1, -1) + " {4} short walltime=00:10:00",
+            swf_line(2, 30, 0, 50, 1, -1, -1, 1, 600, -1, 1, 7, 3, -1, 2) + " {5} 17"]
+
+
+def test_extra_trailing_fields_are_read_past_and_counted_once(tmp_path):
+    """Lines with fields after the 18th are jobs; one note says how many there were."""
+    trace, rejects = read(tmp_path, HEADER + "\n".join(EXTENDED) + "\n")
+    assert rejects == [] and [found.job_id for found in trace.jobs] == ["0", "1", "2"]
+    assert trace.jobs[0] == Job("0", "u7", 10, 100, 3600, 3, 15, 115, nodes=2, queue="batch", exit_status=0,
+                                group="g3")
+    notes = [note for note in trace.stats.notes(3) if "after the standard 18" in note]
+    assert notes == ["3 lines had fields after the standard 18 (ignored, except a queue name on 2 lines)"]
+
+
+def test_trailing_queue_name_names_the_queue(tmp_path):
+    """A queue name among the extra fields wins over SWF's queue number; a number there is not a name."""
+    trace, _ = read(tmp_path, "\n".join(EXTENDED) + "\n")
+    assert [found.queue for found in trace.jobs] == ["batch", "short", "q2"]
+
+
+@pytest.mark.parametrize("extra", ["{0,1} batch long", "{0, 1, 2}", "NULL", "nodes=2:ppn=4 -q", "9batch"])
+def test_no_queue_name_unless_one_is_clearly_there(tmp_path, extra):
+    """Two candidate names, none, an unknown marker or a token not shaped like a queue name: the SWF queue stays."""
+    trace, rejects = read(tmp_path, RAN + " " + extra + "\n")
+    assert rejects == [] and trace.jobs[0].queue == "q2"

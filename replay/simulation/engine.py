@@ -23,7 +23,7 @@ from .extension import EXTENSIONS
 from .policies import POLICIES, QueuedJob
 from .scheduler import Scheduler
 
-__all__ = ["Kind", "FIVE_YEARS_S", "SchedulerSettings", "ScheduledJob", "simulate_jobs"]
+__all__ = ["Kind", "FIVE_YEARS_S", "SchedulerSettings", "ScheduledJob", "simulate_jobs", "held_s"]
 
 FIVE_YEARS_S = 5 * 365 * 86400
 """What PBS plans for a job with neither soft walltime nor walltime."""
@@ -56,7 +56,8 @@ class SchedulerSettings(NamedTuple):
 
 
 class ScheduledJob(NamedTuple):
-    """One job's simulated fate. ``runtime_s`` is what it ran (cut at the walltime if killed)."""
+    """One job's simulated fate. ``runtime_s`` is end - start: how long it held its cores (cut at the walltime
+    if killed)."""
 
     job: object
     start_time: int
@@ -74,6 +75,13 @@ class ScheduledJob(NamedTuple):
 def simulate_jobs(jobs, predictor, cluster, settings=SchedulerSettings()):
     """Simulate ``jobs`` (``replay.traces.trace.Job``s fitting ``cluster``) once; ``ScheduledJob``s by submission."""
     return _Engine(jobs, predictor, cluster, settings).run()
+
+
+def held_s(job, walltime_s):
+    """How long ``job`` holds its cores: its occupancy (end - start; else its runtime), cut at the walltime
+    if it is killed there (its runtime exceeds ``walltime_s``)."""
+    held = job.runtime_s if job.occupancy_s is None else job.occupancy_s
+    return held if walltime_s is None or job.runtime_s <= walltime_s else min(held, walltime_s)
 
 
 def _check_fits(job, cluster):
@@ -102,6 +110,7 @@ class _Engine:
         self.walltime_plan = [walltime or FIVE_YEARS_S for walltime in self.walltime]
         self.runtime = [job.runtime_s if walltime is None else min(job.runtime_s, walltime)
                         for job, walltime in zip(self.jobs, self.walltime)]
+        self.held = [held_s(job, walltime) for job, walltime in zip(self.jobs, self.walltime)]
         count = len(self.jobs)
         self.start, self.end = [None] * count, [None] * count
         self.soft_queued, self.soft_started = [None] * count, [None] * count
@@ -181,7 +190,7 @@ class _Engine:
         if self.walltime[index] != job.walltime_s:
             job = job._replace(walltime_s=self.walltime[index])  # runjob sees defaults applied
         self.soft_started[index] = self._predict(job, index)
-        self._push(now + self.runtime[index], _END, index)
+        self._push(now + self.held[index], _END, index)
         planned_end = now + self._running_plan(index, 0)
         if planned_end != self.calendar.planned_end[index]:
             self.calendar.move(index, planned_end)

@@ -8,6 +8,7 @@ The recorded start and end times are not used. See docs/simulate.md.
 """
 
 import argparse
+import sys
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from .policies import POLICIES
 from .simulation_metrics import DEFAULT_BSLD_TAU_S, schedule_tables
 
 __all__ = ["add_arguments", "run", "DEFAULT_PREDICTORS", "settings_of", "machine_of", "observed_cores",
-           "runnable_jobs", "job_table", "JOB_HEADER", "simulation_report"]
+           "runnable_jobs", "job_table", "JOB_HEADER", "simulation_report", "recorded_notes"]
 
 DEFAULT_PREDICTORS = ("user", "v1", "v2", "v3", "clairvoyant")
 _DEFAULTS = SchedulerSettings()
@@ -148,6 +149,14 @@ def runnable_jobs(jobs, cluster):
     return kept, notes
 
 
+def recorded_notes(jobs, names):
+    """A note when ``recorded`` is asked for and the log has no soft walltime: it then plans as ``user`` does."""
+    if "recorded" not in names or any(job.soft_walltime_s is not None for job in jobs):
+        return ()
+    return ("no soft walltime recorded in the log: predictor 'recorded' plans every job with its walltime, "
+            "as 'user' does",)
+
+
 def _settings_note(settings, tau_s):
     return ("scheduler: {} order, strict_ordering {}, backfill_depth {}, extension {}, {}scheduler_iteration {}, "
             "bsld tau {} s, default walltime {}".format(
@@ -191,11 +200,14 @@ def run(args):
     if not jobs:
         raise ReplayError("no job fits the machine ({})".format(machine_note))
     settings = settings_of(args)
+    recorded = recorded_notes(jobs, args.predictors)
+    for note in recorded:
+        sys.stderr.write(note + "\n")
     runs = {name: simulate_jobs(jobs, PREDICTORS[name], cluster, settings) for name in args.predictors}
     title = "PBS scheduling simulation of {} ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(jobs))
-    notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + (machine_note, _settings_note(settings,
-                                                                                                  args.bsld_tau))
+    notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (
+        machine_note, _settings_note(settings, args.bsld_tau))
     report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau)
     write_outputs(args, report, job_table(runs, columns))
     if args.plot:

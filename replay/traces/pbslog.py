@@ -2,14 +2,18 @@
 
 Reading uses the project's one accounting parser (predictor.accounting): a
 job is the run an E record describes (``completed_job``: submit from ctime,
-else qtime; start, end, walltime, soft walltime, queue...). Q, S, D and R
+else qtime; start, end, walltime, soft walltime, queue...). Its runtime is
+``resources_used.walltime``, its occupancy ``end - start``. Q, S, D and R
 records only say which jobs never ran:
 
 * Q then D (qdel while queued), or an E without ``start``: skipped, never ran.
 * Q or S with no E by the end of the logs: incomplete, left out.
 * Job arrays: the parent (``123[].svr``) is not a run; its subjobs
-  (``123[4].svr``, with S and E but no Q) are. A parent none of whose
-  subjobs ran is skipped.
+  (``123[4].svr``, with S and E but no Q) are. They were submitted with the
+  parent: their submit time and queue order are the parent's Q record's (then
+  by index), when the logs hold it. A parent none of whose subjobs ran is
+  skipped. Brackets that are not an index (``3073070.[hostname_1]``) make a
+  plain job id.
 * Reruns (R, then another S): one job, its E describes the last run.
 * Two E records for one job id: the later one is used, as the ingester does.
 
@@ -21,11 +25,13 @@ depend on the machine's time zone (PBS writes local time; readers use the
 epoch fields, never the timestamp).
 """
 
+import itertools
 import re
 import sys
 import time
 
-from predictor.accounting import completed_job, parse_fields, parse_record
+from predictor.accounting import (array_subjob, completed_job, is_array_parent, parse_fields, parse_record,
+                                  submit_time)
 from predictor.durations import format_duration
 from predictor.errors import AccountingError
 
@@ -43,29 +49,27 @@ class _LogState:
 
     def __init__(self, stats):
         self.stats = stats
-        self.jobs = {}            # job id -> (order of its first record, Job)
+        self.jobs = {}            # job id -> (queue order, Job)
         self.in_flight = {}       # job id -> _QUEUED / _RUNNING / _DELETED
         self.first_seen = {}      # job id in flight -> order of its first record
+        self.array_queued = {}    # parent id -> (order of its Q record, submit time)
         self.arrays_with_runs = {}
         self.rerun_ids = {}
-
-
-def _array_parent(job_id):
-    """``123[].svr`` for a subjob ``123[4].svr``; None for other ids."""
-    open_at = job_id.find("[")
-    close_at = job_id.find("]", open_at)
-    if open_at < 0 or close_at < 0 or close_at == open_at + 1:
-        return None
-    return job_id[:open_at + 1] + job_id[close_at:]
+        self.counter = itertools.count()
 
 
 def _seen(state, job_id):
-    state.first_seen.setdefault(job_id, len(state.first_seen) + len(state.jobs))
+    if job_id not in state.first_seen:
+        state.first_seen[job_id] = next(state.counter)
 
 
 def _queued(state, record):
     _seen(state, record.job_id)
     state.in_flight[record.job_id] = _QUEUED
+    if is_array_parent(record.job_id) and record.job_id not in state.array_queued:
+        submit = submit_time(parse_fields(record.body))
+        if submit is not None:
+            state.array_queued[record.job_id] = (state.first_seen[record.job_id], submit)
 
 
 def _started(state, record):
@@ -96,13 +100,20 @@ def _replay_job(done):
     if done.start_time < done.submit_time:
         raise AccountingError("before ctime ({} < {})".format(done.start_time, done.submit_time), "start")
     if done.ncpus is None:
-        raise AccountingError("no ncpus, select or nodes resource", "Resource_List.ncpus")
+        raise AccountingError("no ncpus, select or nodes resource, and no exec_vnode or exec_host",
+                              "Resource_List.ncpus")
     return Job(
         job_id=done.job_id, user=_interned(done.user), submit_time=done.submit_time, runtime_s=done.runtime_s,
         walltime_s=done.walltime_s, ncpus=done.ncpus, start_time=done.start_time, end_time=done.end_time,
         queue=_interned(done.queue), project=_interned(done.project), soft_walltime_s=done.soft_walltime_s,
-        exit_status=done.exit_status, group=_interned(done.group),
+        exit_status=done.exit_status, group=_interned(done.group), occupancy_s=_occupancy(done),
     )
+
+
+def _occupancy(done):
+    """end - start, or None when that is the runtime (so a job converted from SWF reads as it was)."""
+    held = done.end_time - done.start_time
+    return None if held == done.runtime_s else held
 
 
 def _nodect(fields):
@@ -115,18 +126,22 @@ def _ended(state, record):
     done = completed_job(record, fields)
     state.in_flight.pop(record.job_id, None)
     _seen(state, record.job_id)
-    order = state.first_seen.pop(record.job_id)
+    order = (state.first_seen.pop(record.job_id), -1)
     if done is None:
-        if "[]" not in record.job_id:
+        if not is_array_parent(record.job_id):
             state.stats.skip("ended without starting (E record without start)")
         elif record.job_id not in state.arrays_with_runs:
             state.stats.skip("job array none of whose subjobs ran")
         return
-    job = _replay_job(done)._replace(nodes=_nodect(fields))
-    parent = _array_parent(record.job_id)
-    if parent is not None:
+    subjob = array_subjob(record.job_id)
+    if subjob is not None:
+        parent, index = subjob
         state.arrays_with_runs[parent] = True
         state.stats.array_subjobs += 1
+        if parent in state.array_queued:  # no Q record of its own: it was queued with its parent
+            parent_order, submit = state.array_queued[parent]
+            order, done = (parent_order, index), done._replace(submit_time=submit)
+    job = _replay_job(done)._replace(nodes=_nodect(fields))
     if state.jobs.pop(record.job_id, None) is not None:
         state.stats.replaced += 1
     state.jobs[record.job_id] = (order, job)
@@ -165,7 +180,7 @@ def _count_left_in_flight(state):
     for job_id, status in state.in_flight.items():
         if status == _DELETED:
             state.stats.skip("deleted while queued (D record)")
-        elif "[]" in job_id and job_id in state.arrays_with_runs:
+        elif job_id in state.arrays_with_runs:
             continue
         else:
             state.stats.incomplete += 1

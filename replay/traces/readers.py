@@ -25,6 +25,7 @@ __all__ = ["load_trace", "detect_format", "FORMATS", "RejectReporter", "read_tra
 FORMATS = ("pbs", "swf")
 _PBS_LINE = re.compile(rb"[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2};")
 _SNIFF_LINES = 50
+_SWF_NUMBER = re.compile(rb"-?[0-9]+(\.[0-9]+)?")
 
 
 def _sniff(path):
@@ -38,8 +39,15 @@ def _sniff(path):
                 return "swf"
             if _PBS_LINE.match(text):
                 return "pbs"
-            return "swf" if len(text.split()) == 18 else None
+            return "swf" if _swf_fields(text.split()) else None
     return None
+
+
+def _swf_fields(fields):
+    """18 fields, or more whose first 18 are numbers (data sets that append fields after the standard ones)."""
+    if len(fields) == 18:
+        return True
+    return len(fields) > 18 and all(_SWF_NUMBER.fullmatch(field) for field in fields[:18])
 
 
 def detect_format(path):

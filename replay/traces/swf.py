@@ -5,6 +5,11 @@ starting with ``;`` are the header (``; MaxProcs: 100``). Only the fields the
 replay uses are checked: a non-integer there rejects the line, a decimal in
 another field (average CPU time often has one) does not matter.
 
+Some published data sets append fields after the 18 (the allocated CPU ids
+``{0,1,2}``, the queue name, the original PBS resource request). The 18 are
+read, the lines carrying more are counted once in the read notes, and a queue
+name found there names the job's queue (``_trailing_queue``).
+
 Names: SWF numbers users, groups and queues; the replay names them ``u12``,
 ``g3``, ``q1`` (unknown: user ``unknown``, group and queue None), so an SWF
 trace and its PBS conversion show the same names. Status 1 (completed) is
@@ -28,7 +33,8 @@ FIELD_NAMES = (
 )
 _USED = (0, 1, 2, 3, 4, 7, 8, 10, 11, 12, 14)
 _INTEGER = re.compile(r"-?[0-9]+")
-_LINE = re.compile(r"\s+".join(r"(-?[0-9]+)" if index in _USED else r"\S+" for index in range(18)))
+_LINE = re.compile(r"\s+".join(r"(-?[0-9]+)" if index in _USED else r"\S+" for index in range(18))
+                   + r"(?:\s+(.*))?")
 _HEADER = re.compile(r";\s*([A-Za-z]+)\s*:\s*(.*?)\s*")
 _HEADER_INTEGERS = ("MaxProcs", "MaxNodes", "UnixStartTime")
 _EXIT_OF_STATUS = {1: 0, 0: 1, 5: 271}
@@ -36,18 +42,25 @@ _NAMED = re.compile(r"([ugq])(-?[0-9]+)")
 _MAX_VALUE = 10 ** 11
 """Larger than any SWF time (seconds: year 5138), count or number: corruption, which would overflow later."""
 _DIGITS = re.compile(r"[0-9]+")
+_QUEUE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,14}")
+"""What a PBS queue name looks like: a letter, then letters, digits, ``_`` or ``-``, 15 characters at most."""
+_NOT_A_NAME = frozenset(("none", "null", "nan", "na", "unknown"))
 
 
 def _values(text):
-    """The 18 fields, the used ones as integers (others 0); ValueError naming the first bad one."""
+    """``(values, extra)``: the 18 fields, the used ones as integers (others 0), and the text after them.
+
+    ValueError names the first bad field.
+    """
     match = _LINE.fullmatch(text.strip())
     if match is None:
         return _check_fields(text.split())
     values = [0] * 18
-    for index, value in zip(_USED, match.groups()):
+    groups = match.groups()
+    for index, value in zip(_USED, groups):
         values[index] = int(value)
     _check_range(values)
-    return values
+    return values, groups[-1] or ""
 
 
 def _check_range(values):
@@ -59,7 +72,7 @@ def _check_range(values):
 
 def _check_fields(fields):
     """The slow path of ``_values``: say which field is wrong."""
-    if len(fields) != 18:
+    if len(fields) < 18:
         raise ValueError("expected 18 fields, got {}".format(len(fields)))
     values = [0] * 18
     for index in _USED:
@@ -68,7 +81,18 @@ def _check_fields(fields):
             raise ValueError("field {} ({}): not an integer: {!r}".format(index + 1, FIELD_NAMES[index], text[:20]))
         values[index] = int(text)
     _check_range(values)
-    return values
+    return values, " ".join(fields[18:])
+
+
+def _trailing_queue(extra):
+    """The queue name among the fields after the 18th, if exactly one token there looks like one.
+
+    CPU id lists (``{0,1}``), numbers, resource requests (``nodes=1:ppn=4``)
+    and unknown markers (``NULL``, ``None``) are not names; two candidates are
+    ambiguous, and then SWF's own queue number is kept.
+    """
+    names = [token for token in extra.split() if _QUEUE_NAME.fullmatch(token) and token.lower() not in _NOT_A_NAME]
+    return sys.intern(names[0]) if len(names) == 1 else None
 
 
 def _skip_reason(values):
@@ -125,12 +149,18 @@ def _take_line(text, header, stats, jobs):
         return
     if not text or text.isspace():
         return
-    values = _values(text)
+    values, extra = _values(text)
+    queue = None
+    if extra:
+        stats.extra_fields += 1
+        queue = _trailing_queue(extra)
+        stats.extra_queue_names += queue is not None
     reason = _skip_reason(values)
     if reason:
         stats.skip(reason)
         return
-    jobs.append(_job(values, str(values[0]), _procs_per_node(header)))
+    job = _job(values, str(values[0]), _procs_per_node(header))
+    jobs.append(job if queue is None else job._replace(queue=queue))
 
 
 def read_swf(path, stats, on_reject):

@@ -10,9 +10,14 @@ class Job(NamedTuple):
     """A job that ran, with what the log recorded. Times are epoch (or trace) seconds.
 
     ``start_time``/``end_time`` are the recorded ones (the accuracy replay uses
-    them; the simulation computes its own). ``soft_walltime_s`` is the soft
-    walltime written in the log, if any. ``group`` is the Unix group (PBS
-    ``group``, SWF group id).
+    them; the simulation computes its own). ``runtime_s`` is what the job used
+    (PBS ``resources_used.walltime``): what the predictors learn from.
+    ``occupancy_s`` is how long it held its cores, ``end - start``, which PBS
+    can make far longer (a job that used 5 s held its core for 100 s): what
+    the simulation occupies the machine for. None means the same as the
+    runtime (SWF has one run time for both). ``soft_walltime_s`` is the soft walltime written
+    in the log, if any. ``group`` is the Unix group (PBS ``group``, SWF group
+    id).
     """
 
     job_id: str
@@ -29,6 +34,7 @@ class Job(NamedTuple):
     soft_walltime_s: Optional[int] = None
     exit_status: Optional[int] = None
     group: Optional[str] = None
+    occupancy_s: Optional[int] = None
 
 
 class ReadStats:
@@ -44,6 +50,8 @@ class ReadStats:
         self.array_subjobs = 0
         self.replaced = 0
         self.ignored_files = 0
+        self.extra_fields = 0
+        self.extra_queue_names = 0
 
     def skip(self, reason):
         """Count one job left out of the trace because of ``reason``."""
@@ -62,7 +70,11 @@ class ReadStats:
             (self.replaced, "E records of a job id already ended (the later one is used)"),
             (self.ignored_files, "files in log directories not named YYYYMMDD (ignored)"),
         )
-        return notes + ["{} {}".format(count, text) for count, text in optional if count]
+        notes += ["{} {}".format(count, text) for count, text in optional if count]
+        if self.extra_fields:
+            used = ", except a queue name on {} lines".format(self.extra_queue_names) if self.extra_queue_names else ""
+            notes.append("{} lines had fields after the standard 18 (ignored{})".format(self.extra_fields, used))
+        return notes
 
 
 class Trace(NamedTuple):

@@ -39,7 +39,7 @@ __all__ = ["Column", "Table", "Report", "KINDS", "write_text", "write_json", "wr
 ROUND_DIGITS = 6
 
 RUNTIME_CLASSES = (("<=2h", 0, 2 * 3600), ("2-24h", 2 * 3600, 24 * 3600), (">24h", 24 * 3600, None))
-"""Seed 003 Fig. 5: (name, low, high) for runtime in (low, high]; the first class includes 0."""
+"""Chlumsky & Klusacek Fig. 5: (name, low, high) for runtime in (low, high]; the first class includes 0."""
 
 
 class Column(NamedTuple):

@@ -61,7 +61,8 @@ def add_arguments(parser):
     _machine_arguments(parser)
     _scheduler_arguments(parser)
     parser.add_argument("--bsld-tau", type=whole_number(1, 10 ** 9), default=DEFAULT_BSLD_TAU_S, metavar="SECONDS",
-                        help="bounded-slowdown threshold (default 10 s; seed 003 used 600, seed 004 60)")
+                        help="bounded-slowdown threshold (default 10 s; Chlumsky & Klusacek used 600, "
+                             "Zrigui et al. 60)")
     parser.add_argument("--json", metavar="FILE", help="write the metrics as JSON ('-': stdout)")
     parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
     parser.add_argument("--jobs-csv", metavar="FILE",
@@ -74,21 +75,23 @@ def _machine_arguments(parser):
                         help="machine cores (default: the SWF header's MaxProcs, else the log's observed maximum)")
     parser.add_argument("--nodes", type=whole_number(1, 10 ** 7), metavar="N", help="node mode: N whole nodes (with "
                         "--cores-per-node); each job takes its requested nodes, or enough for its cores")
-    parser.add_argument("--cores-per-node", type=whole_number(1, 10 ** 6), metavar="C", help="cores per node in node mode")
+    parser.add_argument("--cores-per-node", type=whole_number(1, 10 ** 6), metavar="C",
+                        help="cores per node in node mode")
 
 
 def _scheduler_arguments(parser):
     parser.add_argument("--policy", choices=sorted(POLICIES), default=_DEFAULTS.policy,
                         help="job order: fifo (submission, default), sjf (shortest soft walltime first), "
-                             "wfp (seed 001 eq. 5)")
-    parser.add_argument("--backfill-depth", type=whole_number(0, 10 ** 6), default=_DEFAULTS.backfill_depth, metavar="N",
-                        help="top jobs with a reservation (default 1; 0: no backfilling)")
+                             "wfp (Tang et al. eq. 5: (wait / planned)^3 x cores, highest first)")
+    parser.add_argument("--backfill-depth", type=whole_number(0, 10 ** 6), default=_DEFAULTS.backfill_depth,
+                        metavar="N", help="top jobs with a reservation (default 1; 0: no backfilling)")
     parser.add_argument("--no-strict-ordering", dest="strict_ordering", action="store_false",
                         help="no top jobs: any job that fits runs (strict_ordering False)")
     parser.add_argument("--extension", choices=sorted(EXTENSIONS), default=_DEFAULTS.extension,
                         help="soft-walltime extension: pbs (S, 2S, 3S..., default) or double (S, 2S, 4S...)")
     parser.add_argument("--selective", action="store_true",
-                        help="plan running jobs with their walltime, waiting jobs with soft walltimes (seed 001)")
+                        help="plan running jobs with their walltime, waiting jobs with soft walltimes "
+                             "(Tang et al.'s selective adjustment)")
     parser.add_argument("--cycle-interval", type=whole_number(0, 10 ** 9), default=_DEFAULTS.cycle_interval_s,
                         metavar="SECONDS", help="scheduler_iteration timer (default 600; 0: cycles on events only)")
     parser.add_argument("--default-walltime", type=_duration, metavar="[[HH:]MM:]SS",

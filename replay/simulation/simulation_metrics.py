@@ -5,7 +5,9 @@ For the jobs of one predictor's run (``ScheduledJob``s):
 * ``wait``: start - submit (mean, median, p95, max);
 * ``bsld``: bounded slowdown ``max((wait + run) / max(run, tau), 1)`` with
   ``run`` the simulated runtime (cut at the walltime) and ``tau`` the
-  ``--bsld-tau`` threshold (default 10 s; seed 003 used 600 s, seed 004 60 s);
+  ``--bsld-tau`` threshold (default 10 s; Chlumsky & Klusacek used 600 s,
+  Zrigui et al., "Improving the Performance of Batch Schedulers Using Online
+  Job Runtime Classification", 60 s);
   mean, median, p95;
 * ``utilization`` (summary only): core-seconds run / (machine cores x makespan);
 * ``makespan`` (summary only): last end - first submission;

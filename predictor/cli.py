@@ -109,7 +109,7 @@ def _add_db(commands):
     init = db.add_parser("init", help="create or upgrade the schema and roles (idempotent)",
                          description="create or upgrade the schema and roles (idempotent)", epilog=_examples(
                              'python -m predictor db init --dsn "host=127.0.0.1 dbname=softwalltime user=postgres"',
-                             "python -m predictor db init --sql-dir ./sql"))
+                             'python -m predictor db init --dsn "postgresql://postgres@10.0.0.5/softwalltime"'))
     _add_dsn(init, "the database owner")
     init.add_argument("--sql-dir", type=_sql_dir_arg,
                       help="directory of NNN_*.sql schema files (default: the installed ones)")
@@ -268,8 +268,11 @@ class _RejectPrinter:
 
 def _ingest(args):
     psycopg2 = _psycopg2()
-    from .ingest import Ingester
+    from .ingest import Ingester, nothing_to_load
     from .pgstore import describe_error, session_dsn
+    problem = None if args.follow else nothing_to_load(args.paths)
+    if problem:  # before connecting: a cron job's wrong path is one line, whatever the database does
+        raise PredictorError(problem)
     try:
         conn = psycopg2.connect(session_dsn(_require_dsn(args), 600.0, read_only=False))
     except psycopg2.Error as err:
@@ -292,7 +295,8 @@ def _ingest(args):
         rejects.close()
         print("{} in {:.1f} s".format(ingester.stats, time.monotonic() - started), file=sys.stderr)
     stats = ingester.stats
-    return 2 if stats.missing or stats.empty or stats.unreadable or stats.not_accounting else 1 if stats.rejected else 0
+    failed = stats.missing or stats.empty or stats.unreadable or stats.not_accounting
+    return 2 if failed else 1 if stats.rejected else 0
 
 
 def _predict(args):

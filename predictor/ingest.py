@@ -34,7 +34,7 @@ from .logfile import READ_ERRORS, LogFile, tail_sha1_of_lines
 from .pgstore import describe_error
 from .queries import COPY_STAGING, CREATE_STAGING, PROGRESS_GET, PROGRESS_PUT, UPSERT_ONE, UPSERT_STAGED
 
-__all__ = ["Ingester", "IngestStats", "expand_paths", "empty_directories", "looks_like_swf"]
+__all__ = ["Ingester", "IngestStats", "expand_paths", "empty_directories", "looks_like_swf", "nothing_to_load"]
 
 
 class IngestStats:
@@ -100,6 +100,19 @@ def looks_like_swf(log):
     if any(_RECORD_START.match(line) for line in lines):
         return False
     return any(_SWF_HEADER_LINE.match(line) or _SWF_JOB_LINE.fullmatch(line) for line in lines)
+
+
+def nothing_to_load(paths):
+    """Why ``paths`` hold no accounting file at all (naming the first culprit), or None if one is there."""
+    files, missing = expand_paths(paths)
+    if any(not looks_like_swf(LogFile(path)) for path in files):
+        return None
+    if files:
+        return "{}: an SWF trace, not a PBS accounting log (python -m replay convert turns it into " \
+               "accounting logs)".format(files[0])
+    if missing:
+        return "{}: no such file or directory".format(missing[0])
+    return "{}: no accounting file in this directory".format(empty_directories(paths)[0])
 
 
 def empty_directories(paths):

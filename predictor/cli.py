@@ -39,6 +39,10 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, "{}: error: {} (see '{} -h')\n".format(self.prog, message, self.prog))
 
+    def print_help(self, file=None):
+        # argparse would swallow a closed pipe and exit 0; main() ends quietly with the SIGPIPE status instead.
+        (file or sys.stdout).write(self.format_help())
+
 
 def _examples(*lines):
     """An epilog of examples, one command line each."""

@@ -48,6 +48,10 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise _UsageError("{} (see '{} -h')".format(message, self.prog))
 
+    def print_help(self, file=None):
+        # argparse would swallow a closed pipe and exit 0; main() ends quietly with the SIGPIPE status instead.
+        (file or sys.stdout).write(self.format_help())
+
 
 def examples_epilog(examples):
     """The end of a ``-h``: one example command line each."""

@@ -67,7 +67,8 @@ def check_file(label, path):
 def check_directory(label, path):
     """ReplayError unless ``path`` is, or can be made, a directory to write files into."""
     label = "{} {}".format(label, path)
-    if os.path.exists(path) and not os.path.isdir(path):
+    bare = os.path.normpath(path)  # "file/" is not there when "file" is a file, yet renaming onto it fails
+    if os.path.exists(bare) and not os.path.isdir(bare):
         raise ReplayError("{}: exists and is not a directory".format(label))
     existing = os.path.abspath(path)
     while not os.path.isdir(existing):

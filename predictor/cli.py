@@ -367,6 +367,12 @@ def _run(argv):
     except PredictorError as err:
         print("python -m predictor: error: {}".format(err), file=sys.stderr)
         return 2
+    except OSError as err:
+        if isinstance(err, BrokenPipeError):
+            raise
+        where = "{}: {}".format(err.filename, err.strerror) if err.filename and err.strerror else err
+        print("python -m predictor: error: {}".format(where), file=sys.stderr)  # one no command expected
+        return 2
 
 
 def main(argv=None):

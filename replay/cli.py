@@ -22,7 +22,7 @@ from typing import Callable, NamedTuple, Tuple
 
 from .errors import ReplayError
 from .options import epoch_seconds, server_name, whole_number
-from .outputs import STDOUT, OutputFiles, check_file, check_outputs, check_directory
+from .outputs import STDOUT, OutputFiles, check_directory, check_file, check_not_input, check_outputs
 
 __all__ = ["main", "COMMANDS", "Command", "DEFAULT_COMMAND", "USAGE_EXAMPLES", "command_parser", "examples_epilog"]
 
@@ -159,8 +159,8 @@ def _convert_arguments(parser):
                         help="PBS: a file, or a directory (or path ending in /) for daily files; SWF: a file. "
                              "A .gz name compresses; '-' writes one file to stdout")
     _add_input_arguments(parser)
-    parser.add_argument("--epoch", type=epoch_seconds, help="SWF to PBS: epoch seconds of SWF time 0 "
-                                                     "(default: the header's UnixStartTime, else 0)")
+    parser.add_argument("--epoch", type=epoch_seconds,
+                        help="SWF to PBS: epoch seconds of SWF time 0 (default: the header's UnixStartTime, else 0)")
     parser.add_argument("--server", type=server_name, default="pbsserver",
                         help="SWF to PBS: the PBS server name ending each job id (default pbsserver)")
     parser.add_argument("--gzip", action="store_true", help="compress the daily files of a PBS directory")
@@ -175,8 +175,7 @@ def _check_convert_output(args):
         check_directory("OUT", args.out)
     else:
         check_file("OUT", args.out)
-    if any(os.path.exists(args.out) and os.path.samefile(args.out, path) for path in args.paths):
-        raise ReplayError("OUT {}: the output would overwrite the input".format(args.out))
+    check_not_input("OUT", args.out, args.paths)
 
 
 def _run_convert(args):
@@ -257,9 +256,18 @@ def _run(argv):
     except (ReplayError, ValueError) as err:
         sys.stderr.write("{}: error: {}\n".format(PROG, err))
         return 2
+    except OSError as err:
+        if isinstance(err, BrokenPipeError):
+            raise
+        sys.stderr.write("{}: error: {}\n".format(PROG, _os_error(err)))  # one the readers did not expect
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write("{}: interrupted\n".format(PROG))
         return 130
+
+
+def _os_error(err):
+    return "{}: {}".format(err.filename, err.strerror) if err.filename and err.strerror else str(err)
 
 
 def main(argv=None):

@@ -20,7 +20,7 @@ import stat
 
 from .errors import ReplayError
 
-__all__ = ["STDOUT", "OutputFiles", "check_outputs", "check_file", "check_directory"]
+__all__ = ["STDOUT", "OutputFiles", "check_outputs", "check_file", "check_directory", "check_not_input"]
 
 STDOUT = "-"
 """The path that means standard output."""
@@ -105,9 +105,14 @@ def _check_distinct(option, path, earlier, inputs):
         if _same_file(path, other):
             raise ReplayError("{} and {} both name {}: give each output its own file".format(
                 other_option, option, path))
+    check_not_input(option, path, inputs)
+
+
+def check_not_input(label, path, inputs):
+    """ReplayError if ``path`` is one of the ``inputs``."""
     for source in inputs:
         if os.path.exists(path) and _same_file(path, source):
-            raise ReplayError("{} {}: the output would overwrite the input".format(option, path))
+            raise ReplayError("{} {}: the output would overwrite the input".format(label, path))
 
 
 class OutputFiles:

@@ -111,6 +111,8 @@ ERRORS = [
     (REPLAY, "convert {dir}/trace.swf - --gzip", 2, r"--gzip compresses the daily files of a directory"),
     (REPLAY, "convert {dir}/trace.swf {dir}/file.txt/", 2, r"OUT .*/file\.txt/: exists and is not a directory"),
     (REPLAY, "convert {dir}/trace.swf {dir}/trace.swf", 2, r"OUT .*/trace\.swf: the output would overwrite the input"),
+    (REPLAY, "convert {dir}/missing.swf {dir}/file.txt", 2, r"error: .*/missing\.swf: no such file or directory$"),
+    (REPLAY, "{dir}/missing --json {dir}/file.txt", 2, r"error: .*/missing: no such file or directory$"),
 ]
 
 

@@ -1,4 +1,5 @@
-"""The soft-walltime predictors v1, v2 and v3 of Chlumsky & Klusacek (seed 003).
+"""The soft-walltime predictors v1, v2 and v3 of Chlumsky & Klusacek, "Improving Accuracy of
+Walltime Estimates in PBS Professional using Soft Walltimes".
 
 Each is a pure function of the user's most recent completed jobs (``HistoryRow``s,
 newest first) and the requested walltime. Decisions the paper leaves open:

@@ -2,7 +2,9 @@
 
 Errors are one line on stderr and a non-zero exit, never a traceback:
 0 success, 1 some accounting lines were rejected (the rest was loaded) or a
-doctor check failed, 2 an error stopped the command.
+doctor check failed, 2 an error stopped the command (a bad option included),
+141 the reader of the output went away (``| head``), silently, as a tool
+killed by SIGPIPE.
 """
 
 import argparse
@@ -15,11 +17,36 @@ import time
 from .algorithms import ALGORITHMS, make_algorithm
 from .durations import format_duration, parse_duration
 from .errors import ConfigError, PredictorError
+from .files import migrations
 
 __all__ = ["main", "build_parser"]
 
 DSN_ENV = "PBS_SOFTWALLTIME_DSN"
 _MAX_TIMEOUT_S = 3600.0
+_ACCOUNTING = "/var/spool/pbs/server_priv/accounting"
+_CONFIG = "/etc/pbs-softwalltime/hooks.json"
+_BROKEN_PIPE_STATUS = 128 + 13
+"""What a shell reports for a tool killed by SIGPIPE."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: the usage is one ``-h`` away."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        self.exit(2, "{}: error: {} (see '{} -h')\n".format(self.prog, message, self.prog))
+
+    def print_help(self, file=None):
+        # argparse would swallow a closed pipe and exit 0; main() ends quietly with the SIGPIPE status instead.
+        (file or sys.stdout).write(self.format_help())
+
+
+def _examples(*lines):
+    """An epilog of examples, one command line each."""
+    return "examples:\n" + "".join("  {}\n".format(line) for line in lines)
 
 
 def _duration_arg(text):
@@ -32,6 +59,10 @@ def _duration_arg(text):
     return seconds
 
 
+def _number(value):
+    return str(int(value)) if value == int(value) else "{:g}".format(value)
+
+
 def _bounded(kind, low, high, what):
     def convert(text):
         try:
@@ -39,9 +70,18 @@ def _bounded(kind, low, high, what):
         except ValueError:
             raise argparse.ArgumentTypeError("not {}: {!r}".format(what, text)) from None
         if not (isinstance(value, int) or math.isfinite(value)) or not low <= value <= high:
-            raise argparse.ArgumentTypeError("must be within {:g}..{:g}, not {!r}".format(low, high, text))
+            raise argparse.ArgumentTypeError("must be within {}..{}, not {!r}".format(
+                _number(low), _number(high), text))
         return value
     return convert
+
+
+def _sql_dir_arg(text):
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError("{}: no such directory".format(text))
+    if not migrations(text):
+        raise argparse.ArgumentTypeError("{}: no schema files NNN_name.sql in it".format(text))
+    return text
 
 
 def _add_dsn(parser, who):
@@ -50,7 +90,10 @@ def _add_dsn(parser, who):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m predictor", description="PBS soft-walltime predictor")
+    parser = _Parser(prog="python -m predictor", description="PBS soft-walltime predictor", epilog=_examples(
+        'python -m predictor db init --dsn "host=127.0.0.1 dbname=softwalltime user=postgres"',
+        "python -m predictor ingest {}".format(_ACCOUNTING),
+        "python -m predictor predict --user alice --walltime 04:00:00"))
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     _add_db(commands)
@@ -62,14 +105,24 @@ def build_parser():
 
 
 def _add_db(commands):
-    db = commands.add_parser("db", help="database schema and retention").add_subparsers(dest="db_command",
-                                                                                      metavar="ACTION")
+    db = commands.add_parser("db", help="database schema and retention", description="database schema and retention",
+                             epilog=_examples('python -m predictor db init --dsn "host=127.0.0.1 user=postgres"',
+                                              "python -m predictor db prune --older-than 365 --dry-run"),
+                             ).add_subparsers(dest="db_command", metavar="ACTION")
     db.required = True
-    init = db.add_parser("init", help="create or upgrade the schema and roles (idempotent)")
+    init = db.add_parser("init", help="create or upgrade the schema and roles (idempotent)",
+                         description="create or upgrade the schema and roles (idempotent)", epilog=_examples(
+                             'python -m predictor db init --dsn "host=127.0.0.1 dbname=softwalltime user=postgres"',
+                             'python -m predictor db init --dsn "postgresql://postgres@10.0.0.5/softwalltime"'))
     _add_dsn(init, "the database owner")
-    init.add_argument("--sql-dir", help="directory of NNN_*.sql schema files (default: the installed ones)")
+    init.add_argument("--sql-dir", type=_sql_dir_arg,
+                      help="directory of NNN_*.sql schema files (default: the installed ones)")
     init.set_defaults(func=_db_init)
-    prune = db.add_parser("prune", help="delete completed jobs no predictor reads any more (safe from cron)")
+    prune = db.add_parser("prune", help="delete completed jobs no predictor reads any more (safe from cron)",
+                          description="delete completed jobs no predictor reads any more (safe from cron)",
+                          epilog=_examples("python -m predictor db prune --older-than 365 --dry-run",
+                                           "python -m predictor db prune --older-than 365 --config " + _CONFIG,
+                                           "python -m predictor db prune --older-than 90 --keep-per-user 50"))
     _add_dsn(prune, "the database owner")
     prune.add_argument("--older-than", required=True, metavar="DAYS", type=_bounded(int, 1, 100000, "whole days"),
                        help="only rows of jobs that ended more than DAYS days ago")
@@ -81,9 +134,16 @@ def _add_db(commands):
 
 
 def _add_ingest(commands):
-    ingest = commands.add_parser("ingest", help="load PBS accounting logs into completed_jobs")
+    ingest = commands.add_parser(
+        "ingest", help="load PBS accounting logs into completed_jobs",
+        description="load PBS accounting logs into completed_jobs (exit 0: all loaded, 1: some lines rejected, "
+                    "2: a path missing, empty or unreadable, or an error stopped the run)",
+        epilog=_examples("python -m predictor ingest " + _ACCOUNTING,
+                         "python -m predictor ingest --follow --interval 10 " + _ACCOUNTING,
+                         "python -m predictor ingest --max-errors 100 --workers 0 /archive/accounting/20250101.gz"))
     _add_dsn(ingest, "a role in softwalltime_writer")
-    ingest.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
+    ingest.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+                        help="accounting files (.gz too), or directories of them such as server_priv/accounting")
     ingest.add_argument("--follow", action="store_true", help="keep loading new lines and new files")
     ingest.add_argument("--interval", type=_bounded(float, 0.1, 86400, "seconds"), default=5.0,
                         help="seconds between --follow passes (default 5)")
@@ -91,15 +151,21 @@ def _add_ingest(commands):
                         help="lines parsed and committed together (default 10000)")
     ingest.add_argument("--workers", type=_bounded(int, 0, 256, "a whole number"), default=min(4, os.cpu_count() or 1),
                         help="processes that parse lines (0: parse in the main process; default: up to 4)")
+    ingest.add_argument("--max-errors", type=_bounded(int, 0, 10 ** 9, "a whole number"), default=20, metavar="N",
+                        help="malformed lines to show on stderr (default 20; all are counted)")
     ingest.set_defaults(func=_ingest)
 
 
 def _add_predict(commands):
-    predict = commands.add_parser("predict", help="print the soft walltime a job would get, as the hooks compute it")
+    predict = commands.add_parser("predict", help="print the soft walltime a job would get, as the hooks compute it",
+                                  description="print the soft walltime a job would get, as the hooks compute it",
+                                  epilog=_examples("python -m predictor predict --user alice --walltime 04:00:00",
+                                                   "python -m predictor predict --user bob --walltime 3600 "
+                                                   "--algorithm v2 --window 10 --reserve 600"))
     _add_dsn(predict, "a role in softwalltime_reader")
-    predict.add_argument("--user", required=True)
+    predict.add_argument("--user", required=True, help="the job owner's user name, as in the accounting log")
     predict.add_argument("--walltime", required=True, type=_duration_arg, help="[[HH:]MM:]SS, at least 1 s")
-    predict.add_argument("--algorithm", default="v3", choices=sorted(ALGORITHMS))
+    predict.add_argument("--algorithm", default="v3", choices=sorted(ALGORITHMS), help="predictor (default v3)")
     predict.add_argument("--window", type=_bounded(int, 1, 10000, "a whole number"),
                          help="history window (default: the algorithm's)")
     predict.add_argument("--reserve", type=_bounded(int, 0, 10 ** 7, "whole seconds"),
@@ -110,9 +176,17 @@ def _add_predict(commands):
 
 
 def _add_hooks(commands):
-    hooks = commands.add_parser("hooks", help="PBS hooks").add_subparsers(dest="hooks_command", metavar="ACTION")
+    hooks = commands.add_parser("hooks", help="PBS hooks", description="PBS hooks", epilog=_examples(
+        "python -m predictor hooks qmgr --config {} > install-hooks.sh".format(_CONFIG),
+        "python -m predictor hooks qmgr --disable")).add_subparsers(dest="hooks_command", metavar="ACTION")
     hooks.required = True
-    qmgr = hooks.add_parser("qmgr", help="print the qmgr commands that install, disable or remove the hooks")
+    qmgr = hooks.add_parser(
+        "qmgr", help="print the qmgr commands that install, disable or remove the hooks",
+        description="print the qmgr commands that install, disable or remove the hooks",
+        epilog=_examples("python -m predictor hooks qmgr --config {} --jobobit-config {} > install-hooks.sh".format(
+                             _CONFIG, _CONFIG.replace("hooks.json", "jobobit.json")),
+                         "python -m predictor hooks qmgr --config {} --no-jobobit".format(_CONFIG),
+                         "python -m predictor hooks qmgr --uninstall"))
     qmgr.add_argument("--config", help="the hooks' JSON config file, validated first (needed to install)")
     qmgr.add_argument("--jobobit-config", help="a separate config for jobobit, holding writer_dsn (default: --config)")
     qmgr.add_argument("--prefix", help="hook names are PREFIX and PREFIX_jobobit (default: softwalltime)")
@@ -127,8 +201,11 @@ def _add_hooks(commands):
 
 
 def _add_doctor(commands):
-    doctor = commands.add_parser("doctor", help="check a deployment before going live: config, database roles, "
-                                              "the hooks in PBS, the server's Python")
+    summary = "check a deployment before going live: config, database roles, the hooks in PBS, the server's Python"
+    doctor = commands.add_parser("doctor", help=summary, description=summary, epilog=_examples(
+        "python -m predictor doctor --config {} --jobobit-config {}".format(
+            _CONFIG, _CONFIG.replace("hooks.json", "jobobit.json")),
+        "python -m predictor doctor --config {} --no-pbs".format(_CONFIG)))
     doctor.add_argument("--config", required=True, help="the predicting hook's JSON config")
     doctor.add_argument("--jobobit-config", help="the jobobit hook's config, if separate")
     doctor.add_argument("--prefix", help="hook names are PREFIX and PREFIX_jobobit (default: softwalltime)")
@@ -174,20 +251,39 @@ def _db_prune(args):
     return 0
 
 
-def _report_reject(path, line_no, message):
-    print("{}:{}: {}".format(path, line_no, message), file=sys.stderr)
+class _RejectPrinter:
+    """``on_reject``: prints the first ``limit`` malformed lines as file:line: reason, counts all."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.count = 0
+
+    def __call__(self, path, line_no, message):
+        self.count += 1
+        if self.count <= self.limit:
+            print("{}:{}: {}".format(path, line_no, message), file=sys.stderr)
+
+    def close(self):
+        """Say how many were not shown (the same words as python -m replay)."""
+        if self.count > self.limit:
+            print("... and {} more malformed lines (--max-errors shows more)".format(self.count - self.limit),
+                  file=sys.stderr)
 
 
 def _ingest(args):
     psycopg2 = _psycopg2()
-    from .ingest import Ingester
+    from .ingest import Ingester, nothing_to_load
     from .pgstore import describe_error, session_dsn
+    problem = None if args.follow else nothing_to_load(args.paths)
+    if problem:  # before connecting: a cron job's wrong path is one line, whatever the database does
+        raise PredictorError(problem)
     try:
         conn = psycopg2.connect(session_dsn(_require_dsn(args), 600.0, read_only=False))
     except psycopg2.Error as err:
         raise PredictorError(describe_error(err)) from err
     warn = lambda message: print("warning: " + message, file=sys.stderr)
-    ingester = Ingester(conn, args.chunk_lines, on_reject=_report_reject, on_warning=warn, workers=args.workers)
+    rejects = _RejectPrinter(args.max_errors)
+    ingester = Ingester(conn, args.chunk_lines, on_reject=rejects, on_warning=warn, workers=args.workers)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     started = time.monotonic()
     try:
@@ -200,9 +296,11 @@ def _ingest(args):
     finally:
         ingester.close()
         conn.close()
+        rejects.close()
         print("{} in {:.1f} s".format(ingester.stats, time.monotonic() - started), file=sys.stderr)
     stats = ingester.stats
-    return 2 if stats.missing or stats.unreadable else 1 if stats.rejected else 0
+    failed = stats.missing or stats.empty or stats.unreadable or stats.not_accounting
+    return 2 if failed else 1 if stats.rejected else 0
 
 
 def _predict(args):
@@ -262,10 +360,30 @@ def _doctor(args):
     return 1 if failed else 0
 
 
-def main(argv=None):
+def _run(argv):
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except PredictorError as err:
         print("python -m predictor: error: {}".format(err), file=sys.stderr)
         return 2
+    except OSError as err:
+        if isinstance(err, BrokenPipeError):
+            raise
+        where = "{}: {}".format(err.filename, err.strerror) if err.filename and err.strerror else err
+        print("python -m predictor: error: {}".format(where), file=sys.stderr)  # one no command expected
+        return 2
+
+
+def main(argv=None):
+    """Run one command; returns the exit status."""
+    try:
+        status = _run(argv)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # The reader went away (| head): stop quietly, and let nothing flush into the closed pipe at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for stream in (sys.stdout, sys.stderr):
+            os.dup2(devnull, stream.fileno())
+        return _BROKEN_PIPE_STATUS

@@ -8,6 +8,9 @@ written: it is left for the next pass. A malformed line is reported as
 ``file:line: reason`` and skipped. A file that cannot be read further (a .gz
 cut short, a disk error) has every whole line before the damage loaded, and
 is reported as ``file:line: cannot read ...`` with the first line not read.
+A path that is missing, a directory with no file in it, and a file that is an
+SWF trace rather than an accounting log are each reported once and counted
+(the CLI exits 2 for them: the path given is most likely wrong).
 
 Parsing is the expensive part, so with ``workers`` > 0 chunks are parsed by
 worker processes while this process streams the previous chunks to
@@ -19,6 +22,7 @@ import collections
 import concurrent.futures
 import io
 import os
+import re
 import signal
 import sys
 import time
@@ -31,7 +35,7 @@ from .logfile import READ_ERRORS, LogFile, tail_sha1_of_lines
 from .pgstore import describe_error
 from .queries import COPY_STAGING, CREATE_STAGING, PROGRESS_GET, PROGRESS_PUT, UPSERT_ONE, UPSERT_STAGED
 
-__all__ = ["Ingester", "IngestStats", "expand_paths"]
+__all__ = ["Ingester", "IngestStats", "expand_paths", "empty_directories", "looks_like_swf", "nothing_to_load"]
 
 
 class IngestStats:
@@ -44,12 +48,15 @@ class IngestStats:
         self.jobs = 0
         self.rejected = 0
         self.missing = 0
+        self.empty = 0
         self.unreadable = 0
+        self.not_accounting = 0
 
     def __repr__(self):
         text = ("{0.files} files, {0.lines} lines, {0.end_records} E records, {0.jobs} jobs loaded, "
                 "{0.rejected} lines rejected".format(self))
-        return text + (", {} files unreadable".format(self.unreadable) if self.unreadable else "")
+        text += ", {} files unreadable".format(self.unreadable) if self.unreadable else ""
+        return text + (", {} SWF files skipped".format(self.not_accounting) if self.not_accounting else "")
 
 
 def expand_paths(paths):
@@ -64,6 +71,54 @@ def expand_paths(paths):
         else:
             missing.append(path)
     return files, missing
+
+
+_SWF_JOB_LINE = re.compile(rb"\s*(-?[0-9.]+\s+){17}-?[0-9.]+\s*")
+_SWF_HEADER_LINE = re.compile(rb"\s*;\s*(Version|Computer|Installation|Acknowledge|Information|Conversion|MaxJobs|"
+                              rb"MaxRecords|Preemption|UnixStartTime|TimeZone|TimeZoneString|StartTime|EndTime|"
+                              rb"MaxNodes|MaxProcs|MaxRuntime|MaxMemory|AllowOveruse|MaxQueues|Queues?|"
+                              rb"MaxPartitions|Partitions?|Note)\s*:")
+_RECORD_START = re.compile(rb"\s*[0-9]{2}/[0-9]{2}/[0-9]{4} ")
+_SNIFF_BYTES = 4096
+
+
+def _head_lines(log):
+    """The non-blank whole lines among the file's first bytes."""
+    try:
+        head = log.read_at(0, _SNIFF_BYTES)
+    except READ_ERRORS:
+        return []  # reading it for real reports the error
+    return [line for line in head.split(b"\n")[:-1] if line.strip()]
+
+
+def looks_like_swf(log):
+    """Does the file open like a Standard Workload Format trace, with no accounting record among its first lines?
+
+    SWF lines are ``; Key: value`` header comments and jobs of 18 numbers; an
+    accounting record starts with its date, so damaged lines do not make a log SWF.
+    """
+    lines = _head_lines(log)
+    if any(_RECORD_START.match(line) for line in lines):
+        return False
+    return any(_SWF_HEADER_LINE.match(line) or _SWF_JOB_LINE.fullmatch(line) for line in lines)
+
+
+def nothing_to_load(paths):
+    """Why ``paths`` hold no accounting file at all (naming the first culprit), or None if one is there."""
+    files, missing = expand_paths(paths)
+    if any(not looks_like_swf(LogFile(path)) for path in files):
+        return None
+    if files:
+        return "{}: an SWF trace, not a PBS accounting log (python -m replay convert turns it into " \
+               "accounting logs)".format(files[0])
+    if missing:
+        return "{}: no such file or directory".format(missing[0])
+    return "{}: no accounting file in this directory".format(empty_directories(paths)[0])
+
+
+def empty_directories(paths):
+    """The directories among ``paths`` that hold no file to read."""
+    return [path for path in paths if os.path.isdir(path) and not expand_paths([path])[0]]
 
 
 def _pause(interval_s, should_stop, sleep):
@@ -175,18 +230,31 @@ class Ingester:
 
     def ingest(self, paths):
         """Load every file under ``paths``; return the stats."""
-        files, missing = expand_paths(paths)
-        for path in missing:
-            self.stats.missing += 1
-            self._on_warning("{}: no such file or directory".format(path))
+        files = self._check_paths(paths)
         for path in files:
             self.ingest_file(path)
         return self.stats
+
+    def _check_paths(self, paths, count=True):
+        """The files under ``paths``; missing paths and empty directories reported (and counted if ``count``)."""
+        files, missing = expand_paths(paths)
+        for path in missing:
+            self.stats.missing += count
+            self._on_warning("{}: no such file or directory".format(path))
+        for path in empty_directories(paths):
+            self.stats.empty += count
+            self._on_warning("{}: no accounting file in this directory".format(path))
+        return files
 
     def ingest_file(self, path):
         """Load the new complete lines of one file; a file that cannot be read is reported."""
         log = LogFile(os.path.abspath(path))
         self.stats.files += 1
+        if looks_like_swf(log):
+            self.stats.not_accounting += 1
+            self._on_warning("{}: an SWF trace, not a PBS accounting log: skipped (python -m replay convert "
+                             "turns it into accounting logs)".format(log.path))
+            return
         try:
             self._ingest_log(log)
         except _ReadFailed as failure:
@@ -199,8 +267,13 @@ class Ingester:
                     log.path, failure.lines_read + 1, err))
 
     def follow(self, paths, interval_s=5.0, should_stop=lambda: False, sleep=time.sleep):
-        """Keep loading new lines and new files until ``should_stop()``."""
+        """Keep loading new lines and new files until ``should_stop()``.
+
+        Missing paths and empty directories are reported once, not counted as errors, and watched:
+        files may appear there.
+        """
         seen = {}
+        self._check_paths(paths, count=False)
         while not should_stop():
             for path in expand_paths(paths)[0]:
                 try:

@@ -10,7 +10,8 @@ simulation build Reports and print them through the same writers:
   column of every table (empty where a table has no such column);
 * ``write_rows_csv``: any header and rows (one row per job);
 * ``write_outputs``: a command's Report on stdout and in the files its
-  ``--json``, ``--csv`` and ``--jobs-csv`` options name.
+  ``--json``, ``--csv`` and ``--jobs-csv`` options name, each written whole
+  or not at all (``outputs.OutputFiles``).
 
 Both reports break their jobs down by the same runtime classes
 (``RUNTIME_CLASSES``, ``runtime_class_masks``).
@@ -30,6 +31,7 @@ from typing import NamedTuple, Tuple
 from predictor.durations import format_duration
 
 from .errors import ReplayError
+from .outputs import STDOUT, OutputFiles
 
 __all__ = ["Column", "Table", "Report", "KINDS", "write_text", "write_json", "write_csv", "write_rows_csv",
            "ROUND_DIGITS", "RUNTIME_CLASSES", "runtime_class_masks", "output_stream", "write_outputs"]
@@ -37,7 +39,7 @@ __all__ = ["Column", "Table", "Report", "KINDS", "write_text", "write_json", "wr
 ROUND_DIGITS = 6
 
 RUNTIME_CLASSES = (("<=2h", 0, 2 * 3600), ("2-24h", 2 * 3600, 24 * 3600), (">24h", 24 * 3600, None))
-"""Seed 003 Fig. 5: (name, low, high) for runtime in (low, high]; the first class includes 0."""
+"""Chlumsky & Klusacek Fig. 5: (name, low, high) for runtime in (low, high]; the first class includes 0."""
 
 
 class Column(NamedTuple):
@@ -159,32 +161,41 @@ def write_rows_csv(header, rows, out):
 
 
 @contextlib.contextmanager
-def output_stream(path):
-    """A text stream to ``path``, or stdout for ``-``."""
-    if path == "-":
+def output_stream(path, files=None, label=None):
+    """A text stream to ``path``, or stdout for ``-``; through ``files`` (an ``OutputFiles``) if given."""
+    if path == STDOUT:
         yield sys.stdout
         return
+    target = path if files is None else files.file(path, label)
     try:
-        stream = open(path, "w", encoding="utf-8", newline="")
+        stream = open(target, "w", encoding="utf-8", newline="")
     except OSError as err:
-        raise ReplayError("{}: cannot write: {}".format(path, err.strerror or err)) from err
+        raise ReplayError("{}: cannot write: {}".format(path if label is None else "{} {}".format(label, path),
+                                                          err.strerror or err)) from err
     with stream:
         yield stream
 
 
-def write_outputs(args, report, job_table=None):
+def write_outputs(args, report, job_table=None, files=None):
     """The report on stdout (unless a file option is ``-``) and in every file ``args`` asks for.
 
-    ``job_table`` is ``(header, rows)`` for ``--jobs-csv``. The simulation
-    prints its own Report through this too.
+    ``job_table`` is ``(header, rows)`` for ``--jobs-csv``. The files are
+    written through ``files`` (an ``OutputFiles``, committed by the caller),
+    else through one of their own. The simulation prints its own Report
+    through this too.
     """
-    targets = ((getattr(args, "json", None), write_json), (getattr(args, "csv", None), write_csv))
-    if "-" not in [path for path, _ in targets] + [getattr(args, "jobs_csv", None)]:
+    if files is None:
+        with OutputFiles() as own:
+            write_outputs(args, report, job_table, own)
+        return
+    targets = [(getattr(args, "json", None), "--json", lambda out: write_json(report, out)),
+               (getattr(args, "csv", None), "--csv", lambda out: write_csv(report, out))]
+    if job_table is not None:
+        targets.append((getattr(args, "jobs_csv", None), "--jobs-csv",
+                        lambda out: write_rows_csv(job_table[0], job_table[1], out)))
+    if STDOUT not in [path for path, _, _ in targets] + [getattr(args, "jobs_csv", None)]:
         write_text(report, sys.stdout)
-    for path, writer in targets:
+    for path, label, writer in targets:
         if path:
-            with output_stream(path) as stream:
-                writer(report, stream)
-    if getattr(args, "jobs_csv", None) and job_table is not None:
-        with output_stream(args.jobs_csv) as stream:
-            write_rows_csv(job_table[0], job_table[1], stream)
+            with output_stream(path, files, label) as stream:
+                writer(stream)

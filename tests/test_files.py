@@ -57,4 +57,4 @@ def test_db_init_with_a_missing_sql_dir_fails():
     """db init --sql-dir /nonexistent says so in one line, exit 2, before connecting."""
     result = subprocess.run([sys.executable, "-m", "predictor", "db", "init", "--dsn", "host=127.0.0.1 port=1",
                              "--sql-dir", "/nonexistent"], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2 and "--sql-dir /nonexistent: no such directory" in result.stderr
+    assert result.returncode == 2 and "--sql-dir: /nonexistent: no such directory" in result.stderr

@@ -140,8 +140,8 @@ def with_name(dsn, name):
 def start_ingest(writer_dsn, paths, *options, log_dir):
     """``python -m predictor ingest`` in a session of its own (so its workers can be found); the Popen."""
     stderr = open(os.path.join(str(log_dir), "stderr-{}".format(uuid.uuid4().hex[:8])), "w+")
-    command = [sys.executable, "-m", "predictor", "ingest", "--dsn", writer_dsn, "--chunk-lines",
-               str(CHUNK_LINES)] + list(options) + [str(path) for path in paths]
+    command = [sys.executable, "-m", "predictor", "ingest", "--dsn", writer_dsn, "--max-errors", "1000000000",
+               "--chunk-lines", str(CHUNK_LINES)] + list(options) + [str(path) for path in paths]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
     process.stderr_file = stderr
     return process

@@ -4,25 +4,31 @@ For one predictor at one instant, over the jobs measured (after warm-up):
 
 * ``no_prediction``: share of jobs that got no soft walltime (no walltime to
   start from); every other share and statistic is over the jobs that got one.
-* ``underestimated``: share with prediction < runtime (seed 001 "UE", seed
-  003 Fig. 4, left of the V);
-* ``badly_underestimated``: share with runtime - prediction > 30 min (seed
-  001 "BE": a reservation planned on it breaks by over half an hour);
+* ``underestimated``: share with prediction < runtime (Tang et al. "UE",
+  Chlumsky & Klusacek Fig. 4, left of the V);
+* ``badly_underestimated``: share with runtime - prediction > 30 min (Tang et
+  al. "BE": a reservation planned on it breaks by over half an hour);
 * ``mean_abs_error_s``, ``median_abs_error_s``: |prediction - runtime|;
-* ``accuracy_mean``, ``accuracy_median``: seed 001 eq. 3, per job
+* ``accuracy_mean``, ``accuracy_median``: Tang et al. eq. 3, per job
   runtime/prediction if runtime < prediction, prediction/runtime if greater,
   1 if equal (so 0..1, 1 is exact);
 * ``users_compared``, ``users_improved``, ``users_worse`` (summary only): the
   users with at least one job measured, a walltime and a prediction, and the
   shares of them whose mean absolute error on those jobs is lower (higher)
-  than that of their own walltimes (seed 003 Fig. 6); the rest are equal,
+  than that of their own walltimes (Chlumsky & Klusacek Fig. 6); the rest are equal,
   e.g. when every prediction was the walltime. None for the ``user``
   predictor itself.
 
-Breakdowns: by runtime class (seed 003 Fig. 5: runtime <= 2 h, 2-24 h,
-> 24 h) and by queue. Warm-up: the first ``warmup_fraction`` of the jobs in
-submission order are left out of every metric (seed 000 drops 1 %); their
-completions still feed the history.
+Breakdowns: by runtime class (Chlumsky & Klusacek Fig. 5: runtime <= 2 h,
+2-24 h, > 24 h) and by queue. Warm-up: the first ``warmup_fraction`` of the
+jobs in submission order are left out of every metric (Rubio et al. drop 1 %);
+their completions still feed the history.
+
+Papers: Chlumsky & Klusacek, "Improving Accuracy of Walltime Estimates in PBS
+Professional using Soft Walltimes"; Tang, Desai, Buettner & Lan, "Job
+Scheduling with Adjusted Runtime Estimates on Production Supercomputers";
+Rubio, Villapando, Matira & Aborot, "Correcting Job Walltime in a
+Resource-Constrained Environment".
 
 Sums are exact (integers, ``math.fsum``) so the figures do not depend on the
 order of a floating-point sum.
@@ -39,7 +45,7 @@ __all__ = ["BADLY_UNDER_S", "METRIC_COLUMNS", "eq3_accuracy", "error_metrics", "
            "accuracy_report"]
 
 BADLY_UNDER_S = 30 * 60
-"""Seed 001: an underestimate by more than 30 minutes is a bad estimation."""
+"""Tang et al.: an underestimate by more than 30 minutes is a bad estimation."""
 
 METRIC_COLUMNS = (
     Column("jobs", "jobs", "count"),
@@ -57,7 +63,7 @@ _WHO = (Column("predictor", "predictor"), Column("at", "at"))
 
 
 def eq3_accuracy(runtime, predicted):
-    """Seed 001 eq. 3 per job: min/max of runtime and prediction, 1 when equal."""
+    """Tang et al. eq. 3 per job: min/max of runtime and prediction, 1 when equal."""
     runtime, predicted = runtime.astype(np.float64), predicted.astype(np.float64)
     larger = np.maximum(runtime, predicted)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -87,7 +93,10 @@ def error_metrics(runtime, predicted):
 
 
 def users_improved(user_codes, runtime, predicted, walltime):
-    """``(users compared, share better, share worse)`` than their walltimes by mean |error| (seed 003 Fig. 6)."""
+    """``(users compared, share better, share worse)`` than their walltimes by mean |error|.
+
+    Chlumsky & Klusacek Fig. 6.
+    """
     both = (predicted != NO_PREDICTION) & (walltime != NO_PREDICTION)
     codes = user_codes[both]
     if not codes.size:

@@ -1,4 +1,4 @@
-"""PNG figures: the sorted-error "V" curve (seed 003 Fig. 4) and error box plots by class (Fig. 5).
+"""PNG figures: the sorted-error "V" curve and error box plots by runtime class (Chlumsky & Klusacek Fig. 4, 5).
 
 The drawing functions take plain ``{label: errors in seconds}`` mappings, so
 the simulation can draw its own series with them. matplotlib is imported

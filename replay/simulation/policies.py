@@ -44,7 +44,7 @@ def shortest_soft_walltime_first(job, now):
 
 
 def wfp(job, now):
-    """Seed 001 eq. 5, highest first: (t_queue / t_req)**3 * n, t_req the planned duration."""
+    """Tang et al. eq. 5 (WFP), highest first: (t_queue / t_req)**3 * n, t_req the planned duration."""
     waited = now - job.submit_time
     return (-(waited / job.planned_s) ** 3 * job.width, job.index)
 

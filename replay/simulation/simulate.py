@@ -16,6 +16,8 @@ from predictor.durations import parse_duration
 
 from ..errors import ReplayError
 from ..predictors import PREDICTORS
+from ..options import whole_number
+from ..outputs import OutputFiles, check_outputs
 from ..report import Report, write_outputs
 from ..traces.readers import read_trace
 from .cluster import Cluster
@@ -40,20 +42,6 @@ def _names(text):
     return names
 
 
-def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not an integer: {!r}".format(text)) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be >= 1: {}".format(text))
-    return value
-
-
-def _non_negative(text):
-    return 0 if text.strip() == "0" else _positive(text)
-
-
 def _duration(text):
     try:
         return parse_duration(text)
@@ -67,14 +55,15 @@ def add_arguments(parser):
                         help="PBS accounting files or YYYYMMDD directories, or one SWF file (.gz is fine)")
     parser.add_argument("--format", choices=("auto", "pbs", "swf"), default="auto",
                         help="input format (default: told from the content; a directory is PBS)")
-    parser.add_argument("--max-errors", type=int, default=20, metavar="N",
+    parser.add_argument("--max-errors", type=whole_number(0, 10 ** 9), default=20, metavar="N",
                         help="malformed lines to show on stderr (default 20; all are counted)")
     parser.add_argument("--predictors", type=_names, default=DEFAULT_PREDICTORS, metavar="NAMES",
                         help="comma-separated (default: {})".format(",".join(DEFAULT_PREDICTORS)))
     _machine_arguments(parser)
     _scheduler_arguments(parser)
-    parser.add_argument("--bsld-tau", type=_positive, default=DEFAULT_BSLD_TAU_S, metavar="SECONDS",
-                        help="bounded-slowdown threshold (default 10 s; seed 003 used 600, seed 004 60)")
+    parser.add_argument("--bsld-tau", type=whole_number(1, 10 ** 9), default=DEFAULT_BSLD_TAU_S, metavar="SECONDS",
+                        help="bounded-slowdown threshold (default 10 s; Chlumsky & Klusacek used 600, "
+                             "Zrigui et al. 60)")
     parser.add_argument("--json", metavar="FILE", help="write the metrics as JSON ('-': stdout)")
     parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
     parser.add_argument("--jobs-csv", metavar="FILE",
@@ -83,26 +72,28 @@ def add_arguments(parser):
 
 
 def _machine_arguments(parser):
-    parser.add_argument("--cores", type=_positive, metavar="N",
+    parser.add_argument("--cores", type=whole_number(1, 10 ** 9), metavar="N",
                         help="machine cores (default: the SWF header's MaxProcs, else the log's observed maximum)")
-    parser.add_argument("--nodes", type=_positive, metavar="N", help="node mode: N whole nodes (with "
+    parser.add_argument("--nodes", type=whole_number(1, 10 ** 7), metavar="N", help="node mode: N whole nodes (with "
                         "--cores-per-node); each job takes its requested nodes, or enough for its cores")
-    parser.add_argument("--cores-per-node", type=_positive, metavar="C", help="cores per node in node mode")
+    parser.add_argument("--cores-per-node", type=whole_number(1, 10 ** 6), metavar="C",
+                        help="cores per node in node mode")
 
 
 def _scheduler_arguments(parser):
     parser.add_argument("--policy", choices=sorted(POLICIES), default=_DEFAULTS.policy,
                         help="job order: fifo (submission, default), sjf (shortest soft walltime first), "
-                             "wfp (seed 001 eq. 5)")
-    parser.add_argument("--backfill-depth", type=_non_negative, default=_DEFAULTS.backfill_depth, metavar="N",
-                        help="top jobs with a reservation (default 1; 0: no backfilling)")
+                             "wfp (Tang et al. eq. 5: (wait / planned)^3 x cores, highest first)")
+    parser.add_argument("--backfill-depth", type=whole_number(0, 10 ** 6), default=_DEFAULTS.backfill_depth,
+                        metavar="N", help="top jobs with a reservation (default 1; 0: no backfilling)")
     parser.add_argument("--no-strict-ordering", dest="strict_ordering", action="store_false",
                         help="no top jobs: any job that fits runs (strict_ordering False)")
     parser.add_argument("--extension", choices=sorted(EXTENSIONS), default=_DEFAULTS.extension,
                         help="soft-walltime extension: pbs (S, 2S, 3S..., default) or double (S, 2S, 4S...)")
     parser.add_argument("--selective", action="store_true",
-                        help="plan running jobs with their walltime, waiting jobs with soft walltimes (seed 001)")
-    parser.add_argument("--cycle-interval", type=_non_negative, default=_DEFAULTS.cycle_interval_s,
+                        help="plan running jobs with their walltime, waiting jobs with soft walltimes "
+                             "(Tang et al.'s selective adjustment)")
+    parser.add_argument("--cycle-interval", type=whole_number(0, 10 ** 9), default=_DEFAULTS.cycle_interval_s,
                         metavar="SECONDS", help="scheduler_iteration timer (default 600; 0: cycles on events only)")
     parser.add_argument("--default-walltime", type=_duration, metavar="[[HH:]MM:]SS",
                         help="walltime of jobs without one (default: none, as PBS: planned 5 years, never killed)")
@@ -194,6 +185,7 @@ def job_table(runs, columns):
 
 def run(args):
     """Read, simulate once per predictor, report; the exit status."""
+    check_outputs(args, args.paths)
     trace, reporter = read_trace(args)
     cluster, machine_note = machine_of(args, trace)
     jobs, left_out = runnable_jobs(trace.jobs, cluster)
@@ -209,8 +201,9 @@ def run(args):
     notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (
         machine_note, _settings_note(settings, args.bsld_tau))
     report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau)
-    write_outputs(args, report, job_table(runs, columns))
-    if args.plot:
-        from .simulation_plots import plot_simulation
-        plot_simulation(args.plot, trace.name, columns)
+    with OutputFiles() as files:
+        write_outputs(args, report, job_table(runs, columns), files)
+        if args.plot:
+            from .simulation_plots import plot_simulation
+            plot_simulation(files.directory(args.plot, "--plot"), trace.name, columns)
     return 1 if reporter.count else 0

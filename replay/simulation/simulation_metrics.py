@@ -6,7 +6,9 @@ For the jobs of one predictor's run (``ScheduledJob``s):
 * ``bsld``: bounded slowdown ``max((wait + run) / max(run, tau), 1)`` with
   ``run`` the simulated runtime (end - start: the time the job held its
   cores, cut at the walltime if killed) and ``tau`` the
-  ``--bsld-tau`` threshold (default 10 s; seed 003 used 600 s, seed 004 60 s);
+  ``--bsld-tau`` threshold (default 10 s; Chlumsky & Klusacek used 600 s,
+  Zrigui et al., "Improving the Performance of Batch Schedulers Using Online
+  Job Runtime Classification", 60 s);
   mean, median, p95;
 * ``utilization`` (summary only): core-seconds run / (machine cores x makespan);
 * ``makespan`` (summary only): last end - first submission;

@@ -10,17 +10,24 @@ The input is read by the replay's readers; the output is the other format:
   header's UnixStartTime (or ``epoch``) is added. Job ids get ``.server``.
 * PBS -> SWF: one file (swf.write_swf), times relative to the first submission.
 
+OUT ``-`` is standard output (one plain file). Files are written under
+temporary names and renamed into place only once all are complete
+(``outputs.OutputFiles``): a failed conversion leaves no half-written file.
+
 Jobs that never ran are not converted (the readers skip them and say so).
 """
 
 import gzip
 import io
 import os
+import sys
 import time
 
 import numpy as np
 
 from ..errors import ReplayError
+from ..options import LATEST_EPOCH
+from ..outputs import STDOUT, OutputFiles
 from .pbslog import RECORD_ORDER, record_kinds, record_line, record_time
 from .readers import load_trace
 from .swf import write_swf
@@ -28,8 +35,22 @@ from .swf import write_swf
 __all__ = ["convert", "write_accounting"]
 
 
+class _Stdout:
+    """Standard output as a stream the converters may close: closing only flushes it."""
+
+    @staticmethod
+    def write(text):
+        return sys.stdout.write(text)
+
+    @staticmethod
+    def close():
+        sys.stdout.flush()
+
+
 def _open_text(path, compress):
-    """A text stream writing ``path``, gzip without name or mtime if ``compress``."""
+    """A text stream writing ``path`` (``-``: stdout), gzip without name or mtime if ``compress``."""
+    if path == STDOUT:
+        return _Stdout()
     raw = open(path, "wb")
     if not compress:
         return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
@@ -95,16 +116,32 @@ def _next_day(stream, directory, day, compress, written):
     return _open_text(path, compress), day
 
 
-def _to_pbs(trace, out_path, epoch, server, compress):
+def _check_epoch(jobs, epoch, source):
+    """ReplayError unless every record, shifted by ``epoch``, falls in the years 1970..9999."""
+    times = [record_time(job, kind) for job in jobs for kind in record_kinds(job)]
+    if times and not (0 <= min(times) + epoch and max(times) + epoch <= LATEST_EPOCH):
+        raise ReplayError("{} {}: the records would fall outside the years 1970..9999 an accounting log can "
+                          "date (trace times {}..{} s)".format(source, epoch, min(times), max(times)))
+
+
+def _target(files, out_path, daily):
+    if out_path == STDOUT:
+        return out_path
+    return files.directory(out_path, "OUT") if daily else files.file(out_path, "OUT")
+
+
+def _to_pbs(trace, files, out_path, epoch, server, compress):
+    source = "--epoch" if epoch is not None else "the SWF header's UnixStartTime"
     epoch = (trace.unix_start_time or 0) if epoch is None else epoch
-    daily = os.path.isdir(out_path) or out_path.endswith(os.sep)
-    if daily:
-        os.makedirs(out_path, exist_ok=True)
-    return write_accounting(trace.jobs, out_path, epoch, server, daily, compress or out_path.endswith(".gz"))
+    _check_epoch(trace.jobs, epoch, source)
+    daily = out_path != STDOUT and (os.path.isdir(out_path) or out_path.endswith(os.sep))
+    target = _target(files, out_path, daily)
+    written = write_accounting(trace.jobs, target, epoch, server, daily, compress or out_path.endswith(".gz"))
+    return [os.path.join(out_path, os.path.basename(path)) for path in written] if daily else [out_path]
 
 
-def _to_swf(trace, out_path, compress):
-    stream = _open_text(out_path, compress or out_path.endswith(".gz"))
+def _to_swf(trace, files, out_path, compress):
+    stream = _open_text(_target(files, out_path, False), compress or out_path.endswith(".gz"))
     try:
         write_swf(trace, stream)
     finally:
@@ -115,11 +152,9 @@ def _to_swf(trace, out_path, compress):
 def convert(in_paths, out_path, in_format="auto", on_reject=None, epoch=None, server="pbsserver", compress=False):
     """Convert ``in_paths`` to the other format at ``out_path``; ``(trace, files written)``."""
     trace = load_trace(in_paths, in_format, on_reject)
-    if os.path.abspath(out_path) in {os.path.abspath(path) for path in in_paths}:
+    if out_path != STDOUT and os.path.abspath(out_path) in {os.path.abspath(path) for path in in_paths}:
         raise ReplayError("{}: the output would overwrite the input".format(out_path))
-    try:
+    with OutputFiles() as files:
         if trace.source_format == "swf":
-            return trace, _to_pbs(trace, out_path, epoch, server, compress)
-        return trace, _to_swf(trace, out_path, compress)
-    except OSError as err:
-        raise ReplayError("{}: cannot write: {}".format(err.filename or out_path, err.strerror or err)) from err
+            return trace, _to_pbs(trace, files, out_path, epoch, server, compress)
+        return trace, _to_swf(trace, files, out_path, compress)

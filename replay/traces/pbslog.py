@@ -17,8 +17,8 @@ records only say which jobs never ran:
 * Reruns (R, then another S): one job, its E describes the last run.
 * Two E records for one job id: the later one is used, as the ingester does.
 
-Writing produces Q, S, (D,) E lines in the format of a real OpenPBS server
-(../shared/pbs-facts.md), for fixtures built from SWF traces. Fields an SWF
+Writing produces Q, S, (D,) E lines in the format of a real OpenPBS 23.06
+server, for fixtures built from SWF traces. Fields an SWF
 trace does not know (exec_host, exec_vnode, session, cput, mem) are left out
 rather than invented. Timestamps are written in UTC, so the output does not
 depend on the machine's time zone (PBS writes local time; readers use the

@@ -169,6 +169,7 @@ COMMANDS = {
     "convert": Command("convert a trace between SWF and PBS accounting-log format",
                        _convert_arguments, _run_convert),
     "simulate": _from_module("replay.simulation.simulate", "replay a trace through a simulated PBS scheduler"),
+    "sweep": _from_module("replay.sweep.command", "many simulate runs over a grid, here or as a PBS job array"),
 }
 """Subcommand name -> Command."""
 

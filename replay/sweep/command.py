@@ -185,7 +185,8 @@ def _pythonpath():
 def _write_array(args, cells, settings):
     refused = _given(args, ("jobs",) + _OUTPUTS)
     if refused:
-        raise ReplayError("--pbs runs nothing here: {} belong to 'sweep collect'".format(" ".join(refused)))
+        raise ReplayError("{}: not with --pbs, which runs nothing here (outputs: 'sweep collect DIR')".format(
+            " ".join(refused)))
     python = os.path.abspath(args.python or sys.executable)
     if not os.access(python, os.X_OK):
         raise ReplayError("--python {}: not an executable file".format(python))
@@ -199,7 +200,7 @@ def _write_array(args, cells, settings):
 
 def _run_grid(args):
     if args.pbs is None and _given(args, _PBS_ONLY):
-        raise ReplayError("{} only go with --pbs DIR".format(" ".join(_given(args, _PBS_ONLY))))
+        raise ReplayError("{}: only with --pbs DIR".format(" ".join(_given(args, _PBS_ONLY))))
     settings = _settings(args)
     from_file = read_grid_file(args.grid) if args.grid else {}
     traces = parse_values("traces", args.paths) if args.paths else None

@@ -90,10 +90,10 @@ def parse_values(axis, values):
     """``values`` (strings or JSON values) of ``axis``, checked: a tuple of distinct values; ValueError."""
     parsed = tuple(_PARSERS[axis](value.strip() if isinstance(value, str) else value) for value in values)
     if not parsed:
-        raise ValueError("{}: give at least one value".format(axis))
+        raise ValueError("give at least one value")
     repeated = sorted({str(value) for value in parsed if parsed.count(value) > 1})
     if repeated:
-        raise ValueError("{}: {} given twice".format(axis, ", ".join(repeated)))
+        raise ValueError("{} given twice".format(", ".join(repeated)))
     return parsed
 
 
@@ -114,7 +114,10 @@ def _json_grid(text):
     grid = {}
     for key, values in document.items():
         axis = _axis(key)
-        grid[axis] = parse_values(axis, values if isinstance(values, list) else [values])
+        try:
+            grid[axis] = parse_values(axis, values if isinstance(values, list) else [values])
+        except ValueError as err:
+            raise ValueError("{}: {}".format(key, err)) from None
     return grid
 
 
@@ -145,10 +148,13 @@ def read_grid_file(path):
     except (OSError, UnicodeDecodeError) as err:
         raise GridError("{}: cannot read the grid file: {}".format(path, getattr(err, "strerror", None) or err)) \
             from err
-    try:
-        grid = _json_grid(text) if text.lstrip().startswith("{") else _line_grid(path, text)
-    except ValueError as err:
-        raise GridError("{}: {}".format(path, err)) from None
+    if text.lstrip().startswith("{"):
+        try:
+            grid = _json_grid(text)
+        except ValueError as err:
+            raise GridError("{}: {}".format(path, err)) from None
+    else:
+        grid = _line_grid(path, text)
     if "traces" in grid:
         folder = os.path.dirname(path)
         grid["traces"] = tuple(os.path.join(folder, trace) for trace in grid["traces"])

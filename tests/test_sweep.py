@@ -5,6 +5,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shlex
 
 import pytest
@@ -13,7 +14,7 @@ from replay.cli import main
 from replay.sweep import command
 from replay.sweep.grid import Cell, expand, grid_of, read_grid_file
 
-from sweepgrid import CELLS, GRID, write_tiny_trace
+from sweepgrid import CELLS, GRID, REPO, write_tiny_trace
 
 
 @pytest.fixture(scope="module")
@@ -191,3 +192,12 @@ def test_help_ends_with_examples_that_parse():
         words = shlex.split(line, comments=True)
         assert words[:4] == ["python", "-m", "replay", "sweep"]
         parser.parse_args(words[4:])
+
+
+def test_documented_grid_files_name_the_same_grid(tmp_path):
+    """docs/sweep.md's JSON and line grid files parse, to the same grid."""
+    doc = open(os.path.join(REPO, "docs", "sweep.md"), encoding="utf-8").read()
+    blocks = re.findall(r"```(json)?\n(.*?)```", doc.partition("### Grid file")[2], re.S)[:2]
+    for index, (_, text) in enumerate(blocks):
+        (tmp_path / "{}.grid".format(index)).write_text(text)
+    assert read_grid_file(str(tmp_path / "0.grid")) == read_grid_file(str(tmp_path / "1.grid"))

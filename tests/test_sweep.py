@@ -201,3 +201,13 @@ def test_documented_grid_files_name_the_same_grid(tmp_path):
     for index, (_, text) in enumerate(blocks):
         (tmp_path / "{}.grid".format(index)).write_text(text)
     assert read_grid_file(str(tmp_path / "0.grid")) == read_grid_file(str(tmp_path / "1.grid"))
+
+
+def test_relative_trace_found_by_a_subjob_started_elsewhere(tmp_path, trace, capsys, monkeypatch):
+    """A trace named relative to where --pbs ran is read from there, and the table names it as given."""
+    monkeypatch.chdir(os.path.dirname(trace))
+    directory, _ = write_array(capsys, tmp_path, os.path.basename(trace))
+    monkeypatch.chdir(str(tmp_path))
+    run_subjobs(capsys, directory, range(1, CELLS + 1))
+    status, out, _ = sweep(capsys, "collect", directory)
+    assert status == 0 and out.count("\n{}  ".format(os.path.basename(trace))) == CELLS

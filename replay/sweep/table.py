@@ -62,6 +62,17 @@ def _unique(items):
     return tuple(seen)
 
 
+def _without_result_note(outcomes):
+    """``("2 of 8 cells have no result: failed 5; missing 3",)``, or nothing when every cell has one."""
+    numbers = {status: [str(outcome.index) for outcome in outcomes if outcome.status == status]
+               for status in ("failed", "missing")}
+    count = sum(len(indexes) for indexes in numbers.values())
+    if not count:
+        return ()
+    return ("{} of {} cells have no result: {}".format(count, len(outcomes), "; ".join(
+        "{} {}".format(status, ", ".join(indexes)) for status, indexes in numbers.items() if indexes)),)
+
+
 def sweep_report(outcomes, settings):
     """The Report of a sweep from its cells' outcomes (in cell order, every cell of the grid)."""
     outcomes = sorted(outcomes, key=lambda outcome: outcome.index)
@@ -70,13 +81,7 @@ def sweep_report(outcomes, settings):
         raise ReplayError("no cell has a result ({} of {} failed, the others are missing)".format(
             sum(outcome.status == "failed" for outcome in outcomes), len(outcomes)))
     notes = (_grid_note([outcome.cell for outcome in outcomes]), settings_note(settings))
-    notes += _unique(note for outcome in done for note in outcome.notes)
-    if len(done) < len(outcomes):
-        notes += ("{} of {} cells have no result: {}".format(
-            len(outcomes) - len(done), len(outcomes), "; ".join(
-                "{} {}".format(status, ", ".join(str(outcome.index) for outcome in outcomes
-                                                 if outcome.status == status))
-                for status in ("failed", "missing") if any(outcome.status == status for outcome in outcomes))),)
+    notes += _unique(note for outcome in done for note in outcome.notes) + _without_result_note(outcomes)
     rows = [tuple(outcome.cell) + outcome.values for outcome in done]
     title = "PBS scheduling sweep: {} cells".format(len(outcomes))
     return Report(title, notes, (Table("sweep", "All jobs, one row per cell", COLUMNS, rows),))

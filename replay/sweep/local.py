@@ -26,26 +26,36 @@ def _cell_result(work):
     return cell_result(index, cell, settings)
 
 
+def _here(work, progress):
+    results = {}
+    for item in work:
+        results[item[0]] = _cell_result(item)
+        progress(len(results), len(work))
+    return results
+
+
+def _in_processes(work, jobs, progress):
+    results = {}
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(_cell_result, item): item[0] for item in work}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                results[futures[future]] = future.result()
+                progress(len(results), len(work))
+        except BaseException:
+            for future in futures:  # an interrupt or a bug: start no other cell
+                future.cancel()
+            raise
+    return results
+
+
 def run_cells(cells, settings, jobs):
     """``{cell number: result JSON text}`` of every cell, run by ``jobs`` processes (1: in this one)."""
     work = [(index, cell, settings) for index, cell in enumerate(cells, 1)]
     progress = ProgressBar("simulating {} cells".format(len(work)))
-    results = {}
     try:
         if jobs <= 1 or len(work) <= 1:
-            for item in work:
-                results[item[0]] = _cell_result(item)
-                progress(len(results), len(work))
-            return results
-        with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
-            futures = {pool.submit(_cell_result, item): item[0] for item in work}
-            try:
-                for future in concurrent.futures.as_completed(futures):
-                    results[futures[future]] = future.result()
-                    progress(len(results), len(work))
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-        return results
+            return _here(work, progress)
+        return _in_processes(work, min(jobs, len(work)), progress)
     finally:
         progress.close()

@@ -212,6 +212,7 @@ COMMANDS = {
         "python -m replay simulate traces/hpc2n-2002-accounting",
         "python -m replay simulate trace.swf --predictors user,v3 --backfill-depth 2 --json out.json --plot figs/",
         "python -m replay simulate accounting/ --nodes 64 --cores-per-node 32 --policy sjf")),
+    "sweep": _from_module("replay.sweep.command", "many simulate runs over a grid, here or as a PBS job array"),
 }
 """Subcommand name -> Command."""
 

@@ -1,0 +1,127 @@
+"""A sweep as a PBS job array: the directory it lives in, the script, the per-cell results.
+
+PBS is the distributed engine; this module only writes what it runs and reads
+what the subjobs left. A sweep directory holds:
+
+* ``manifest.json``: the grid's cells in order, the shared settings and the
+  working directory relative trace paths are taken from;
+* ``sweep.pbs``: the job script, ``#PBS -J 1-N``, subjob i running cell i
+  (``python -m replay sweep cell DIR $PBS_ARRAY_INDEX``); a one-cell grid is a
+  plain job, since PBS refuses a one-subjob array;
+* ``results/cell-NNNNN.json``: one per cell that ran (``cells.cell_result``),
+  written whole or not at all (a temporary file renamed);
+* ``logs/``: the subjobs' PBS output (``-j oe``).
+"""
+
+import json
+import os
+import shlex
+
+from ..errors import ReplayError
+from .cells import SweepSettings
+from .grid import Cell
+from .table import missing, outcome_of
+
+__all__ = ["MANIFEST", "SCRIPT", "write_sweep", "read_manifest", "write_result", "outcomes"]
+
+MANIFEST = "manifest.json"
+SCRIPT = "sweep.pbs"
+_RESULTS, _LOGS = "results", "logs"
+_KIND = "pbs-softwalltime sweep"
+_VERSION = 1
+
+
+def _result_path(directory, index):
+    return os.path.join(directory, _RESULTS, "cell-{:05d}.json".format(index))
+
+
+def _new_directory(directory):
+    if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
+        raise ReplayError("{}: exists and is not an empty directory; give a new one for the sweep".format(directory))
+    if any(character.isspace() for character in directory):
+        raise ReplayError("{}: a #PBS directive cannot hold a path with white space".format(directory))
+    try:
+        for folder in (_RESULTS, _LOGS):
+            os.makedirs(os.path.join(directory, folder), exist_ok=True)
+    except OSError as err:
+        raise ReplayError("{}: cannot create: {}".format(directory, err.strerror or err)) from err
+
+
+def _script(directory, count, python, pythonpath, walltime_s, queue):
+    lines = ["#!/bin/bash", "#PBS -N swt-sweep"]
+    lines += ["#PBS -J 1-{}".format(count)] if count > 1 else []
+    lines += ["#PBS -l select=1:ncpus=1",
+              "#PBS -l walltime={:02d}:{:02d}:{:02d}".format(walltime_s // 3600, walltime_s // 60 % 60,
+                                                            walltime_s % 60),
+              "#PBS -j oe", "#PBS -o {}/".format(os.path.join(directory, _LOGS))]
+    lines += ["#PBS -q {}".format(queue)] if queue else []
+    lines += ["# One cell of the sweep in {} per subjob (see {}).".format(directory, MANIFEST),
+              "# Merge the results with: python -m replay sweep collect {}".format(shlex.quote(directory)),
+              "export PYTHONPATH={}".format(shlex.quote(pythonpath)),
+              'exec {} -m replay sweep cell {} "${{PBS_ARRAY_INDEX:-1}}"'.format(shlex.quote(python),
+                                                                                 shlex.quote(directory))]
+    return "\n".join(lines) + "\n"
+
+
+def _write(path, text):
+    """Write ``text`` whole or not at all: a reader never sees half a file."""
+    partial = "{}.{}.part".format(path, os.getpid())
+    try:
+        with open(partial, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(partial, path)
+    except OSError as err:
+        raise ReplayError("{}: cannot write: {}".format(path, err.strerror or err)) from err
+
+
+def write_sweep(directory, cells, settings, python, pythonpath, walltime_s, queue=None):
+    """Create the sweep directory: manifest, job script, results/ and logs/; the script's path."""
+    directory = os.path.abspath(directory)
+    _new_directory(directory)
+    manifest = {"kind": _KIND, "version": _VERSION, "workdir": os.getcwd(), "settings": settings._asdict(),
+                "cells": [cell._asdict() for cell in cells]}
+    _write(os.path.join(directory, MANIFEST), json.dumps(manifest, indent=1) + "\n")
+    script = os.path.join(directory, SCRIPT)
+    _write(script, _script(directory, len(cells), python, pythonpath, walltime_s, queue))
+    return script
+
+
+def read_manifest(directory):
+    """``(cells, settings, workdir)`` of the sweep in ``directory``."""
+    path = os.path.join(directory, MANIFEST)
+    try:
+        with open(path, encoding="utf-8") as stream:
+            manifest = json.load(stream)
+    except OSError as err:
+        raise ReplayError("{}: no sweep here ({}: {})".format(directory, MANIFEST, err.strerror or err)) from err
+    except ValueError as err:
+        raise ReplayError("{}: not valid JSON: {}".format(path, err)) from err
+    if not isinstance(manifest, dict) or manifest.get("kind") != _KIND or manifest.get("version") != _VERSION:
+        raise ReplayError("{}: not a version {} sweep manifest".format(path, _VERSION))
+    try:
+        cells = [Cell(**cell) for cell in manifest["cells"]]
+        return cells, SweepSettings(**manifest["settings"]), manifest["workdir"]
+    except (KeyError, TypeError) as err:
+        raise ReplayError("{}: malformed manifest: {}".format(path, err)) from err
+
+
+def write_result(directory, index, text):
+    _write(_result_path(directory, index), text)
+
+
+def outcomes(directory, cells):
+    """Every cell's Outcome from its result file; a cell without one is missing."""
+    found = []
+    for index, cell in enumerate(cells, 1):
+        path = _result_path(directory, index)
+        try:
+            with open(path, encoding="utf-8") as stream:
+                text = stream.read()
+        except FileNotFoundError:
+            found.append(missing(index, cell, "no {} (not run yet, still running, or killed: see {}/)".format(
+                os.path.relpath(path, directory), _LOGS)))
+            continue
+        except OSError as err:
+            raise ReplayError("{}: cannot read: {}".format(path, err.strerror or err)) from err
+        found.append(outcome_of(index, cell, text))
+    return found

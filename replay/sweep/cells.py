@@ -1,0 +1,116 @@
+"""One cell of a sweep: one simulate run, through the simulate command's own functions; its result as JSON.
+
+A cell's result is the same JSON document whether it ran in a local worker
+process or in a PBS subjob, and the table is built from that document in both
+cases: the same grid gives the same table however and wherever it ran.
+
+    {"index": 3, "cell": {"trace": ..., "policy": ..., ...}, "status": "ok",
+     "notes": [...], "values": [...SUMMARY_COLUMNS...]}
+    {"index": 4, "cell": {...}, "status": "failed", "error": "one line"}
+"""
+
+import json
+import os
+import types
+from typing import NamedTuple, Optional
+
+from ..errors import ReplayError
+from ..predictors import PREDICTORS
+from ..simulation.engine import SchedulerSettings, simulate_jobs
+from ..simulation.simulate import machine_of, recorded_notes, runnable_jobs, simulation_report
+from ..simulation.simulation_metrics import DEFAULT_BSLD_TAU_S
+from ..traces.readers import RejectReporter, load_trace
+
+__all__ = ["SweepSettings", "settings_note", "load", "check_trace", "run_cell", "cell_result"]
+
+_SCHEDULER = SchedulerSettings()
+
+
+class SweepSettings(NamedTuple):
+    """What is the same in every cell: input, machine and the scheduler settings that are not grid axes."""
+
+    format: str = "auto"
+    max_errors: int = 20
+    cores: Optional[int] = None
+    nodes: Optional[int] = None
+    cores_per_node: Optional[int] = None
+    strict_ordering: bool = _SCHEDULER.strict_ordering
+    selective: bool = _SCHEDULER.selective
+    cycle_interval_s: int = _SCHEDULER.cycle_interval_s
+    default_walltime_s: Optional[int] = _SCHEDULER.default_walltime_s
+    bsld_tau_s: int = DEFAULT_BSLD_TAU_S
+
+
+def settings_note(settings):
+    """The report's note on what every cell shares."""
+    return ("every cell: strict_ordering {}, {}scheduler_iteration {}, bsld tau {} s, default walltime {}".format(
+        settings.strict_ordering, "selective, " if settings.selective else "", settings.cycle_interval_s or "off",
+        settings.bsld_tau_s, settings.default_walltime_s or "none (planned 5 years)"))
+
+
+_TRACES = {}
+"""(path, format) -> (Trace, malformed lines): each trace is read once per process. Worker processes
+forked after the parent checked the traces find them here already."""
+
+
+def load(path, settings):
+    """``(trace, malformed line count)``; malformed lines are shown on stderr the first time only."""
+    key = (path, settings.format)
+    if key not in _TRACES:
+        reporter = RejectReporter(settings.max_errors)
+        try:
+            trace = load_trace([path], settings.format, reporter)
+        finally:
+            reporter.close()
+        _TRACES[key] = (trace, reporter.count)
+    return _TRACES[key]
+
+
+def _machine(path, settings):
+    """``(cluster, jobs that fit it, notes)`` of a trace."""
+    trace, _ = load(path, settings)
+    options = types.SimpleNamespace(cores=settings.cores, nodes=settings.nodes, cores_per_node=settings.cores_per_node)
+    cluster, machine_note = machine_of(options, trace)
+    jobs, left_out = runnable_jobs(trace.jobs, cluster)
+    if not jobs:
+        raise ReplayError("{}: no job fits the machine ({})".format(path, machine_note))
+    notes = ("{} format, {} jobs simulated".format(trace.source_format.upper(), len(jobs)),)
+    return cluster, jobs, notes + tuple(trace.stats.notes(len(trace.jobs))) + left_out + (machine_note,)
+
+
+def check_trace(path, settings):
+    """Read ``path`` as a cell would and fail now if no cell could use it; its malformed line count."""
+    _machine(path, settings)
+    return load(path, settings)[1]
+
+
+def run_cell(cell, settings, workdir=""):
+    """``(notes, values)``: the simulate summary row of one cell (``SUMMARY_COLUMNS``, predictor left out).
+
+    A relative trace path is taken from ``workdir``: where the sweep was written, for a PBS subjob.
+    """
+    cluster, jobs, notes = _machine(os.path.join(workdir, cell.trace), settings)
+    scheduler = SchedulerSettings(settings.strict_ordering, cell.backfill_depth, cell.policy, cell.extension,
+                                  settings.selective, settings.cycle_interval_s, settings.default_walltime_s)
+    runs = {cell.predictor: simulate_jobs(jobs, PREDICTORS[cell.predictor], cluster, scheduler)}
+    report, _ = simulation_report(cell.trace, (), runs, cluster, settings.bsld_tau_s)
+    summary = next(table for table in report.tables if table.key == "summary")
+    notes = ["{}: {}".format(cell.trace, note) for note in notes + recorded_notes(jobs, [cell.predictor])]
+    return notes, list(summary.rows[0][1:])
+
+
+def _finite(value):
+    """JSON has no NaN: None, which the tables show as ``-`` anyway."""
+    return None if isinstance(value, float) and value != value else value
+
+
+def cell_result(index, cell, settings, workdir=""):
+    """The JSON text of cell number ``index``: its row, or the one-line reason it has none."""
+    document = {"index": index, "cell": cell._asdict()}
+    try:
+        notes, values = run_cell(cell, settings, workdir)
+    except (ReplayError, ValueError, OSError) as err:
+        document.update(status="failed", error=str(err) or type(err).__name__)
+    else:
+        document.update(status="ok", notes=notes, values=[_finite(value) for value in values])
+    return json.dumps(document, allow_nan=False) + "\n"

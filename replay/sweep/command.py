@@ -1,0 +1,247 @@
+"""``python -m replay sweep``: many simulate runs, here in parallel processes or as a PBS job array.
+
+    python -m replay sweep [GRID OPTIONS] TRACE...             # run here, print one table
+    python -m replay sweep --pbs DIR [GRID OPTIONS] TRACE...   # write a job array, print its qsub line
+    python -m replay sweep collect DIR                         # merge the array's results into the table
+    python -m replay sweep cell DIR INDEX                      # what each subjob runs
+
+See docs/sweep.md.
+"""
+
+import argparse
+import os
+import shlex
+import sys
+
+import predictor
+from predictor.durations import parse_duration
+
+from ..errors import ReplayError
+from ..report import write_outputs
+from ..simulation.extension import EXTENSIONS
+from ..simulation.policies import POLICIES
+from .arrayjob import outcomes, read_manifest, write_result, write_sweep
+from .cells import SweepSettings, cell_result, check_trace
+from .grid import DEFAULTS, expand, grid_of, parse_values, read_grid_file
+from .local import default_jobs, run_cells
+from .table import outcome_of, problem_lines, sweep_report
+
+__all__ = ["add_arguments", "run"]
+
+_USAGE = """%(prog)s [GRID OPTIONS] TRACE...
+       %(prog)s --pbs DIR [GRID OPTIONS] TRACE...
+       %(prog)s collect DIR [--json FILE] [--csv FILE] [--plot DIR]"""
+
+_DESCRIPTION = """Simulate every cell of a grid (traces x predictors x policies x backfill depths x extensions),
+each as one 'simulate' run, and print one table with a row per cell. Here, in --jobs processes; or, with
+--pbs DIR, as a PBS job array that 'collect DIR' merges into the same table. See docs/sweep.md."""
+
+_EXAMPLES = """examples:
+  %(prog)s --predictors v1,v3 --policy fifo,sjf --backfill-depth 1,10 traces/HPC2N-2002-subset.swf
+  %(prog)s --pbs sweep1 --grid grid.txt --walltime 2:00:00   # then the qsub line it prints
+  %(prog)s collect sweep1 --csv sweep1.csv --plot sweep1/figures"""
+
+_OUTPUTS = ("json", "csv", "plot")
+_PBS_ONLY = ("walltime", "queue", "python")
+_VERB_ARGUMENTS = {"collect": 2, "cell": 3}
+
+
+def _values(axis):
+    def parse(text):
+        try:
+            return parse_values(axis, [value for value in text.split(",") if value.strip()])
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+    return parse
+
+
+def _number(minimum):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("not an integer: {!r}".format(text)) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError("must be >= {}: {}".format(minimum, text))
+        return value
+    return parse
+
+
+def _duration(text):
+    try:
+        value = parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1 second: {!r}".format(text))
+    return value
+
+
+def add_arguments(parser):
+    """The ``sweep`` options. Every default is None here: ``SweepSettings`` and ``DEFAULTS`` hold the values."""
+    parser.usage, parser.description, parser.epilog = _USAGE, _DESCRIPTION, _EXAMPLES
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("paths", nargs="*", metavar="TRACE", help="SWF files, PBS accounting files or YYYYMMDD "
+                        "directories: each one trace (a grid axis)")
+    _grid_arguments(parser.add_argument_group("grid (each a comma-separated list; the cells are every combination)"))
+    _shared_arguments(parser.add_argument_group("the same in every cell (as in 'simulate')"))
+    local = parser.add_argument_group("running here")
+    local.add_argument("--jobs", type=_number(1), metavar="N",
+                       help="worker processes (default: the CPUs available, {})".format(default_jobs()))
+    array = parser.add_argument_group("running as a PBS job array")
+    array.add_argument("--pbs", metavar="DIR", help="write the sweep into the new directory DIR and print the "
+                       "qsub line; nothing runs here")
+    array.add_argument("--walltime", type=_duration, metavar="[[HH:]MM:]SS", help="walltime of each subjob "
+                       "(default 01:00:00)")
+    array.add_argument("--queue", metavar="QUEUE", help="queue to submit to (default: the server's)")
+    array.add_argument("--python", metavar="PATH", help="interpreter the subjobs run (default: this one, {})".format(
+        sys.executable))
+    outputs = parser.add_argument_group("outputs (here, or with collect)")
+    outputs.add_argument("--json", metavar="FILE", help="write the table as JSON ('-': stdout)")
+    outputs.add_argument("--csv", metavar="FILE", help="write the table as CSV ('-': stdout)")
+    outputs.add_argument("--plot", metavar="DIR", help="write PNG bar charts of mean wait and mean slowdown")
+
+
+def _grid_arguments(group):
+    group.add_argument("--grid", metavar="FILE", help="a grid file (JSON, or 'key: a, b' lines); the options "
+                       "below replace its lists")
+    group.add_argument("--predictors", type=_values("predictors"), metavar="NAMES",
+                       help="default: {}".format(",".join(DEFAULTS["predictors"])))
+    group.add_argument("--policy", type=_values("policy"), metavar="NAMES",
+                       help="among {} (default fifo)".format(",".join(sorted(POLICIES))))
+    group.add_argument("--backfill-depth", dest="backfill_depth", type=_values("backfill_depth"), metavar="NS",
+                       help="top jobs with a reservation, 0: no backfilling (default 1)")
+    group.add_argument("--extension", type=_values("extension"), metavar="NAMES",
+                       help="among {} (default pbs)".format(",".join(sorted(EXTENSIONS))))
+
+
+def _shared_arguments(group):
+    group.add_argument("--format", choices=("auto", "pbs", "swf"), help="input format (default auto)")
+    group.add_argument("--max-errors", dest="max_errors", type=_number(0), metavar="N",
+                       help="malformed lines to show per trace (default 20)")
+    group.add_argument("--cores", type=_number(1), metavar="N", help="machine cores (default: per trace, as simulate)")
+    group.add_argument("--nodes", type=_number(1), metavar="N", help="node mode: N whole nodes (with --cores-per-node)")
+    group.add_argument("--cores-per-node", dest="cores_per_node", type=_number(1), metavar="C")
+    group.add_argument("--no-strict-ordering", dest="strict_ordering", action="store_const", const=False,
+                       help="no top jobs: any job that fits runs")
+    group.add_argument("--selective", action="store_const", const=True,
+                       help="plan running jobs with their walltime (Tang et al.'s selective adjustment)")
+    group.add_argument("--cycle-interval", dest="cycle_interval_s", type=_number(0), metavar="SECONDS",
+                       help="scheduler_iteration timer (default 600; 0: events only)")
+    group.add_argument("--default-walltime", dest="default_walltime_s", type=_duration, metavar="[[HH:]MM:]SS",
+                       help="walltime of jobs without one (default none)")
+    group.add_argument("--bsld-tau", dest="bsld_tau_s", type=_number(1), metavar="SECONDS",
+                       help="bounded-slowdown threshold (default 10)")
+
+
+_OPTION_OF = {"strict_ordering": "--no-strict-ordering", "cycle_interval_s": "--cycle-interval",
+              "default_walltime_s": "--default-walltime", "bsld_tau_s": "--bsld-tau"}
+"""Options whose ``dest`` is not their name."""
+
+
+def _given(args, names):
+    """The options among ``names`` (dests) that the command line gave."""
+    return [_OPTION_OF.get(name, "--" + name.replace("_", "-")) for name in names
+            if getattr(args, name, None) is not None]
+
+
+def _only(args, verb, allowed):
+    """Refuse options that ``verb`` does not take: they would be silently ignored."""
+    taken = set(allowed) | {"paths"}
+    extra = _given(args, sorted(name for name in vars(args) if name not in taken))
+    if extra:
+        raise ReplayError("'sweep {}' takes no {} (the grid and settings are in DIR/manifest.json)".format(
+            verb, " ".join(extra)))
+    if len(args.paths) != _VERB_ARGUMENTS[verb]:
+        raise ReplayError("usage: sweep {}".format("collect DIR" if verb == "collect" else "cell DIR INDEX"))
+
+
+def _settings(args):
+    return SweepSettings(**{field: getattr(args, field) for field in SweepSettings._fields
+                            if getattr(args, field) is not None})
+
+
+def _finish(args, found, settings, malformed=0):
+    """Print what is missing, then the table and the files asked for; the exit status."""
+    problems = problem_lines(found)
+    for line in problems:
+        sys.stderr.write(line + "\n")
+    report = sweep_report(found, settings)
+    write_outputs(args, report)
+    if args.plot:
+        from .plots import plot_sweep
+        plot_sweep(args.plot, report)
+    return 1 if problems or malformed else 0
+
+
+def _pythonpath():
+    """Where this ``replay`` and ``predictor`` come from, then the caller's PYTHONPATH: what a subjob imports."""
+    roots = [os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+             os.path.dirname(os.path.dirname(os.path.abspath(predictor.__file__)))]
+    roots += [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    return os.pathsep.join(dict.fromkeys(os.path.abspath(root) for root in roots))
+
+
+def _write_array(args, cells, settings):
+    refused = _given(args, ("jobs",) + _OUTPUTS)
+    if refused:
+        raise ReplayError("{}: not with --pbs, which runs nothing here (outputs: 'sweep collect DIR')".format(
+            " ".join(refused)))
+    python = os.path.abspath(args.python or sys.executable)
+    if not os.access(python, os.X_OK):
+        raise ReplayError("--python {}: not an executable file".format(python))
+    script = write_sweep(args.pbs, cells, settings, python, _pythonpath(), args.walltime or 3600, args.queue)
+    directory = os.path.dirname(script)
+    sys.stderr.write("{} cells written to {}; submit them with the qsub line below, then merge the results with: "
+                     "python -m replay sweep collect {}\n".format(len(cells), directory, shlex.quote(directory)))
+    sys.stdout.write("qsub {}\n".format(shlex.quote(script)))
+    return 0
+
+
+def _run_grid(args):
+    if args.pbs is None and _given(args, _PBS_ONLY):
+        raise ReplayError("{}: only with --pbs DIR".format(" ".join(_given(args, _PBS_ONLY))))
+    settings = _settings(args)
+    from_file = read_grid_file(args.grid) if args.grid else {}
+    traces = parse_values("traces", args.paths) if args.paths else None
+    grid = grid_of(from_file, {"traces": traces, "policy": args.policy, "backfill_depth": args.backfill_depth,
+                               "extension": args.extension, "predictors": args.predictors})
+    malformed = sum(check_trace(path, settings) for path in grid["traces"])
+    cells = expand(grid)
+    if args.pbs is not None:
+        return _write_array(args, cells, settings)
+    results = run_cells(cells, settings, args.jobs or default_jobs())
+    found = [outcome_of(index, cell, results[index]) for index, cell in enumerate(cells, 1)]
+    return _finish(args, found, settings, malformed)
+
+
+def _run_collect(args):
+    _only(args, "collect", _OUTPUTS)
+    directory = args.paths[1]
+    cells, settings, _ = read_manifest(directory)
+    return _finish(args, outcomes(directory, cells), settings)
+
+
+def _run_cell(args):
+    _only(args, "cell", ())
+    directory, index = args.paths[1], args.paths[2]
+    cells, settings, workdir = read_manifest(directory)
+    if not index.isdigit() or not 1 <= int(index) <= len(cells):
+        raise ReplayError("cell {!r}: the sweep in {} has cells 1 to {}".format(index, directory, len(cells)))
+    cell = cells[int(index) - 1]
+    text = cell_result(int(index), cell, settings, workdir)
+    write_result(directory, int(index), text)
+    lines = problem_lines([outcome_of(int(index), cell, text)])
+    for line in lines:
+        sys.stderr.write(line + "\n")
+    return 1 if lines else 0
+
+
+_VERBS = {"collect": _run_collect, "cell": _run_cell}
+"""``sweep VERB ...``: the first TRACE argument names another action (a trace called so: ``./collect``)."""
+
+
+def run(args):
+    """The sweep, its collection, or one cell; the exit status."""
+    verb = args.paths[0] if args.paths else None
+    return _VERBS.get(verb, _run_grid)(args)

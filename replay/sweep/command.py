@@ -94,8 +94,8 @@ def add_arguments(parser):
     array.add_argument("--walltime", type=_duration, metavar="[[HH:]MM:]SS", help="walltime of each subjob "
                        "(default 01:00:00)")
     array.add_argument("--queue", metavar="QUEUE", help="queue to submit to (default: the server's)")
-    array.add_argument("--python", metavar="PATH", help="interpreter the subjobs run (default: this one, {})".format(
-        sys.executable))
+    array.add_argument("--python", metavar="PATH", help="interpreter the subjobs run (default: the one running "
+                       "this command; the job script names it)")
     outputs = parser.add_argument_group("outputs (here, or with collect)")
     outputs.add_argument("--json", metavar="FILE", help="write the table as JSON ('-': stdout)")
     outputs.add_argument("--csv", metavar="FILE", help="write the table as CSV ('-': stdout)")

@@ -106,7 +106,7 @@ def draw_boxes(groups, path, title, error_label="prediction - runtime"):
         axes.axhline(0.0, color="black", linewidth=0.8)
         axes.set_yscale("symlog", linthresh=1.0)
         axes.set_xticks(range(len(groups)))
-        axes.set_xticklabels(["{} ({} jobs)".format(group, _jobs(series)) for group, series in groups.items()])
+        axes.set_xticklabels(["{} ({:,} jobs)".format(group, _jobs(series)) for group, series in groups.items()])
         axes.set_ylabel("error ({}), hours (symlog)".format(error_label))
         axes.set_title(title)
         axes.legend(fontsize="small")

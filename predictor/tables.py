@@ -71,8 +71,14 @@ KINDS = {
     "duration_s": _duration,
     "ratio": "{:.3f}".format,
     "seconds": lambda value: "{:,}".format(int(value)),
+    "percent": lambda value: "{:.1f}".format(100.0 * value),
+    "hours_s": lambda value: "{:,.2f}".format(value / 3600.0),
 }
-"""Column kind -> how the text table shows a value (None is always ``-``)."""
+"""Column kind -> how the text table shows a value (None is always ``-``).
+
+``percent`` is a share shown as a percentage without the sign (the header
+says %), ``hours_s`` seconds shown as hours; JSON and CSV keep the value.
+"""
 
 
 def _text(value, kind):

@@ -271,6 +271,17 @@ def _predict(args):
     return 0
 
 
+def _report(args):
+    _psycopg2()
+    from .report.command import run_report
+    from .report.selection import select
+    try:
+        selection = select(args.since, args.until, args.user, args.queue, now=time.time())
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    return run_report(_require_dsn(args), selection, args.csv, args.json, args.plot)
+
+
 def _hooks_qmgr(args):
     from . import qmgr
     with_jobobit, prefix = not args.no_jobobit, args.prefix or qmgr.DEFAULT_PREFIX
@@ -301,17 +312,6 @@ def _doctor(args):
         print(format_check(check), flush=True)
         failed = failed or check.status == "FAIL"
     return 1 if failed else 0
-
-
-def _report(args):
-    _psycopg2()
-    from .report.command import run_report
-    from .report.selection import select
-    try:
-        selection = select(args.since, args.until, args.user, args.queue, now=time.time())
-    except ValueError as err:
-        raise ConfigError(str(err)) from None
-    return run_report(_require_dsn(args), selection, args.csv, args.json, args.plot)
 
 
 def main(argv=None):

@@ -14,8 +14,19 @@ def _jobs_per_estimate(measured):
     return {row[1]: row[2] for row in measured.accuracy if row[0] == ALL}
 
 
+def _check_plotting():
+    try:
+        import matplotlib  # noqa: F401
+        import numpy  # noqa: F401
+    except ImportError:
+        raise PredictorError("--plot needs numpy and matplotlib: install them with your distribution "
+                             "(python3-matplotlib) or pip install 'pbs-softwalltime[replay]'") from None
+
+
 def run_report(dsn, selection, csv_path=None, json_path=None, plot_dir=None):
     """The whole command for ``selection``; returns the exit status."""
+    if plot_dir:
+        _check_plotting()
     check_outputs(csv_path, json_path, plot_dir)
     conn = connect(dsn)
     try:

@@ -11,7 +11,6 @@ import psycopg2
 import psycopg2.extensions
 
 from ..errors import DatabaseError
-from ..figures import WHISKER_IQR
 from ..pgstore import describe_error, session_dsn
 from ..tables import RUNTIME_CLASSES
 from . import queries
@@ -107,6 +106,7 @@ def distributions(conn, selection, jobs_per_estimate, points=V_CURVE_POINTS):
     jobs than ``points``, every error comes back once (an estimate with fewer
     jobs than the other, as when some have no walltime, repeats some).
     """
+    from ..figures import WHISKER_IQR
     fractions = _fractions(max(jobs_per_estimate.values(), default=0), points)
     sorted_errors = {name: [] for name in queries.ESTIMATES}
     if fractions:

@@ -194,11 +194,12 @@ def plotted(db, tmp_path, monkeypatch):
 
 
 def test_plots_v_curve_draws_the_sorted_errors(march, tmp_path, monkeypatch):
-    """The V curve: each soft walltime error once, sorted, in hours; labels count the jobs."""
+    """The V curve: each error once, sorted, in hours (0 drawn at 1 s); labels count the jobs."""
     axes = plotted(march, tmp_path, monkeypatch)["v_curve.png"].axes[0]
     lines = {line.get_label(): line.get_ydata().tolist() for line in axes.get_lines()}
     assert lines["soft walltime (5 jobs)"] == pytest.approx([1, 1, 0.25, 0.5, 8000 / HOUR])
-    assert "walltime (4 jobs)" in lines and "hours" in axes.get_ylabel() and "%" in axes.get_xlabel()
+    assert lines["walltime (4 jobs)"] == pytest.approx([1 / HOUR, 8000 / HOUR, 32400 / HOUR, 50400 / HOUR])
+    assert "hours" in axes.get_ylabel() and "%" in axes.get_xlabel()
     assert sorted(path.name for path in (tmp_path / "plots").iterdir()) == [
         "errors_by_runtime_class.png", "users.png", "v_curve.png"]
 

@@ -103,15 +103,14 @@ def distributions(conn, selection, jobs_per_estimate, points=V_CURVE_POINTS):
     """Sorted-error quantiles per estimate and box statistics (``predictor.figures``) per class and estimate.
 
     ``jobs_per_estimate`` (from ``measure``) sizes the quantiles: with fewer
-    jobs than ``points``, every error comes back once (an estimate with fewer
-    jobs than the other, as when some have no walltime, repeats some).
+    jobs than ``points``, every error comes back once.
     """
     from ..figures import WHISKER_IQR
-    fractions = _fractions(max(jobs_per_estimate.values(), default=0), points)
+    fractions = {"fractions_{}".format(kind): _fractions(jobs_per_estimate.get(name, 0), points)
+                 for kind, name in enumerate(queries.ESTIMATES)}
     sorted_errors = {name: [] for name in queries.ESTIMATES}
-    if fractions:
-        for kind, errors in _rows(conn, queries.SORTED_ERRORS, _params(selection, fractions=fractions)):
-            sorted_errors[queries.ESTIMATES[kind]] = list(errors)
+    for kind, errors in _rows(conn, queries.SORTED_ERRORS, _params(selection, **fractions)):
+        sorted_errors[queries.ESTIMATES[kind]] = list(errors or [])
     boxes = {name: {estimate: dict(_EMPTY_BOX) for estimate in queries.ESTIMATES} for name, _, _ in RUNTIME_CLASSES}
     for kind, runtime_class, jobs, q1, median, q3, low, high in _rows(
             conn, queries.BOX_STATS, _params(selection, whisker_iqr=WHISKER_IQR)):

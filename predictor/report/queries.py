@@ -66,11 +66,14 @@ USER_ERRORS = (
 )
 """Per user, over their jobs with both estimates: jobs, sum of |error| of the soft walltime, of the walltime."""
 
+_FRACTIONS_OF_KIND = "CASE kind {} END".format(
+    " ".join("WHEN {0} THEN %(fractions_{0})s::float8[]".format(kind) for kind in range(len(ESTIMATES))))
+
 SORTED_ERRORS = (
-    _ESTIMATES + " SELECT kind, percentile_disc(%(fractions)s::float8[]) WITHIN GROUP (ORDER BY error_s)"
+    _ESTIMATES + " SELECT kind, percentile_disc(" + _FRACTIONS_OF_KIND + ") WITHIN GROUP (ORDER BY error_s)"
     " FROM estimates GROUP BY kind"
 )
-"""Each estimate's errors at the quantiles ``fractions``: evenly spaced, they draw the V curve."""
+"""Each estimate's errors at its quantiles ``fractions_KIND``: evenly spaced, they draw the V curve."""
 
 BOX_STATS = (
     _ESTIMATES + ", quartiles AS ("

@@ -274,9 +274,9 @@ def _predict(args):
 def _report(args):
     _psycopg2()
     from .report.command import run_report
-    from .report.selection import select
+    from .report.selection import selection_for
     try:
-        selection = select(args.since, args.until, args.user, args.queue, now=time.time())
+        selection = selection_for(args.since, args.until, args.user, args.queue, now=time.time())
     except ValueError as err:
         raise ConfigError(str(err)) from None
     return run_report(_require_dsn(args), selection, args.csv, args.json, args.plot)

@@ -26,12 +26,13 @@ import psycopg2
 import pytest
 
 from predictor.report.measure import connect, distributions, measure
-from predictor.report.selection import parse_day, select
+from predictor.report.selection import parse_day, selection_for
 from predictor.report.summary import build_report
 
 MARCH = parse_day("2026-03-01")
 APRIL = parse_day("2026-04-01")
 PERIOD = ["--since", "2026-03-01", "--until", "2026-03-31"]
+MARCH_ONLY = selection_for(MARCH, parse_day("2026-03-31"))
 HOUR = 3600.0
 
 JOBS = [  # job_id, user, queue, runtime, walltime, soft walltime, end time
@@ -188,7 +189,7 @@ def capture_figures(monkeypatch):
 def plotted(db, tmp_path, monkeypatch):
     from predictor.report.command import run_report
     saved = capture_figures(monkeypatch)
-    run_report(db.reader_dsn, select(MARCH, parse_day("2026-03-31")), json_path=str(tmp_path / "r.json"),
+    run_report(db.reader_dsn, MARCH_ONLY, json_path=str(tmp_path / "r.json"),
                plot_dir=str(tmp_path / "plots"))
     return saved
 
@@ -230,11 +231,11 @@ def test_in_process_report_matches_cli(march):
     """measure + build_report give the tables the command prints (one code path)."""
     conn = connect(march.reader_dsn)
     try:
-        measured = measure(conn, select(MARCH, parse_day("2026-03-31")))
-        assert distributions(conn, select(MARCH, parse_day("2026-03-31")), {"soft walltime": 5})
+        measured = measure(conn, MARCH_ONLY)
+        assert distributions(conn, MARCH_ONLY, {"soft walltime": 5})
     finally:
         conn.close()
-    report = build_report(select(MARCH, parse_day("2026-03-31")), measured)
+    report = build_report(MARCH_ONLY, measured)
     assert [table.key for table in report.tables] == ["jobs", "accuracy", "users", "user_gains", "user_losses"]
     assert report.tables[0].rows[0] == ("all", 6, 5, 1)
 

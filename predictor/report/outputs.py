@@ -34,7 +34,8 @@ def check_outputs(csv_path, json_path, plot_dir):
         try:
             os.makedirs(plot_dir, exist_ok=True)
         except OSError as err:
-            raise ConfigError("--plot {}: cannot make the directory: {}".format(plot_dir, err.strerror or err)) from None
+            raise ConfigError("--plot {}: cannot make the directory: {}".format(
+                plot_dir, err.strerror or err)) from None
         if not os.access(plot_dir, os.W_OK):
             raise ConfigError("--plot {}: cannot write in it".format(plot_dir))
     for option, path in (("--csv", csv_path), ("--json", json_path)):

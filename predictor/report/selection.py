@@ -5,7 +5,7 @@ import datetime
 import time
 from typing import NamedTuple, Optional
 
-__all__ = ["Selection", "parse_day", "select", "DEFAULT_DAYS"]
+__all__ = ["Selection", "parse_day", "selection_for", "DEFAULT_DAYS"]
 
 DAY_S = 86400
 DEFAULT_DAYS = 30
@@ -42,7 +42,7 @@ class Selection(NamedTuple):
                                (("user", self.user), ("queue", self.queue)) if value is not None)
 
 
-def select(since_day=None, until_day=None, user=None, queue=None, now=None):
+def selection_for(since_day=None, until_day=None, user=None, queue=None, now=None):
     """The Selection for the command line's days (epochs of 00:00 UTC; ``until_day`` is included).
 
     No ``until_day``: up to ``now``. No ``since_day``: the DEFAULT_DAYS days

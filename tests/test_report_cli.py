@@ -216,10 +216,13 @@ def test_plots_boxes_count_jobs_per_class(march, tmp_path, monkeypatch):
         "soft walltime better: 1 users", "equal: 1 users", "soft walltime worse: 1 users", "equal errors"]
 
 
-def test_reader_session_is_read_only(march):
-    """The report's session refuses writes, even where the role could write."""
+def test_session_is_one_read_only_snapshot(march):
+    """The report's session reads one snapshot (REPEATABLE READ) and refuses writes, even where the role could."""
     conn = connect(march.dsn)
     try:
+        with conn.cursor() as cursor:
+            cursor.execute("SHOW transaction_isolation")
+            assert cursor.fetchone() == ("repeatable read",)
         with pytest.raises(psycopg2.Error, match="read-only"):
             with conn.cursor() as cursor:
                 cursor.execute("DELETE FROM completed_jobs")

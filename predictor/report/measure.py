@@ -45,12 +45,23 @@ class Distributions(NamedTuple):
     boxes: Dict[str, Dict[str, dict]]
 
 
-def connect(dsn, timeout_s=3600.0):
+CONNECT_TIMEOUT_S = 10.0
+QUERY_TIMEOUT_S = 3600
+"""An unreachable server is reported within seconds; one query on a large table may take minutes."""
+
+
+def connect(dsn):
     """A read-only REPEATABLE READ session; DatabaseError if the server cannot be reached."""
     try:
-        conn = psycopg2.connect(session_dsn(dsn, timeout_s, read_only=True))
-        conn.set_session(isolation_level=psycopg2.extensions.ISOLATION_LEVEL_REPEATABLE_READ, readonly=True)
+        conn = psycopg2.connect(session_dsn(dsn, CONNECT_TIMEOUT_S, read_only=True))
     except psycopg2.Error as err:
+        raise DatabaseError(describe_error(err)) from err
+    try:
+        conn.set_session(isolation_level=psycopg2.extensions.ISOLATION_LEVEL_REPEATABLE_READ, readonly=True)
+        with conn.cursor() as cursor:
+            cursor.execute("SET statement_timeout = %s", (QUERY_TIMEOUT_S * 1000,))
+    except psycopg2.Error as err:
+        conn.close()
         raise DatabaseError(describe_error(err)) from err
     return conn
 

@@ -1,7 +1,9 @@
 """pbs-softwalltime: predict PBS soft walltimes from each user's completed jobs.
 
-Everything here runs inside PBS's hook interpreter too: Python 3.6 syntax,
-stdlib and psycopg2 only.
+Everything here is Python 3.6 syntax, for PBS's hook interpreter on EL8.
+The hooks' side imports the standard library and pg8000 only; the admin
+commands add psycopg2, and the figures of ``report --plot`` numpy and
+matplotlib, imported only by the modules that need them.
 """
 
 from .algorithms import ALGORITHMS, RESERVE_S, Algorithm, make_algorithm, v1, v2, v3

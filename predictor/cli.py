@@ -1,4 +1,4 @@
-"""``python -m predictor``: db init, db prune, ingest, predict, hooks qmgr, doctor.
+"""``python -m predictor``: db init, db prune, ingest, predict, hooks qmgr, doctor, report.
 
 Errors are one line on stderr and a non-zero exit, never a traceback:
 0 success, 1 some accounting lines were rejected (the rest was loaded) or a
@@ -101,6 +101,7 @@ def build_parser():
     _add_predict(commands)
     _add_hooks(commands)
     _add_doctor(commands)
+    _add_report(commands)
     return parser
 
 
@@ -211,6 +212,46 @@ def _add_doctor(commands):
     doctor.add_argument("--prefix", help="hook names are PREFIX and PREFIX_jobobit (default: softwalltime)")
     doctor.add_argument("--no-pbs", action="store_true", help="check the config and the database only")
     doctor.set_defaults(func=_doctor)
+
+
+def _day_arg(text):
+    from .report.selection import parse_day
+    try:
+        return parse_day(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _name_arg(text):
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
+
+
+_REPORT_EXAMPLES = """examples:
+  python -m predictor report --since 2026-03-01 --until 2026-03-31
+  python -m predictor report --queue workq --plot /tmp/softwalltime-plots
+  python -m predictor report --user alice --since 2026-01-01 --json alice-2026.json
+"""
+
+
+def _add_report(commands):
+    summary = "how accurate the soft walltimes set were: errors, accuracy, per-user gains, from completed_jobs"
+    report = commands.add_parser("report", help=summary, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 description=summary + " (jobs without a soft walltime are counted apart)",
+                                 epilog=_REPORT_EXAMPLES)
+    _add_dsn(report, "a role in softwalltime_reader")
+    report.add_argument("--since", type=_day_arg, metavar="YYYY-MM-DD",
+                        help="first day (UTC) of job end times (default: 30 days before the end)")
+    report.add_argument("--until", type=_day_arg, metavar="YYYY-MM-DD",
+                        help="last day (UTC) of job end times, included (default: up to now)")
+    report.add_argument("--user", type=_name_arg, help="only this user's jobs")
+    report.add_argument("--queue", type=_name_arg, help="only jobs of this queue")
+    report.add_argument("--csv", metavar="PATH", help="also write the tables as CSV ('-': stdout, no text table)")
+    report.add_argument("--json", metavar="PATH", help="also write the tables as JSON ('-': stdout, no text table)")
+    report.add_argument("--plot", metavar="DIR", help="write PNG figures into DIR: V curve, box plots by runtime "
+                                                      "class, users' mean errors")
+    report.set_defaults(func=_report)
 
 
 def _require_dsn(args):
@@ -326,6 +367,17 @@ def _predict(args):
             row.job_id, time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(row.end_time)),
             format_duration(row.runtime_s), "-" if row.walltime_s is None else format_duration(row.walltime_s)))
     return 0
+
+
+def _report(args):
+    _psycopg2()
+    from .report.command import run_report
+    from .report.selection import selection_for
+    try:
+        selection = selection_for(args.since, args.until, args.user, args.queue, now=time.time())
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    return run_report(_require_dsn(args), selection, args.csv, args.json, args.plot)
 
 
 def _hooks_qmgr(args):

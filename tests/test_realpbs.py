@@ -259,6 +259,30 @@ def test_jobobit_and_ingester_agree_on_every_ending(pbs, enforcing, tmp_path):
     assert exits[0] == 3 and exits[1] == -29 and exits[2] >= 256
 
 
+def test_report_measures_the_soft_walltimes_the_hooks_set(pbs, enforcing):
+    """Jobs predicted at qsub and recorded by jobobit: ``predictor report`` (reader role) measures them."""
+    set_history(enforcing, (600, 3600))
+    job_ids = [pbs.qsub("-l walltime=01:00:00 -- /bin/sleep 2")[1] for _ in range(2)]
+    for job_id in job_ids:
+        pbs.wait_state(job_id, ("F",))
+        wait_row(enforcing, job_id)
+    sql(enforcing, "DELETE FROM completed_jobs WHERE job_id LIKE 'h%%.history'")
+    recorded = sql(enforcing, "SELECT soft_walltime_s, runtime_s FROM completed_jobs WHERE job_id = ANY(%s)",
+                   (job_ids,))
+    assert len(recorded) == 2 and all(soft_s == 1500 for soft_s, _ in recorded), recorded  # v3: 600/3600 x 1 h + 900 s
+    reader_dsn = read_config(enforcing)["reader_dsn"]
+    done = subprocess.run([sys.executable, "-m", "predictor", "report", "--dsn", reader_dsn, "--user", JOB_USER,
+                           "--json", "-"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    tables = json.loads(done.stdout)["tables"]
+    everything = next(row for row in tables[0]["rows"] if row["runtime_class"] == "all")
+    assert (everything["jobs"], everything["measured"], everything["without_soft_walltime"]) == (2, 2, 0)
+    soft_rows = [row for row in tables[1]["rows"] if row["runtime_class"] == "all" and row["estimate"] == "soft walltime"]
+    runtime_s = recorded[0][1]
+    assert [(row["overestimated_share"], row["mean_abs_error_s"]) for row in soft_rows] == [(1.0, 1500 - runtime_s)]
+
+
 def test_array_subjobs_are_recorded_not_the_parent(pbs, enforcing):
     """qsub -J 1-3: three subjob rows, none for 123[]."""
     _, parent = pbs.qsub("-J 1-3 -l walltime=60 -- /bin/sleep 1")

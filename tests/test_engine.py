@@ -84,6 +84,38 @@ def test_soft_walltime_extended_until_it_reaches_the_walltime():
     assert result["y"].start_time == 300  # x outlived every plan: the reservation was broken
 
 
+def test_extended_plan_stops_at_the_walltime():
+    """An extension never plans a job past its walltime, so no filler takes the cores it frees there.
+
+    10 cores, no timer. x (6 cores, soft 70 s, walltime 300 s, runs 350 s) starts at 0;
+    t (8 cores, planned 100 s) is reserved at 70. f (4 cores, planned 60 s) arrives at 285:
+    x has outlived 70, 140, 210 and 280, so its next plan is min(300, 350) = 300 and t is
+    reserved at 300, where only 10 - 8 = 2 cores are spare; f would end at 345, past 300,
+    so it waits. x is killed at 300 and t starts there; f starts when t ends at 350.
+    Planned to 350 instead, x would let f start at 285 (65 s early) and hold t back to 335.
+    """
+    jobs = [job("x", 0, 350, 300, 6, soft=70), job("t", 1, 50, 100, 8), job("f", 285, 50, 60, 4)]
+    result = schedule(jobs)
+    assert times(result) == {"x": (0, 300), "t": (300, 350), "f": (350, 400)}
+    assert result["x"].killed and result["t"].reservation_time == 70
+
+
+def test_plan_ending_at_this_instant_is_extended_in_this_cycle():
+    """A cycle at the very second a running job's plan ends extends the plan before reserving on it.
+
+    10 cores, no timer. x (6 cores, soft 70 s, runs 400 s) starts at 0; t (8 cores,
+    planned 100 s) is reserved at 70. f (4 cores, planned 60 s) arrives at 70, the instant
+    x's plan ends: x is still running, so its plan becomes 140 and t is reserved at 140;
+    f ends at 130, before that, and starts at 70 on the 4 free cores. t starts when x ends
+    at 400. Left at 70, x's stale plan would put t's reservation at 70, now, where only 2
+    cores are spare: f would wait for t to end, until 450.
+    """
+    jobs = [job("x", 0, 400, 1000, 6, soft=70), job("t", 1, 50, 100, 8), job("f", 70, 50, 60, 4)]
+    result = schedule(jobs)
+    assert times(result) == {"x": (0, 400), "t": (400, 450), "f": (70, 120)}
+    assert result["t"].reservation_time == 70 and result["x"].extensions == 5
+
+
 def test_double_extension_doubles_the_plan():
     """double extension: plans 70, 140, 280 then the walltime 300: three extensions."""
     jobs = [job("x", 0, 350, 300, 10, soft=70)]

@@ -271,14 +271,15 @@ def test_reference_scheduler_gives_the_same_schedule(trace, scheduler, predictor
         reference_schedule(jobs, PREDICTORS[predictor], cluster, scheduler)
 
 
-@given(small_traces(), scheduler_settings(), simulated_predictors)
+@given(small_traces(), small_traces(), scheduler_settings(), simulated_predictors)
 @settings(max_examples=100)
-def test_same_input_gives_the_same_schedule(trace, scheduler, predictor):
-    """Two runs on the same input are identical."""
+def test_a_simulation_leaves_nothing_behind_for_the_next(trace, other, scheduler, predictor):
+    """A schedule is the same after another trace was simulated in between: no state outlives a run."""
     cores, jobs = trace
-    cluster = Cluster.of_cores(cores)
-    assert simulate_jobs(jobs, PREDICTORS[predictor], cluster, scheduler) == \
-        simulate_jobs(list(jobs), PREDICTORS[predictor], cluster, scheduler)
+    cluster, predictor = Cluster.of_cores(cores), PREDICTORS[predictor]
+    first = simulate_jobs(jobs, predictor, cluster, scheduler)
+    simulate_jobs(other[1], predictor, Cluster.of_cores(other[0]), scheduler)
+    assert simulate_jobs(jobs, predictor, cluster, scheduler) == first
 
 
 def test_job_wider_than_the_machine_is_refused():

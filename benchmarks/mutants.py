@@ -16,7 +16,8 @@ Usage:
 ``--only`` keeps the mutants whose name contains TEXT; ``--tests`` runs the given
 test files or node ids instead of each mutant's own; ``--seed`` passes
 ``--hypothesis-seed``. The Hypothesis example database is deleted before every
-run, so no mutant is killed by an example another one found.
+run, so no mutant is killed by an example another one found, and the
+``mutants`` profile (tests/conftest.py) skips shrinking: a failure is enough.
 """
 
 import argparse
@@ -98,6 +99,10 @@ MUTANTS = [
            "self.soft_started[index] = self.soft_queued[index]", SIMULATION_TESTS),
     Mutant("prediction above the walltime kept", "replay/simulation/engine.py",
            "return soft if walltime is None or soft <= walltime else walltime", "return soft", SIMULATION_TESTS),
+    Mutant("history shared between simulations", "replay/simulation/engine.py",
+           "self.history = MemoryHistory(max(predictor.window, 1))",
+           'self.history = globals().setdefault("_history", MemoryHistory(max(predictor.window, 1)))',
+           SIMULATION_TESTS),
     # replay/simulation/calendar.py
     Mutant("re-plan misses plans ending now (bisect_left)", "replay/simulation/calendar.py",
            "count = bisect_right(end_times, now)", "count = bisect_left(end_times, now)", SIMULATION_TESTS),
@@ -165,7 +170,7 @@ def _pytest(copy, tests, seed, timeout_s):
     if seed is not None:
         command.append("--hypothesis-seed={}".format(seed))
     # No bytecode: a mutant of the same size written in the same second could be run from a stale .pyc.
-    env = dict(os.environ, PYTHONPATH=copy, PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONPATH=copy, PYTHONDONTWRITEBYTECODE="1", HYPOTHESIS_PROFILE="mutants")
     started = time.monotonic()
     try:
         done = subprocess.run(command, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -37,6 +37,7 @@ SIMULATION_TESTS = ("tests/test_extension.py", "tests/test_calendar.py", "tests/
 ALGORITHM_TESTS = ("tests/test_algorithms.py",)
 INGEST_TESTS = ("tests/test_chunks.py", "tests/test_ingest.py")
 HOOK_TESTS = ("tests/test_server_runtime.py", "tests/test_hook_faults.py")
+PLOT_TESTS = ("tests/test_plots.py", "tests/test_simulate.py")
 
 
 class Mutant(NamedTuple):
@@ -123,6 +124,14 @@ MUTANTS = [
     Mutant("invaded reservation not re-planned", "replay/simulation/scheduler.py",
            "self.changed = True  # a reservation was invaded", "pass  # a reservation was invaded",
            SIMULATION_TESTS),
+    # the figures
+    Mutant("V curve sorted by |error|", "replay/accuracy/plots.py",
+           "ordered = np.sort(np.asarray(errors, dtype=np.float64))",
+           "ordered = np.sort(np.abs(np.asarray(errors, dtype=np.float64)))", PLOT_TESTS),
+    Mutant("accuracy boxes ignore the runtime class", "replay/accuracy/plots.py",
+           "error[has & mask]", "error[has]", PLOT_TESTS),
+    Mutant("simulation wait boxes ignore the runtime class", "replay/simulation/simulation_plots.py",
+           "cols.wait[mask] / _HOUR", "cols.wait / _HOUR", PLOT_TESTS),
     # predictor/ingest.py
     Mutant("ingester drops in-flight chunks on a read error", "predictor/ingest.py",
            "self._finish_all(log, head, in_flight)  # keep what was read before the damage",

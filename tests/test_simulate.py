@@ -7,12 +7,14 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from replay.errors import ReplayError
 from replay.simulation import simulate
 from replay.simulation.cluster import Cluster
 from replay.traces.trace import Job, ReadStats, Trace
+from figures import boxes, legend_labels, png_size, saved_figures  # noqa: F401 (saved_figures: fixture)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -106,8 +108,19 @@ def test_run_does_not_depend_on_string_hashing(swf, tmp_path):
     assert outputs[0][1].count(b"\n") == 1 + 3 * 5  # a header, then 3 jobs x the 5 default predictors
 
 
-def test_plot_writes_wait_and_slowdown_figures(swf, tmp_path):
-    """--plot DIR gives the two PNGs."""
+def test_plot_writes_wait_and_slowdown_figures(swf, tmp_path, saved_figures):
+    """--plot DIR gives the two PNGs, boxes of each class's waits (hours) and bounded slowdowns.
+
+    With user: jobs 1 and 3 start at submission, job 2 waits 99 s for job 1, so the waits are 0, 99, 0 s
+    (quartiles 0, 0, 49.5 s) and the slowdowns 1, (99 + 50) / 50 = 2.98, 1; the other classes are empty.
+    """
     out = tmp_path / "plots"
     simulate.run(parse(swf, "--predictors", "user", "--plot", str(out), "--json", str(tmp_path / "m.json")))
     assert sorted(path.name for path in out.iterdir()) == ["bsld_by_class.png", "wait_by_class.png"]
+    wait, slowdown = saved_figures["wait_by_class.png"].axes[0], saved_figures["bsld_by_class.png"].axes[0]
+    assert [label.get_text() for label in wait.get_xticklabels()] == ["<=2h", "2-24h", ">24h"]
+    assert legend_labels(wait) == ["user"] and "wait time" in wait.get_title()
+    short, *empty = boxes(wait)
+    assert short == pytest.approx((0, 0, 0, 49.5 / 3600)) and all(np.isnan(box[1:]).all() for box in empty)
+    assert boxes(slowdown)[0] == pytest.approx((0, 1, 1, (1 + 2.98) / 2))
+    assert png_size(out / "wait_by_class.png") == (600, 500)

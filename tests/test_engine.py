@@ -7,7 +7,7 @@ from replay.predictors import PREDICTORS
 from replay.simulation.cluster import Cluster
 from replay.simulation.engine import Kind, SchedulerSettings, simulate_jobs
 from replay.traces.trace import Job
-from strategies import scheduler_settings, simulated_predictors, small_traces
+from strategies import scheduler_settings, simulated_predictors, simulation_cases, small_traces
 from reference_scheduler import reference_schedule
 
 NO_TIMER = SchedulerSettings(cycle_interval_s=0)
@@ -261,11 +261,12 @@ def test_clairvoyant_top_jobs_start_by_their_reservation(trace, interval):
             assert done.start_time <= done.reservation_time
 
 
-@given(small_traces(max_jobs=30), scheduler_settings(), simulated_predictors)
-@settings(max_examples=500)
-def test_reference_scheduler_gives_the_same_schedule(trace, scheduler, predictor):
-    """The slow reference (full recomputation at every instant and tick) agrees on every job."""
-    cores, jobs = trace
+@given(simulation_cases(max_jobs=30))
+@settings(max_examples=600)
+def test_reference_scheduler_gives_the_same_schedule(case):
+    """The slow reference (full recomputation at every instant and tick) agrees on every job, also where
+    soft-walltime plans end at the instant of a cycle or are extended up to the walltime."""
+    (cores, jobs), scheduler, predictor = case
     cluster = Cluster.of_cores(cores)
     assert simulate_jobs(jobs, PREDICTORS[predictor], cluster, scheduler) == \
         reference_schedule(jobs, PREDICTORS[predictor], cluster, scheduler)

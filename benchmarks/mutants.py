@@ -193,6 +193,8 @@ def _verdict(status, mutant):
     if status is None:
         return "killed (timeout)"
     if status in (1, 2):  # 1: a test failed; 2: collection failed (the mutant broke an import)
+        if mutant.equivalent:
+            return "KILLED, not equivalent after all"
         return "killed" if status == 1 else "killed (error)"
     if status == 0:
         return "survived (equivalent)" if mutant.equivalent else "SURVIVED"
@@ -239,6 +241,16 @@ def main(argv=None):
         for mutant in mutants:
             print("{}  ({})".format(mutant.name, mutant.path))
         return 0
+    rows = _run_all(mutants, args)
+    print(_table(rows))
+    for mutant in mutants:
+        if mutant.equivalent:
+            print("equivalent: {}: {}".format(mutant.name, mutant.equivalent))
+    return 1 if any(row[3].startswith(("SURVIVED", "KILLED")) for row in rows) else 0
+
+
+def _run_all(mutants, args):
+    """The table rows: the unmutated tests first (they must pass), then one run per mutant."""
     with tempfile.TemporaryDirectory(prefix="mutants-") as scratch:
         copy = os.path.join(scratch, "checkout")
         _copy_checkout(copy)
@@ -254,11 +266,7 @@ def main(argv=None):
             rows.append((mutant.name, mutant.path, " ".join(os.path.basename(test) for test in tests), verdict,
                          "{:.1f}".format(seconds)))
             print("{}: {} ({:.1f} s)".format(mutant.name, verdict, seconds), file=sys.stderr, flush=True)
-    print(_table(rows))
-    for mutant in mutants:
-        if mutant.equivalent:
-            print("equivalent: {}: {}".format(mutant.name, mutant.equivalent))
-    return 1 if any(row[3] == "SURVIVED" for row in rows) else 0
+    return rows
 
 
 if __name__ == "__main__":

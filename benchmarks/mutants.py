@@ -208,15 +208,23 @@ def _run_mutant(copy, mutant, tests, seed, timeout_s):
     try:
         with open(path, "w", encoding="utf-8") as source:
             source.write(original.replace(mutant.old, mutant.new, 1))
-        status, seconds, _ = _pytest(copy, tests, seed, timeout_s)
+        status, seconds, output = _pytest(copy, tests, seed, timeout_s)
     finally:
         with open(path, "w", encoding="utf-8") as source:
             source.write(original)
-    return _verdict(status, mutant), seconds
+    return _verdict(status, mutant), _first_failure(output), seconds
+
+
+def _first_failure(output):
+    """The node id of the first test pytest's summary names as failed (as ``file.py::test``), or ''."""
+    for line in output.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            return os.path.basename(line.split(" ", 1)[1].split(" - ", 1)[0])
+    return ""
 
 
 def _table(rows):
-    header = ("mutant", "file", "tests run", "result", "seconds")
+    header = ("mutant", "file", "tests run", "result", "first failing test", "seconds")
     widths = [max(len(str(row[column])) for row in rows + [header]) for column in range(len(header))]
     lines = [" | ".join(str(cell).ljust(width) for cell, width in zip(row, widths)) for row in [header] + rows]
     lines.insert(1, "-+-".join("-" * width for width in widths))
@@ -262,9 +270,9 @@ def _run_all(mutants, args):
         rows = []
         for mutant in mutants:
             tests = tuple(args.tests or mutant.tests)
-            verdict, seconds = _run_mutant(copy, mutant, tests, args.seed, args.timeout)
+            verdict, failure, seconds = _run_mutant(copy, mutant, tests, args.seed, args.timeout)
             rows.append((mutant.name, mutant.path, " ".join(os.path.basename(test) for test in tests), verdict,
-                         "{:.1f}".format(seconds)))
+                         failure, "{:.1f}".format(seconds)))
             print("{}: {} ({:.1f} s)".format(mutant.name, verdict, seconds), file=sys.stderr, flush=True)
     return rows
 

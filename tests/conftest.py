@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import psycopg2
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from predictor.schema import init_schema
 
@@ -20,6 +20,9 @@ from pgadmin import ADMIN_DSN, READER_LOGIN, WRITER_LOGIN, admin_execute, dsn_fo
 
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# benchmarks/mutants.py only needs to know that a test fails, not the smallest example: no shrinking.
+settings.register_profile("mutants", settings.get_profile("default"),
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 

@@ -98,14 +98,45 @@ def small_traces(draw, max_jobs=12, max_cores=12):
     return cores, jobs
 
 
-def scheduler_settings():
-    """Any ``replay.simulation.engine.SchedulerSettings``, with short scheduler_iteration timers."""
+@st.composite
+def plan_boundary_traces(draw, max_jobs=12, max_cores=6):
+    """``(cores, jobs)`` where soft-walltime plans run out at event instants and reach walltimes.
+
+    Every instant and duration is a multiple of 10 s and soft walltimes are 20,
+    30 or 40 s, so a plan S, 2S ... often ends at the very instant of a
+    submission, an end or a timer tick; half the jobs with a soft walltime get a
+    walltime 10 or 20 s past a multiple of it, so extending their plan reaches
+    the walltime while they run. ``small_traces`` reach either in well under 1 % of examples.
+    """
+    from replay.traces.trace import Job
+
+    def tens(low, high):
+        return st.integers(low // 10, high // 10).map(lambda count: count * 10)
+
+    cores = draw(st.integers(2, max_cores))
+    jobs = []
+    for index in range(draw(st.integers(2, max_jobs))):
+        soft = draw(st.one_of(st.none(), st.sampled_from([20, 30, 40])))
+        if soft and draw(st.booleans()):
+            walltime = soft * draw(st.integers(1, 4)) + draw(st.sampled_from([10, 20]))
+        else:
+            walltime = draw(st.one_of(st.none(), tens(10, 250)))
+        jobs.append(Job(job_id="{}.sim".format(index), user=draw(st.sampled_from(["alice", "bob"])),
+                        submit_time=draw(tens(0, 200)), runtime_s=draw(tens(0, 200)), walltime_s=walltime,
+                        ncpus=draw(st.integers(1, cores)), soft_walltime_s=soft))
+    return cores, jobs
+
+
+def scheduler_settings(**fixed):
+    """Any ``replay.simulation.engine.SchedulerSettings``, with short scheduler_iteration timers.
+
+    ``fixed``: strategies to use for some fields instead.
+    """
     from replay.simulation.engine import SchedulerSettings
     from replay.simulation.extension import EXTENSIONS
     from replay.simulation.policies import POLICIES
 
-    return st.builds(
-        SchedulerSettings,
+    fields = dict(
         strict_ordering=st.booleans(),
         backfill_depth=st.integers(0, 3),
         policy=st.sampled_from(sorted(POLICIES)),
@@ -114,10 +145,29 @@ def scheduler_settings():
         cycle_interval_s=st.sampled_from([0, 7, 60, 600]),
         default_walltime_s=st.one_of(st.none(), st.integers(1, 300)),
     )
+    fields.update(fixed)
+    return st.builds(SchedulerSettings, **fields)
 
 
 simulated_predictors = st.sampled_from(["user", "v1", "v2", "v3", "recorded", "clairvoyant"])
 """Names in ``replay.predictors.PREDICTORS`` the simulation runs."""
+
+
+def soft_walltime_settings():
+    """Settings under which top jobs are reserved on running jobs' soft-walltime plans: strict ordering,
+    backfill_depth >= 1, not --selective; timers on the 10 s grid of ``plan_boundary_traces``."""
+    return scheduler_settings(strict_ordering=st.just(True), backfill_depth=st.integers(1, 3),
+                              selective=st.just(False), cycle_interval_s=st.sampled_from([0, 10, 30, 600]))
+
+
+soft_walltime_predictors = st.sampled_from(["recorded", "v1", "v2", "v3"])
+"""The predictors whose soft walltimes a job can outlive (user's is the walltime, clairvoyant's the runtime)."""
+
+
+def simulation_cases(max_jobs=30):
+    """``((cores, jobs), settings, predictor name)``: any small trace, or one at the plan boundaries."""
+    return st.one_of(st.tuples(small_traces(max_jobs=max_jobs), scheduler_settings(), simulated_predictors),
+                     st.tuples(plan_boundary_traces(), soft_walltime_settings(), soft_walltime_predictors))
 
 
 _NUMERIC_KEYS = ["start", "end", "ctime", "qtime", "etime", "Exit_status", "Resource_List.ncpus", "session",

@@ -7,7 +7,7 @@ from replay.predictors import PREDICTORS
 from replay.simulation.cluster import Cluster
 from replay.simulation.engine import Kind, SchedulerSettings, simulate_jobs
 from replay.traces.trace import Job
-from strategies import scheduler_settings, simulated_predictors, small_traces
+from strategies import scheduler_settings, simulated_predictors, simulation_cases, small_traces
 from reference_scheduler import reference_schedule
 
 NO_TIMER = SchedulerSettings(cycle_interval_s=0)
@@ -82,6 +82,38 @@ def test_soft_walltime_extended_until_it_reaches_the_walltime():
     assert result["x"].killed and result["x"].end_time == 300
     assert result["y"].reservation_time == 70  # planned on x's soft walltime
     assert result["y"].start_time == 300  # x outlived every plan: the reservation was broken
+
+
+def test_extended_plan_stops_at_the_walltime():
+    """An extension never plans a job past its walltime, so no filler takes the cores it frees there.
+
+    10 cores, no timer. x (6 cores, soft 70 s, walltime 300 s, runs 350 s) starts at 0;
+    t (8 cores, planned 100 s) is reserved at 70. f (4 cores, planned 60 s) arrives at 285:
+    x has outlived 70, 140, 210 and 280, so its next plan is min(300, 350) = 300 and t is
+    reserved at 300, where only 10 - 8 = 2 cores are spare; f would end at 345, past 300,
+    so it waits. x is killed at 300 and t starts there; f starts when t ends at 350.
+    Planned to 350 instead, x would let f start at 285 (65 s early) and hold t back to 335.
+    """
+    jobs = [job("x", 0, 350, 300, 6, soft=70), job("t", 1, 50, 100, 8), job("f", 285, 50, 60, 4)]
+    result = schedule(jobs)
+    assert times(result) == {"x": (0, 300), "t": (300, 350), "f": (350, 400)}
+    assert result["x"].killed and result["t"].reservation_time == 70
+
+
+def test_plan_ending_at_this_instant_is_extended_in_this_cycle():
+    """A cycle at the very second a running job's plan ends extends the plan before reserving on it.
+
+    10 cores, no timer. x (6 cores, soft 70 s, runs 400 s) starts at 0; t (8 cores,
+    planned 100 s) is reserved at 70. f (4 cores, planned 60 s) arrives at 70, the instant
+    x's plan ends: x is still running, so its plan becomes 140 and t is reserved at 140;
+    f ends at 130, before that, and starts at 70 on the 4 free cores. t starts when x ends
+    at 400. Left at 70, x's stale plan would put t's reservation at 70, now, where only 2
+    cores are spare: f would wait for t to end, until 450.
+    """
+    jobs = [job("x", 0, 400, 1000, 6, soft=70), job("t", 1, 50, 100, 8), job("f", 70, 50, 60, 4)]
+    result = schedule(jobs)
+    assert times(result) == {"x": (0, 400), "t": (400, 450), "f": (70, 120)}
+    assert result["t"].reservation_time == 70 and result["x"].extensions == 5
 
 
 def test_double_extension_doubles_the_plan():
@@ -236,24 +268,26 @@ def test_clairvoyant_top_jobs_start_by_their_reservation(trace, interval):
             assert done.start_time <= done.reservation_time
 
 
-@given(small_traces(max_jobs=30), scheduler_settings(), simulated_predictors)
-@settings(max_examples=500)
-def test_reference_scheduler_gives_the_same_schedule(trace, scheduler, predictor):
-    """The slow reference (full recomputation at every instant and tick) agrees on every job."""
-    cores, jobs = trace
+@given(simulation_cases(max_jobs=30))
+@settings(max_examples=600)
+def test_reference_scheduler_gives_the_same_schedule(case):
+    """The slow reference (full recomputation at every instant and tick) agrees on every job, also where
+    soft-walltime plans end at the instant of a cycle or are extended up to the walltime."""
+    (cores, jobs), scheduler, predictor = case
     cluster = Cluster.of_cores(cores)
     assert simulate_jobs(jobs, PREDICTORS[predictor], cluster, scheduler) == \
         reference_schedule(jobs, PREDICTORS[predictor], cluster, scheduler)
 
 
-@given(small_traces(), scheduler_settings(), simulated_predictors)
+@given(small_traces(), small_traces(), scheduler_settings(), simulated_predictors)
 @settings(max_examples=100)
-def test_same_input_gives_the_same_schedule(trace, scheduler, predictor):
-    """Two runs on the same input are identical."""
+def test_a_simulation_leaves_nothing_behind_for_the_next(trace, other, scheduler, predictor):
+    """A schedule is the same after another trace was simulated in between: no state outlives a run."""
     cores, jobs = trace
-    cluster = Cluster.of_cores(cores)
-    assert simulate_jobs(jobs, PREDICTORS[predictor], cluster, scheduler) == \
-        simulate_jobs(list(jobs), PREDICTORS[predictor], cluster, scheduler)
+    cluster, predictor = Cluster.of_cores(cores), PREDICTORS[predictor]
+    first = simulate_jobs(jobs, predictor, cluster, scheduler)
+    simulate_jobs(other[1], predictor, Cluster.of_cores(other[0]), scheduler)
+    assert simulate_jobs(jobs, predictor, cluster, scheduler) == first
 
 
 def test_job_wider_than_the_machine_is_refused():

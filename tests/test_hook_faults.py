@@ -346,8 +346,9 @@ def test_package_that_cannot_be_imported_fails_open(tmp_path, package_path, miss
     """predictor missing, or pg8000 missing behind it, in a fresh interpreter: accepted, one line naming it."""
     config = write_config(tmp_path, reader_dsn="host=127.0.0.1", package_path=package_path)
     code = _DRIVER.format(tests=os.path.dirname(os.path.abspath(__file__)), hook=HOOK_FILE, config=config)
-    # -S: no site-packages, so neither the installed predictor nor pg8000; cwd elsewhere hides the checkout.
-    output = subprocess.run([sys.executable, "-S", "-c", code], cwd=str(tmp_path), stdout=subprocess.PIPE,
+    # -S: no site-packages, so neither the installed predictor nor pg8000; -E: no PYTHONPATH pointing at a
+    # checkout; cwd elsewhere hides the checkout.
+    output = subprocess.run([sys.executable, "-S", "-E", "-c", code], cwd=str(tmp_path), stdout=subprocess.PIPE,
                             check=True, universal_newlines=True).stdout
     accepted, soft, warnings = json.loads(output)
     assert accepted and soft is None and len(warnings) == 1 and "cannot load the predictor package" in warnings[0]

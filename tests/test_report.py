@@ -56,9 +56,11 @@ def test_rows_csv_writes_none_empty():
 
 
 def test_same_report_same_bytes():
-    """Writers have no hidden state: two renderings are identical."""
+    """Writers have no hidden state: a rendering after another report's is the same as before it."""
+    other = Report("Other", (), (Table("other", "Other", (Column("extra", "extra", "share"),), [(0.5,)]),))
     for writer in (write_text, write_json, write_csv):
-        assert render(writer) == render(writer)
+        first = render(writer)
+        assert render(writer, other) != first and render(writer) == first
 
 
 def test_runtime_class_boundaries():

@@ -103,6 +103,15 @@ def test_runjob_prediction_is_clamped_to_walltime(config, history):
     assert result.resources["soft_walltime"] == 600
 
 
+@pytest.mark.parametrize("predicted, kept", [(10 ** 6, 600), (0, 1), (-5, 1)])
+def test_runjob_keeps_any_prediction_within_one_and_walltime(config, monkeypatch, predicted, kept):
+    """The hook's own clamp, not only the algorithm's: whatever the predictor returns, runjob sets [1, walltime]."""
+    from predictor.server import runtime
+    monkeypatch.setattr(runtime, "predict", lambda store, algorithm, request, deadline: predicted)
+    result = run("runjob", pbs.runjob_event(full_job(walltime=600, soft_walltime=500)), config)
+    assert result.accepted and result.resources["soft_walltime"] == kept
+
+
 def test_qalter_of_other_attributes_is_left_alone(db, tmp_path):
     """A qalter that does not change walltime needs no prediction (not even a database)."""
     config = write_config(tmp_path, reader_dsn="host=127.0.0.1 port=1 user=x")

@@ -3,7 +3,11 @@
 import argparse
 import csv
 import json
+import os
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 
 from replay.errors import ReplayError
@@ -13,6 +17,9 @@ from replay.simulation.cluster import Cluster
 from replay.simulation.engine import simulate_jobs
 from replay.traces.readers import load_trace
 from replay.traces.trace import Job, ReadStats, Trace
+from figures import boxes, legend_labels, png_size, saved_figures  # noqa: F401 (saved_figures: fixture)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SWF = """; MaxProcs: 4
 1 0 0 100 2 -1 -1 2 200 -1 1 1 1 -1 -1 -1 -1 -1
@@ -91,21 +98,35 @@ def test_run_writes_table_json_and_jobs_csv(swf, tmp_path, capsys):
     assert user_rows["3"]["start_time"] == "2"
 
 
-def test_run_is_deterministic(swf, tmp_path):
-    """Same input, byte-identical JSON."""
+def test_run_does_not_depend_on_string_hashing(swf, tmp_path):
+    """Byte-identical JSON and jobs CSV from interpreters with different PYTHONHASHSEEDs: nothing follows a
+    set's or a hash's order (two runs in one process would share the order and prove nothing)."""
     outputs = []
-    for attempt in range(2):
-        path = str(tmp_path / "m{}.json".format(attempt))
-        simulate.run(parse(swf, "--json", path))
-        outputs.append(open(path, "rb").read())
+    for seed in ("1", "2"):
+        json_path, jobs_path = str(tmp_path / "m{}.json".format(seed)), str(tmp_path / "j{}.csv".format(seed))
+        subprocess.run([sys.executable, "-m", "replay", "simulate", swf, "--json", json_path, "--jobs-csv", jobs_path],
+                       cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED=seed), stdout=subprocess.DEVNULL, check=True)
+        outputs.append((open(json_path, "rb").read(), open(jobs_path, "rb").read()))
     assert outputs[0] == outputs[1]
+    assert outputs[0][1].count(b"\n") == 1 + 3 * 5  # a header, then 3 jobs x the 5 default predictors
 
 
-def test_plot_writes_wait_and_slowdown_figures(swf, tmp_path):
-    """--plot DIR gives the two PNGs."""
+def test_plot_writes_wait_and_slowdown_figures(swf, tmp_path, saved_figures):
+    """--plot DIR gives the two PNGs, boxes of each class's waits (hours) and bounded slowdowns.
+
+    With user: jobs 1 and 3 start at submission, job 2 waits 99 s for job 1, so the waits are 0, 99, 0 s
+    (quartiles 0, 0, 49.5 s) and the slowdowns 1, (99 + 50) / 50 = 2.98, 1; the other classes are empty.
+    """
     out = tmp_path / "plots"
     simulate.run(parse(swf, "--predictors", "user", "--plot", str(out), "--json", str(tmp_path / "m.json")))
     assert sorted(path.name for path in out.iterdir()) == ["bsld_by_class.png", "wait_by_class.png"]
+    wait, slowdown = saved_figures["wait_by_class.png"].axes[0], saved_figures["bsld_by_class.png"].axes[0]
+    assert [label.get_text() for label in wait.get_xticklabels()] == ["<=2h", "2-24h", ">24h"]
+    assert legend_labels(wait) == ["user"] and "wait time" in wait.get_title()
+    short, *empty = boxes(wait)
+    assert short == pytest.approx((0, 0, 0, 49.5 / 3600)) and all(np.isnan(box[1:]).all() for box in empty)
+    assert boxes(slowdown)[0] == pytest.approx((0, 1, 1, (1 + 2.98) / 2))
+    assert png_size(out / "wait_by_class.png") == (600, 500)
 
 
 def accounting_line(job_id, start, end, used):

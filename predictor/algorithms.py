@@ -1,5 +1,6 @@
 """The soft-walltime predictors v1, v2 and v3 of Chlumsky & Klusacek, "Improving Accuracy of
-Walltime Estimates in PBS Professional using Soft Walltimes".
+Walltime Estimates in PBS Professional using Soft Walltimes", and v3-deployed, the variant
+their production hook runs (the scaled walltime doubled for walltimes over 24 h).
 
 Each is a pure function of the user's most recent completed jobs (``HistoryRow``s,
 newest first) and the requested walltime. Decisions the paper leaves open:
@@ -21,10 +22,13 @@ newest first) and the requested walltime. Decisions the paper leaves open:
 
 from typing import NamedTuple
 
-__all__ = ["RESERVE_S", "v1", "v2", "v3", "ALGORITHMS", "Algorithm", "make_algorithm"]
+__all__ = ["RESERVE_S", "LONG_WALLTIME_S", "v1", "v2", "v3", "v3_deployed", "ALGORITHMS", "Algorithm", "make_algorithm"]
 
 RESERVE_S = 900
 """The paper's fixed reserve: 15 minutes."""
+
+LONG_WALLTIME_S = 86400
+"""v3-deployed doubles the scaled walltime of jobs asking for more than this (24 h)."""
 
 
 def clamp(seconds, walltime_s):
@@ -57,29 +61,49 @@ def v2(history, walltime_s, window=2, reserve_s=RESERVE_S):
     return _mean_runtime(history, walltime_s, window, reserve_s)
 
 
-def v3(history, walltime_s, window=15, reserve_s=RESERVE_S):
-    """Algorithm 2: highest runtime/walltime of the last ``window`` jobs, scaled."""
-    if not _has_walltime(walltime_s):
-        return None
+def _max_ratio(history, window):
+    """``(runtime, walltime)`` of the highest runtime/walltime among the last ``window`` rows, or None."""
     best_runtime, best_walltime = 0, 0
     for row in history[:window]:
         past_walltime = row.walltime_s
         if past_walltime and past_walltime > 0:
             if best_walltime == 0 or row.runtime_s * best_walltime > best_runtime * past_walltime:
                 best_runtime, best_walltime = row.runtime_s, past_walltime
-    if best_walltime == 0:
+    return (best_runtime, best_walltime) if best_walltime else None
+
+
+def v3(history, walltime_s, window=15, reserve_s=RESERVE_S):
+    """Algorithm 2: highest runtime/walltime of the last ``window`` jobs, scaled."""
+    if not _has_walltime(walltime_s):
+        return None
+    ratio = _max_ratio(history, window)
+    if ratio is None:
         return walltime_s
-    scaled = best_runtime * walltime_s // best_walltime
+    scaled = ratio[0] * walltime_s // ratio[1]
     return clamp(scaled + reserve_s, walltime_s)
 
 
-ALGORITHMS = {"v1": v1, "v2": v2, "v3": v3}
+def v3_deployed(history, walltime_s, window=15, reserve_s=RESERVE_S):
+    """v3 as the authors' production hook runs it: the scaled walltime doubled above 24 h."""
+    if not _has_walltime(walltime_s):
+        return None
+    ratio = _max_ratio(history, window)
+    if ratio is None:
+        return walltime_s
+    scaled = ratio[0] * walltime_s // ratio[1]
+    if walltime_s > LONG_WALLTIME_S:
+        scaled *= 2
+    return clamp(scaled + reserve_s, walltime_s)
+
+
+ALGORITHMS = {"v1": v1, "v2": v2, "v3": v3, "v3-deployed": v3_deployed}
 """The registry: name -> predictor function."""
 
 _DEFAULTS = {
     "v1": {"window": 2, "reserve_s": 0},
     "v2": {"window": 2, "reserve_s": RESERVE_S},
     "v3": {"window": 15, "reserve_s": RESERVE_S},
+    "v3-deployed": {"window": 15, "reserve_s": RESERVE_S},
 }
 
 

@@ -4,7 +4,7 @@ Each entry is a ``ReplayPredictor``: ``window`` is how many history rows it
 reads (0: none) and ``estimate(history, job)`` returns the soft walltime in
 seconds, or None when the job would get none. ``history`` is the job's user's
 completed jobs, newest first (``HistoryRow``s), exactly what a hook would see.
-v1-v3 are the hooks' own code (predictor.algorithms).
+v1-v3, v3-deployed are the hooks' own code (predictor.algorithms).
 
 ``reads`` names the Job fields ``estimate`` looks at (None: not declared).
 With the history, they decide the estimate, so a replay may reuse one value
@@ -45,6 +45,7 @@ PREDICTORS = {
     "v1": _algorithm("v1"),
     "v2": _algorithm("v2"),
     "v3": _algorithm("v3"),
+    "v3-deployed": _algorithm("v3-deployed"),
     "recorded": ReplayPredictor("recorded", 0, lambda history, job: job.soft_walltime_s),
     "clairvoyant": ReplayPredictor("clairvoyant", 0, _clairvoyant),
 }

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from predictor.algorithms import ALGORITHMS, make_algorithm, v1, v2, v3
+from predictor.algorithms import ALGORITHMS, make_algorithm, v1, v2, v3, v3_deployed
 from predictor.jobs import HistoryRow
 
 
@@ -202,3 +202,25 @@ def test_make_algorithm_rejects_bad_parameters(kwargs, fragment):
     """Bad parameters are refused with a message naming them."""
     with pytest.raises(ValueError, match=fragment):
         make_algorithm(**kwargs)
+
+
+def test_v3_deployed_doubles_scaled_walltime_above_one_day():
+    """Walltime 48 h after a 1/4 ratio: int(172800 x 1/4) = 43200, doubled 86400, + 900."""
+    assert v3_deployed(rows((900, 3600)), 172800) == 86400 + 900
+
+
+def test_v3_deployed_is_v3_up_to_one_day():
+    """At exactly 24 h nothing is doubled: 86400 x 1/4 + 900, as v3."""
+    history = rows((900, 3600))
+    assert v3_deployed(history, 86400) == v3(history, 86400) == 21600 + 900
+
+
+def test_v3_deployed_doubled_value_capped_at_walltime():
+    """A ratio of 3/5 doubled exceeds the walltime: capped at it."""
+    assert v3_deployed(rows((3000, 5000)), 100000) == 100000
+
+
+@given(history_rows, st.integers(1, 10 ** 7))
+def test_v3_deployed_never_below_v3(history, walltime):
+    """Doubling can only raise v3's estimate."""
+    assert v3_deployed(history, walltime) >= v3(history, walltime)

@@ -39,6 +39,16 @@ def test_ingest_then_predict(db, tmp_path):
     assert "history: 2 completed job(s)" in result.stdout and "2.svr" in result.stdout
 
 
+def test_predict_v3_deployed(db, tmp_path):
+    """--algorithm v3-deployed doubles the scaled walltime above 24 h: 0.5 x 172800 x 2, capped at 172800."""
+    log = tmp_path / "20260410"
+    log.write_text(E_LINE.format(id="1.svr", end=1900) + E_LINE.format(id="2.svr", end=3700))
+    assert predictor("ingest", "--dsn", db.writer_dsn, str(log)).returncode == 0
+    result = predictor("predict", "--dsn", db.reader_dsn, "--user", "alice", "--walltime", "48:00:00",
+                       "--algorithm", "v3-deployed", "--reserve", "0")
+    assert result.returncode == 0 and result.stdout.startswith("soft_walltime 48:00:00 (172800 s) for user alice")
+
+
 def test_ingest_exit_status_flags_rejected_lines(db, tmp_path):
     """Rejected lines give exit 1 and file:line on stderr; the good lines load."""
     log = tmp_path / "20260410"

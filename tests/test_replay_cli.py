@@ -58,6 +58,14 @@ def test_golden_log_predictions_in_jobs_csv(golden_log, tmp_path, capsys):
     assert status == 1  # one malformed line, reported, the rest used
 
 
+def test_v3_deployed_selectable_in_accuracy_replay(golden_log, tmp_path):
+    """--predictors v3-deployed: walltimes up to 24 h, so the golden jobs get v3's values."""
+    main([golden_log, "--predictors", "v3,v3-deployed", "--jobs-csv", str(tmp_path / "jobs.csv")])
+    rows = job_rows(str(tmp_path / "jobs.csv"))
+    assert [row["v3-deployed_submit_s"] for row in rows.values()] == [row["v3_submit_s"] for row in rows.values()]
+    assert rows["3.s"]["v3-deployed_submit_s"] == "2900"
+
+
 def test_malformed_line_reported_with_file_line_and_field(golden_log, capsys):
     """stderr names file:line and the field; the table is still printed."""
     main([golden_log])

@@ -38,7 +38,13 @@ def test_every_field_has_a_default():
 def test_algorithm_parameters():
     """algorithm, window and reserve_s build the predictor."""
     config = parse(algorithm="v2", window=5, reserve_s=60)
-    assert tuple(config.algorithm) == ("v2", 5, 60)
+    assert tuple(config.algorithm)[:3] == ("v2", 5, 60)
+
+
+def test_v3_deployed_selectable():
+    """algorithm "v3-deployed" takes v3's window and reserve."""
+    config = parse(algorithm="v3-deployed", reserve_s=600)
+    assert tuple(config.algorithm)[:3] == ("v3-deployed", 15, 600)
 
 
 @pytest.mark.parametrize("settings, setting", [

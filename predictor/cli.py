@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 
-from .algorithms import ALGORITHMS, make_algorithm
+from .algorithms import ALGORITHMS, TANG_KEYS, make_algorithm
 from .durations import format_duration, parse_duration
 from .errors import ConfigError, PredictorError
 from .files import migrations
@@ -162,7 +162,9 @@ def _add_predict(commands):
                                   description="print the soft walltime a job would get, as the hooks compute it",
                                   epilog=_examples("python -m predictor predict --user alice --walltime 04:00:00",
                                                    "python -m predictor predict --user bob --walltime 3600 "
-                                                   "--algorithm v2 --window 10 --reserve 600"))
+                                                   "--algorithm v2 --window 10 --reserve 600",
+                                                   "python -m predictor predict --user carol --walltime 48:00:00 "
+                                                   "--algorithm tang --percentile 90 --window-days 30"))
     _add_dsn(predict, "a role in softwalltime_reader")
     predict.add_argument("--user", required=True, help="the job owner's user name, as in the accounting log")
     predict.add_argument("--walltime", required=True, type=_duration_arg, help="[[HH:]MM:]SS, at least 1 s")
@@ -170,7 +172,17 @@ def _add_predict(commands):
     predict.add_argument("--window", type=_bounded(int, 1, 10000, "a whole number"),
                          help="history window (default: the algorithm's)")
     predict.add_argument("--reserve", type=_bounded(int, 0, 10 ** 7, "whole seconds"),
-                         help="reserve in seconds (v2, v3; default 900)")
+                         help="reserve in seconds (v2, v3, v3-deployed: default 900; tang: default 0)")
+    predict.add_argument("--percentile", type=_bounded(int, 1, 100, "a whole number"),
+                         help="tang: percentile of runtime/walltime (default 85)")
+    predict.add_argument("--window-days", type=_bounded(int, 1, 36500, "whole days"),
+                         help="tang: only jobs that ended this many days before submission (default 30)")
+    predict.add_argument("--min-history", type=_bounded(int, 0, 10 ** 6, "a whole number"),
+                         help="tang: fewer eligible jobs than this leave the walltime (default 10)")
+    predict.add_argument("--key", choices=TANG_KEYS, help="tang: similar jobs are the user's (default), "
+                                                          "or the user's with the same walltime")
+    predict.add_argument("--submit-time", type=_bounded(int, 0, 10 ** 11, "epoch seconds"),
+                         help="tang: the job's submission, epoch seconds (default: now)")
     predict.add_argument("--timeout", type=_bounded(float, 0.001, _MAX_TIMEOUT_S, "seconds"), default=2.0,
                          help="seconds for connecting and querying together (default 2)")
     predict.set_defaults(func=_predict)
@@ -269,6 +281,15 @@ def _psycopg2():
     return psycopg2
 
 
+def _parameters(algorithm):
+    """``window 15, reserve 900 s`` and, for tang, its own parameters."""
+    text = "window {}, reserve {} s".format(algorithm.window, algorithm.reserve_s)
+    if algorithm.percentile is not None:
+        text += ", percentile {}, window_days {}, min_history {}, key {}".format(
+            algorithm.percentile, algorithm.window_days, algorithm.min_history, algorithm.key)
+    return text
+
+
 def _db_init(args):
     _psycopg2()
     from .schema import init_schema
@@ -348,19 +369,21 @@ def _predict(args):
     from .server.dsn import connect_params
     from .server.store import HookHistory
     try:
-        algorithm = make_algorithm(args.algorithm, args.window, args.reserve)
+        algorithm = make_algorithm(args.algorithm, args.window, args.reserve, args.percentile, args.window_days,
+                                   args.min_history, args.key)
     except ValueError as err:
         raise ConfigError(str(err)) from None
     try:
         params = connect_params(_require_dsn(args))
     except ConfigError as err:
         raise ConfigError("--dsn: {}".format(err)) from None
+    submit_time = int(time.time()) if args.submit_time is None else args.submit_time
     with HookHistory(params, timeout_s=args.timeout) as store:
-        history = store.recent(args.user, algorithm.window)
-    soft = algorithm.predict(history, args.walltime)
-    print("soft_walltime {} ({} s) for user {}, walltime {}, {} (window {}, reserve {} s)".format(
-        format_duration(soft), soft, args.user, format_duration(args.walltime),
-        algorithm.name, algorithm.window, algorithm.reserve_s))
+        history = store.recent(args.user, algorithm.window, since=algorithm.since(submit_time))
+    soft = algorithm.predict(history, args.walltime, submit_time)
+    print("soft_walltime {} ({} s) for user {}, walltime {}, {} ({})".format(
+        format_duration(soft), soft, args.user, format_duration(args.walltime), algorithm.name,
+        _parameters(algorithm)))
     print("history: {} completed job(s), newest first{}".format(len(history), ":" if history else ""))
     for row in history:
         print("  {}  ended {}  runtime {}  walltime {}".format(

@@ -1,6 +1,7 @@
 """The history-store interface, the in-memory store, and ``predict``.
 
-A store answers one question: the newest ``limit`` completed jobs of a user,
+A store answers one question: the newest ``limit`` completed jobs of a user (optionally
+only those that ended at or after a time),
 newest first (by end time, then job id). ``MemoryHistory`` keeps only that
 many rows per user, so its memory is bounded by users x capacity, not by the
 whole history. ``PgHistory`` (pgstore.py) answers the same question from
@@ -8,6 +9,7 @@ PostgreSQL; a property test shows the two agree.
 """
 
 import bisect
+import itertools
 
 __all__ = ["MemoryHistory", "predict"]
 
@@ -39,14 +41,20 @@ class MemoryHistory:
         if len(rows) > self.capacity:
             del rows[0]
 
-    def recent(self, user, limit, deadline=None):
-        """The user's newest ``limit`` rows, newest first. ``deadline`` is ignored."""
+    def recent(self, user, limit, deadline=None, since=None):
+        """The user's newest ``limit`` rows, newest first; ``since``: only those ended then or later.
+
+        ``deadline`` is ignored.
+        """
         if limit > self.capacity:
             raise ValueError("limit {} exceeds this store's capacity {}".format(limit, self.capacity))
         rows = self._rows_by_user.get(user)
         if not rows:
             return []
-        return rows[:-limit - 1:-1]
+        newest = rows[:-limit - 1:-1]
+        if since is None:
+            return newest
+        return list(itertools.takewhile(lambda row: row.end_time >= since, newest))
 
     def close(self):
         """Nothing to release; here for the common interface."""
@@ -55,9 +63,15 @@ class MemoryHistory:
 def predict(store, algorithm, request, deadline=None):
     """The soft walltime for ``request`` from ``store``'s history, or None.
 
-    A request without a walltime never reaches the store.
+    A request without a walltime never reaches the store. A predictor with a
+    time window (tang) reads only the rows inside it, counted back from
+    ``request.submit_time``.
     """
     if request.walltime_s is None or request.walltime_s < 1:
         return None
-    history = store.recent(request.user, algorithm.window, deadline=deadline)
-    return algorithm.predict(history, request.walltime_s)
+    since = algorithm.since(request.submit_time)
+    if since is None:
+        history = store.recent(request.user, algorithm.window, deadline=deadline)
+    else:
+        history = store.recent(request.user, algorithm.window, deadline=deadline, since=since)
+    return algorithm.predict(history, request.walltime_s, request.submit_time)

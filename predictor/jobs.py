@@ -33,13 +33,14 @@ class CompletedJob(NamedTuple):
 
 
 class JobRequest(NamedTuple):
-    """A job whose soft walltime is wanted: what queuejob/runjob know of it."""
+    """A job whose soft walltime is wanted: what queuejob/runjob know of it (``submit_time``: epoch seconds)."""
 
     user: str
     walltime_s: Optional[int]
     queue: Optional[str] = None
     project: Optional[str] = None
     ncpus: Optional[int] = None
+    submit_time: Optional[int] = None
 
 
 class HistoryRow(NamedTuple):

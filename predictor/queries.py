@@ -1,6 +1,6 @@
 """The SQL the package runs, as constants. Values always travel as parameters."""
 
-__all__ = ["COLUMNS", "RECENT_HISTORY", "CREATE_STAGING", "COPY_STAGING", "UPSERT_STAGED", "UPSERT_ONE", "PROGRESS_GET", "PROGRESS_PUT", "job_values"]
+__all__ = ["COLUMNS", "RECENT_HISTORY", "RECENT_HISTORY_SINCE", "CREATE_STAGING", "COPY_STAGING", "UPSERT_STAGED", "UPSERT_ONE", "PROGRESS_GET", "PROGRESS_PUT", "job_values"]
 
 COLUMNS = (
     "job_id", "user_name", "group_name", "project", "queue", "ncpus", "walltime_s",
@@ -14,6 +14,13 @@ RECENT_HISTORY = (
     " ORDER BY end_time DESC, job_id DESC LIMIT %s"
 )
 """A user's newest jobs: one index-only scan of completed_jobs_user_recent."""
+
+RECENT_HISTORY_SINCE = (
+    "SELECT end_time, job_id, runtime_s, walltime_s FROM completed_jobs"
+    " WHERE user_name = %s AND end_time >= %s"
+    " ORDER BY end_time DESC, job_id DESC LIMIT %s"
+)
+"""A user's newest jobs that ended at or after a time: the same index-only scan, stopped at that end time."""
 
 _COLUMN_LIST = ", ".join(COLUMNS)
 _UPDATED = [name for name in COLUMNS if name != "job_id"]

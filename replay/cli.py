@@ -75,13 +75,11 @@ def _fraction(text):
 
 
 def _predictor_names(text):
-    from .predictors import PREDICTORS
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in PREDICTORS]
-    if unknown or not names or len(set(names)) != len(names):
-        raise argparse.ArgumentTypeError("give distinct names among {} (comma-separated), not {!r}".format(
-            ", ".join(PREDICTORS), text))
-    return tuple(names)
+    from .predictors import predictor_list
+    try:
+        return predictor_list(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _add_input_arguments(parser):
@@ -97,7 +95,8 @@ def _accuracy_arguments(parser):
                         help="PBS accounting files or YYYYMMDD directories, or one SWF file (.gz is fine)")
     _add_input_arguments(parser)
     parser.add_argument("--predictors", type=_predictor_names, metavar="NAMES",
-                        help="comma-separated (default: {}; recorded only if the log has soft walltimes)".format(
+                        help="comma-separated (default: {}; recorded only if the log has soft walltimes); "
+                             "ALGORITHM:param=value sets parameters, e.g. tang:percentile=70:window_days=14".format(
                             ",".join(ACCURACY_PREDICTORS)))
     parser.add_argument("--at", choices=("submit", "start", "both"), default="both",
                         help="prediction instant(s) to report: submit (queuejob), start (runjob); default both")
@@ -111,11 +110,11 @@ def _accuracy_arguments(parser):
 
 def _replay(trace, predictor_names, instants):
     from .accuracy.accuracy import replay_accuracy
-    from .predictors import PREDICTORS
+    from .predictors import resolve
     from .progress import ProgressBar
     progress = ProgressBar("replaying {} jobs".format(len(trace.jobs)))
     try:
-        return replay_accuracy(trace.jobs, [PREDICTORS[name] for name in predictor_names], progress, instants)
+        return replay_accuracy(trace.jobs, [resolve(name) for name in predictor_names], progress, instants)
     finally:
         progress.close()
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from predictor.algorithms import ALGORITHMS, make_algorithm, v1, v2, v3
+from predictor.algorithms import ALGORITHMS, make_algorithm, tang, v1, v2, v3, v3_deployed
 from predictor.jobs import HistoryRow
 
 
@@ -202,3 +202,98 @@ def test_make_algorithm_rejects_bad_parameters(kwargs, fragment):
     """Bad parameters are refused with a message naming them."""
     with pytest.raises(ValueError, match=fragment):
         make_algorithm(**kwargs)
+
+
+def test_v3_deployed_doubles_scaled_walltime_above_one_day():
+    """Walltime 48 h after a 1/4 ratio: int(172800 x 1/4) = 43200, doubled 86400, + 900."""
+    assert v3_deployed(rows((900, 3600)), 172800) == 86400 + 900
+
+
+def test_v3_deployed_is_v3_up_to_one_day():
+    """At exactly 24 h nothing is doubled: 86400 x 1/4 + 900, as v3."""
+    history = rows((900, 3600))
+    assert v3_deployed(history, 86400) == v3(history, 86400) == 21600 + 900
+
+
+def test_v3_deployed_doubled_value_capped_at_walltime():
+    """A ratio of 3/5 doubled exceeds the walltime: capped at it."""
+    assert v3_deployed(rows((3000, 5000)), 100000) == 100000
+
+
+@given(history_rows, st.integers(1, 10 ** 7))
+def test_v3_deployed_never_below_v3(history, walltime):
+    """Doubling can only raise v3's estimate."""
+    assert v3_deployed(history, walltime) >= v3(history, walltime)
+
+
+def ended(*triples):
+    """History rows newest first from (end_time, runtime, walltime) triples."""
+    return [HistoryRow(end, str(index), runtime, walltime) for index, (end, runtime, walltime) in enumerate(triples)]
+
+
+TEN_RATIOS = rows(*[(100 * tenth, 1000) for tenth in range(1, 11)])
+"""Ten past jobs using 0.1, 0.2, ..., 1.0 of their walltimes."""
+
+
+def test_tang_nearest_rank_percentile():
+    """85th percentile of ten ratios: the ceil(8.5) = 9th smallest, 0.9; x 7200 = 6480."""
+    assert tang(TEN_RATIOS, 7200) == 6480
+
+
+def test_tang_percentile_rank_rounds_up():
+    """80th of ten is the 8th smallest (0.8), 81st the 9th (0.9)."""
+    assert (tang(TEN_RATIOS, 1000, percentile=80), tang(TEN_RATIOS, 1000, percentile=81)) == (800, 900)
+
+
+def test_tang_too_little_history_leaves_walltime():
+    """Nine eligible jobs are fewer than the default ten: no adjustment."""
+    assert tang(TEN_RATIOS[:9], 7200) == 7200
+    assert tang(TEN_RATIOS[:9], 7200, min_history=9, percentile=100) == 6480
+
+
+def test_tang_time_window_counts_back_from_submission():
+    """Submitted at day 31, a 30-day window keeps jobs ended at day 1 or later, not day 0."""
+    day = 86400
+    history = ended((31 * day - 5, 500, 1000), (day, 250, 1000), (day - 1, 1000, 1000))
+    assert tang(history, 4000, submit_time=31 * day, percentile=100, min_history=2) == 2000
+    assert tang(history, 4000, submit_time=31 * day + 1, percentile=100, min_history=2) == 4000  # one left
+
+
+def test_tang_ratio_above_one_counts_as_one():
+    """A killed job that ran 1200 s of 1000 has R = 1: the walltime, not more."""
+    assert tang(rows((1200, 1000), (100, 1000)), 3000, percentile=100, min_history=1) == 3000
+
+
+def test_tang_key_user_walltime_keeps_same_walltime_only():
+    """Key user+walltime: only past jobs that asked for 3600 s count (0.25), not the 7200 s one (0.75)."""
+    history = rows((900, 3600), (5400, 7200), (900, 3600))
+    assert tang(history, 3600, percentile=100, min_history=2, key="user+walltime") == 900
+    assert tang(history, 3600, percentile=100, min_history=2) == 2700
+
+
+def test_tang_skips_rows_without_walltime():
+    """Rows with walltime 0 or unknown give no R and do not count towards the minimum."""
+    assert tang(rows((500, 0), (500, None), (250, 1000)), 4000, percentile=50, min_history=2) == 4000
+    assert tang(rows((500, 0), (500, None), (250, 1000)), 4000, percentile=50, min_history=1) == 1000
+
+
+def test_tang_truncates_and_adds_reserve():
+    """R = 1/3 of walltime 10 is 3 s (truncated), plus a reserve of 5."""
+    assert tang(rows((1, 3)), 10, min_history=1, reserve_s=5) == 8
+
+
+@given(history_rows, st.integers(1, 10 ** 7), st.integers(1, 100), st.integers(1, 100), st.integers(0, 3),
+       st.sampled_from(["user", "user+walltime"]))
+def test_tang_within_walltime_and_monotone_in_percentile(history, walltime, low, high, min_history, key):
+    """tang is in [1, walltime] and never decreases as the percentile rises."""
+    low, high = sorted((low, high))
+    lower = tang(history, walltime, percentile=low, min_history=min_history, key=key)
+    higher = tang(history, walltime, percentile=high, min_history=min_history, key=key)
+    assert 1 <= lower <= higher <= walltime
+
+
+@given(history_rows, st.integers(1, 10 ** 7), st.integers(0, 10 ** 6))
+def test_tang_object_reads_time_window(history, walltime, submit_time):
+    """make_algorithm("tang").predict with a submission time is the function with it."""
+    algorithm = make_algorithm("tang", min_history=1)
+    assert algorithm.predict(history, walltime, submit_time) == tang(history, walltime, submit_time, min_history=1)

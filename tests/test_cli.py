@@ -39,6 +39,32 @@ def test_ingest_then_predict(db, tmp_path):
     assert "history: 2 completed job(s)" in result.stdout and "2.svr" in result.stdout
 
 
+def test_predict_v3_deployed(db, tmp_path):
+    """--algorithm v3-deployed doubles the scaled walltime above 24 h: 0.5 x 172800 x 2, capped at 172800."""
+    log = tmp_path / "20260410"
+    log.write_text(E_LINE.format(id="1.svr", end=1900) + E_LINE.format(id="2.svr", end=3700))
+    assert predictor("ingest", "--dsn", db.writer_dsn, str(log)).returncode == 0
+    result = predictor("predict", "--dsn", db.reader_dsn, "--user", "alice", "--walltime", "48:00:00",
+                       "--algorithm", "v3-deployed", "--reserve", "0")
+    assert result.returncode == 0 and result.stdout.startswith("soft_walltime 48:00:00 (172800 s) for user alice")
+
+
+def test_predict_tang(db, tmp_path):
+    """--algorithm tang: two jobs (R 0.25, 0.5) ended 3700 s after epoch; the 50th percentile is 0.25."""
+    log = tmp_path / "20260410"
+    log.write_text(E_LINE.format(id="1.svr", end=1900) + E_LINE.format(id="2.svr", end=3700))
+    assert predictor("ingest", "--dsn", db.writer_dsn, str(log)).returncode == 0
+    tang = ["predict", "--dsn", db.reader_dsn, "--user", "alice", "--walltime", "04:00:00", "--algorithm", "tang",
+            "--percentile", "50", "--min-history", "2", "--window-days", "1"]
+    inside = predictor(*tang, "--submit-time", "86400")
+    assert inside.returncode == 0 and inside.stdout.startswith("soft_walltime 01:00:00 (3600 s) for user alice")
+    assert "percentile 50, window_days 1, min_history 2, key user" in inside.stdout
+    # A day after 1.svr ended (1900 s) it is outside the window: one job left, fewer than 2: the walltime.
+    later = predictor(*tang, "--submit-time", str(86400 + 1901))
+    assert later.returncode == 0 and later.stdout.startswith("soft_walltime 04:00:00 (14400 s)")
+    assert "history: 1 completed job(s)" in later.stdout
+
+
 def test_ingest_exit_status_flags_rejected_lines(db, tmp_path):
     """Rejected lines give exit 1 and file:line on stderr; the good lines load."""
     log = tmp_path / "20260410"
@@ -91,6 +117,8 @@ def test_predict_without_dsn_is_one_line():
     (["--walltime", "60", "--timeout", "1e300"], "argument --timeout: must be within"),
     (["--walltime", "60", "--timeout", "nan"], "argument --timeout: must be within"),
     (["--walltime", "60", "--reserve", "-1"], "argument --reserve: must be within"),
+    (["--walltime", "60", "--percentile", "101"], "argument --percentile: must be within"),
+    (["--walltime", "60", "--key", "project"], "argument --key: invalid choice"),
 ])
 def test_predict_bad_arguments(args, fragment):
     """Bad durations and parameters are refused with the argument named."""

@@ -60,6 +60,41 @@ def test_golden_log_predictions_in_jobs_csv(golden_log, tmp_path, capsys):
     assert status == 1  # one malformed line, reported, the rest used
 
 
+def test_v3_deployed_selectable_in_accuracy_replay(golden_log, tmp_path):
+    """--predictors v3-deployed: walltimes up to 24 h, so the golden jobs get v3's values."""
+    main([golden_log, "--predictors", "v3,v3-deployed", "--jobs-csv", str(tmp_path / "jobs.csv")])
+    rows = job_rows(str(tmp_path / "jobs.csv"))
+    assert [row["v3-deployed_submit_s"] for row in rows.values()] == [row["v3_submit_s"] for row in rows.values()]
+    assert rows["3.s"]["v3-deployed_submit_s"] == "2900"
+
+
+def test_tang_with_parameters_in_accuracy_replay(golden_log, tmp_path):
+    """tang:percentile=50:min_history=1 for job 3.s (walltime 2 h).
+
+    At submit only 1.s had ended (R = 1000/3600): 7200 x 1000/3600 = 2000. At
+    start 2.s too (R = 600/3600); the 50th of two is the smaller: 1200.
+    """
+    spec = "tang:percentile=50:min_history=1"
+    status = main([golden_log, "--predictors", "tang," + spec, "--jobs-csv", str(tmp_path / "jobs.csv")])
+    row = job_rows(str(tmp_path / "jobs.csv"))["3.s"]
+    assert (row[spec + "_submit_s"], row[spec + "_start_s"]) == ("2000", "1200")
+    assert (row["tang_submit_s"], row["tang_start_s"]) == ("7200", "7200")  # fewer than 10 jobs: the walltime
+    assert status == 1
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("tang:percentile=x", "percentile must be a whole number"),
+    ("tang:percentile=0", "percentile must be an integer >= 1"),
+    ("tang:colour=red", "not parameter=value"),
+    ("v3:percentile=80", "percentile does not apply to v3"),
+    ("oracle", "unknown predictor"),
+])
+def test_bad_predictor_spec_is_a_usage_error(golden_log, spec, fragment, capsys):
+    """A bad ALGORITHM:param=value is refused before reading the trace, naming what is wrong."""
+    assert main([golden_log, "--predictors", spec]) == 2
+    assert fragment in capsys.readouterr().err
+
+
 def test_malformed_line_reported_with_file_line_and_field(golden_log, capsys):
     """stderr names file:line and the field; the table is still printed."""
     main([golden_log])

@@ -30,15 +30,47 @@ def test_config_is_frozen():
 
 
 def test_every_field_has_a_default():
-    """DEFAULTS covers every setting (the algorithm is built from three of them)."""
-    settings = set(HookConfig._fields) - {"algorithm", "reader", "writer"} | {"algorithm", "window", "reserve_s"}
+    """DEFAULTS covers every setting (the algorithm is built from seven of them)."""
+    settings = set(HookConfig._fields) - {"algorithm", "reader", "writer"} | {
+        "algorithm", "window", "reserve_s", "percentile", "window_days", "min_history", "key"}
     assert set(DEFAULTS) == settings | {"reader_dsn", "writer_dsn"}
 
 
 def test_algorithm_parameters():
     """algorithm, window and reserve_s build the predictor."""
     config = parse(algorithm="v2", window=5, reserve_s=60)
-    assert tuple(config.algorithm) == ("v2", 5, 60)
+    assert tuple(config.algorithm)[:3] == ("v2", 5, 60)
+
+
+def test_v3_deployed_selectable():
+    """algorithm "v3-deployed" takes v3's window and reserve."""
+    config = parse(algorithm="v3-deployed", reserve_s=600)
+    assert tuple(config.algorithm)[:3] == ("v3-deployed", 15, 600)
+
+
+def test_tang_parameters():
+    """algorithm "tang" with its percentile, time window, minimum history and key."""
+    config = parse(algorithm="tang", percentile=70, window_days=14, min_history=5, key="user+walltime")
+    assert tuple(config.algorithm) == ("tang", 1000, 0, 70, 14, 5, "user+walltime")
+
+
+def test_tang_defaults_are_the_papers_recommendation():
+    """tang alone: 85th percentile, one month, at least 10 similar jobs, key user."""
+    algorithm = parse(algorithm="tang").algorithm
+    assert (algorithm.percentile, algorithm.window_days, algorithm.min_history, algorithm.key) == (85, 30, 10, "user")
+
+
+@pytest.mark.parametrize("settings, fragment", [
+    ({"algorithm": "tang", "percentile": 0}, "percentile"),
+    ({"algorithm": "tang", "percentile": 101}, "percentile"),
+    ({"algorithm": "tang", "window_days": "30"}, "window_days"),
+    ({"algorithm": "tang", "key": "project"}, "key must be one of"),
+    ({"algorithm": "v3", "percentile": 80}, "percentile does not apply to v3"),
+])
+def test_bad_tang_parameters_named(settings, fragment):
+    """A bad or misplaced tang parameter is a ConfigError naming it."""
+    with pytest.raises(ConfigError, match=fragment):
+        parse(**settings)
 
 
 @pytest.mark.parametrize("settings, setting", [

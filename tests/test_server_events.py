@@ -31,6 +31,12 @@ def test_runjob_view_uses_the_full_job():
     assert runjob_view(event) == JobView("runjob", "7.svr", "bob", "long", 7200, None, 1800, False)
 
 
+def test_runjob_view_carries_the_creation_time():
+    """runjob: the job's ctime is its submission, where tang's time window is counted back from."""
+    job = pbs.Job({"walltime": 7200}, id="7.svr", euser="bob", queue=pbs.Queue("long"), ctime=1775822400)
+    assert runjob_view(pbs.runjob_event(job)).submit_time == 1775822400
+
+
 def test_modifyjob_view_uses_the_owner_not_the_requestor():
     """modifyjob: the history is the job owner's even when a manager runs qalter."""
     event = pbs.modifyjob_event(full_job("7.svr", "bob", walltime=7200, soft_walltime=1800), {"walltime": 600}, "root")

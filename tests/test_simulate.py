@@ -173,3 +173,13 @@ def test_recorded_with_soft_walltimes_in_the_log_says_nothing(tmp_path, capsys):
                                                                          "Resource_List.soft_walltime=00:02:00"))
     simulate.run(parse(str(log), "--predictors", "recorded"))
     assert "no soft walltime" not in capsys.readouterr().err
+
+
+def test_new_predictors_selectable():
+    """v3-deployed is in the registry the simulation picks from."""
+    assert parse("x.swf", "--predictors", "user,v3-deployed").predictors == ("user", "v3-deployed")
+
+
+def test_tang_with_parameters_selectable():
+    """tang and tang with parameters are accepted by simulate's --predictors."""
+    assert parse("x.swf", "--predictors", "tang,tang:percentile=70").predictors == ("tang", "tang:percentile=70")

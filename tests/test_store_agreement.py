@@ -10,6 +10,7 @@ from predictor.errors import DatabaseError
 from predictor.history import MemoryHistory, predict
 from predictor.jobs import CompletedJob, JobRequest
 from predictor.server.dsn import connect_params
+from predictor.queries import RECENT_HISTORY_SINCE
 from predictor.server.store import HookHistory
 
 from conftest import empty_tables
@@ -79,13 +80,43 @@ def test_query_plan_is_index_only(db, writer):
     assert "completed_jobs_user_recent" in plan and "Sort" not in plan
 
 
+def test_time_bounded_query_plan_is_index_only(db, writer):
+    """tang's query, bounded by end time, is served by the same index, without a sort."""
+    for index in range(50):
+        writer.add(job(str(index), user="u{}".format(index % 5), end=index))
+    conn = psycopg2.connect(db.dsn)
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute("ANALYZE completed_jobs")
+            cursor.execute("SET enable_seqscan = off")
+            cursor.execute("EXPLAIN " + RECENT_HISTORY_SINCE, ("u1", 20, 1000))
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+    finally:
+        conn.close()
+    assert "Index Only Scan using completed_jobs_user_recent" in plan and "Sort" not in plan
+    assert "end_time >= " in plan and "Filter" not in plan
+
+
+def test_time_bounded_recent_stops_at_the_bound(writer, reader):
+    """since=T returns the newest rows that ended at T or later, newest first."""
+    for index, end in enumerate([5, 10, 10, 20]):
+        writer.add(job("{}.svr".format(index), end=end))
+    assert [row.job_id for row in reader.recent("alice", 1000, since=10)] == ["3.svr", "2.svr", "1.svr"]
+    assert [row.job_id for row in reader.recent("alice", 2, since=10)] == ["3.svr", "2.svr"]
+
+
+TANG_VARIANTS = [make_algorithm("tang", percentile=percentile, window_days=1, min_history=history, key=key)
+                 for percentile, history, key in [(85, 10, "user"), (50, 1, "user"), (100, 2, "user+walltime")]]
+"""tang over one day, so submissions at 86400 + 0..55 put the bound among the generated end times (0..50)."""
+
+
 @settings(max_examples=60)
 @given(histories(max_jobs=40), st.lists(st.integers(1, 10 ** 6), min_size=1, max_size=4))
 def test_both_stores_predict_identically(database, generated, walltimes):
     """Random histories give the same rows and predictions from PostgreSQL and memory."""
     users, jobs = generated
     empty_tables(database)
-    memory = MemoryHistory(capacity=15)
+    memory = MemoryHistory(capacity=1000)
     with PgHistory(database.writer_dsn, read_only=False) as writer:
         for completed in jobs:
             writer.add(completed)
@@ -97,6 +128,12 @@ def test_both_stores_predict_identically(database, generated, walltimes):
                 algorithm = make_algorithm(name)
                 for walltime in walltimes:
                     request = JobRequest(user, walltime)
+                    assert predict(reader, algorithm, request) == predict(memory, algorithm, request)
+            for since in (0, 25, 51):
+                assert reader.recent(user, 1000, since=since) == memory.recent(user, 1000, since=since)
+            for algorithm in TANG_VARIANTS:
+                for walltime, submitted in zip(walltimes, (86400, 86425, 86440, 86455)):
+                    request = JobRequest(user, walltime, submit_time=submitted)
                     assert predict(reader, algorithm, request) == predict(memory, algorithm, request)
 
 

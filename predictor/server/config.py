@@ -30,6 +30,10 @@ DEFAULTS = {
     "algorithm": "v3",
     "window": None,
     "reserve_s": None,
+    "percentile": None,
+    "window_days": None,
+    "min_history": None,
+    "key": None,
     "budget_s": 2.0,
     "pause_after_timeout_s": 30.0,
     "skip_queues": [],
@@ -37,7 +41,8 @@ DEFAULTS = {
     "keep_admin_soft_walltime": False,
     "package_path": None,
 }
-"""Every setting with its default. ``window``/``reserve_s`` None: the algorithm's own.
+"""Every setting with its default. ``window``, ``reserve_s`` and tang's ``percentile``,
+``window_days``, ``min_history``, ``key`` None: the algorithm's own (see predictor.algorithms).
 ``pause_after_timeout_s``: after the database missed the budget, events skip it
 this long, so a hung server costs pbs_server one budget per pause, not per job."""
 
@@ -150,11 +155,14 @@ def _mode(mode):
     return mode
 
 
+_ALGORITHM_SETTINGS = ("window", "reserve_s", "percentile", "window_days", "min_history", "key")
+
+
 def _algorithm(values):
     try:
-        return make_algorithm(values["algorithm"], values["window"], values["reserve_s"])
+        return make_algorithm(values["algorithm"], **{key: values[key] for key in _ALGORITHM_SETTINGS})
     except (ValueError, TypeError) as err:
-        raise ConfigError("algorithm/window/reserve_s: {}".format(err)) from None
+        raise ConfigError("algorithm/{}: {}".format("/".join(_ALGORITHM_SETTINGS), err)) from None
 
 
 def _seconds(value, name, low, high, low_included):

@@ -28,7 +28,8 @@ class JobView(NamedTuple):
     ``walltime_s`` is the walltime the job will have (for modifyjob: the new one,
     None when the request does not change it). ``explicit_soft_s`` is a
     soft_walltime given in this very request (qsub or qalter);
-    ``existing_soft_s`` the one the job already had before it.
+    ``existing_soft_s`` the one the job already had before it. ``submit_time``
+    is the job's ``ctime`` (None in queuejob: the job is being submitted now).
     """
 
     hook_event: str
@@ -39,6 +40,7 @@ class JobView(NamedTuple):
     explicit_soft_s: Optional[int]
     existing_soft_s: Optional[int]
     shrink_to_fit: bool
+    submit_time: Optional[int] = None
 
 
 def resource_seconds(job, name):
@@ -73,7 +75,8 @@ def runjob_view(event):
     """A runjob event: the full job about to start."""
     job = event.job
     return JobView("runjob", _text(job.id), _text(job.euser), _queue_name(job), resource_seconds(job, "walltime"),
-                   None, resource_seconds(job, "soft_walltime"), _resource(job, "min_walltime") is not None)
+                   None, resource_seconds(job, "soft_walltime"), _resource(job, "min_walltime") is not None,
+                   _creation_time(job))
 
 
 def modifyjob_view(event):
@@ -81,7 +84,16 @@ def modifyjob_view(event):
     change, job = event.job, event.job_o
     shrink = _resource(job, "min_walltime") is not None or _resource(change, "min_walltime") is not None
     return JobView("modifyjob", _text(job.id), _text(job.euser), _queue_name(job), resource_seconds(change, "walltime"),
-                   resource_seconds(change, "soft_walltime"), resource_seconds(job, "soft_walltime"), shrink)
+                   resource_seconds(change, "soft_walltime"), resource_seconds(job, "soft_walltime"), shrink,
+                   _creation_time(job))
+
+
+def _creation_time(job):
+    """The job's ctime in epoch seconds, or None if PBS gave none (the predictor then counts from now)."""
+    value = getattr(job, "ctime", None)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return int(value)
 
 
 def completed_job(job):

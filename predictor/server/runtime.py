@@ -192,7 +192,9 @@ def _predict(runtime, config, view, started):
         raise ConfigError("reader_dsn is not set in this hook's config, so it cannot predict; "
                           "set it, or attach this config to the jobobit hook only")
     deadline = started + config.budget_s
-    request = JobRequest(view.user, view.walltime_s, view.queue)
+    # queuejob: the job is being submitted now; a time-window predictor counts back from then.
+    submit_time = view.submit_time if view.submit_time is not None else int(time.time())
+    request = JobRequest(view.user, view.walltime_s, view.queue, submit_time=submit_time)
     return runtime.with_store(config.reader, config, True,
                               lambda store: predict(store, config.algorithm, request, deadline))
 

@@ -9,7 +9,7 @@ import time
 
 from ..errors import ConfigError, DatabaseError, DeadlineExceeded
 from ..jobs import HistoryRow
-from ..queries import RECENT_HISTORY, UPSERT_ONE, job_values
+from ..queries import RECENT_HISTORY, RECENT_HISTORY_SINCE, UPSERT_ONE, job_values
 from . import driver
 
 __all__ = ["HookHistory"]
@@ -26,9 +26,12 @@ class HookHistory:
         self.read_only = read_only
         self._conn = None
 
-    def recent(self, user, limit, deadline=None):
-        """The user's newest ``limit`` jobs as ``HistoryRow``s, newest first."""
-        rows = self._run(RECENT_HISTORY, (user, limit), deadline, fetch=True)
+    def recent(self, user, limit, deadline=None, since=None):
+        """The user's newest ``limit`` jobs as ``HistoryRow``s, newest first; ``since``: only those ended then or later."""
+        if since is None:
+            rows = self._run(RECENT_HISTORY, (user, limit), deadline, fetch=True)
+        else:
+            rows = self._run(RECENT_HISTORY_SINCE, (user, since, limit), deadline, fetch=True)
         return [HistoryRow(*row) for row in rows]
 
     def add(self, job, deadline=None):

@@ -15,7 +15,7 @@ import numpy as np
 from predictor.durations import parse_duration
 
 from ..errors import ReplayError
-from ..predictors import PREDICTORS
+from ..predictors import predictor_list, resolve
 from ..options import whole_number
 from ..outputs import OutputFiles, check_outputs
 from ..report import Report, write_outputs
@@ -34,12 +34,10 @@ _DEFAULTS = SchedulerSettings()
 
 
 def _names(text):
-    names = tuple(name.strip() for name in text.split(",") if name.strip())
-    unknown = [name for name in names if name not in PREDICTORS]
-    if unknown or not names or len(set(names)) != len(names):
-        raise argparse.ArgumentTypeError("give distinct names among {} (comma-separated), not {!r}".format(
-            ", ".join(PREDICTORS), text))
-    return names
+    try:
+        return predictor_list(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _duration(text):
@@ -58,7 +56,8 @@ def add_arguments(parser):
     parser.add_argument("--max-errors", type=whole_number(0, 10 ** 9), default=20, metavar="N",
                         help="malformed lines to show on stderr (default 20; all are counted)")
     parser.add_argument("--predictors", type=_names, default=DEFAULT_PREDICTORS, metavar="NAMES",
-                        help="comma-separated (default: {})".format(",".join(DEFAULT_PREDICTORS)))
+                        help="comma-separated (default: {}); ALGORITHM:param=value sets parameters, "
+                             "e.g. tang:percentile=70".format(",".join(DEFAULT_PREDICTORS)))
     _machine_arguments(parser)
     _scheduler_arguments(parser)
     parser.add_argument("--bsld-tau", type=whole_number(1, 10 ** 9), default=DEFAULT_BSLD_TAU_S, metavar="SECONDS",
@@ -195,7 +194,7 @@ def run(args):
     recorded = recorded_notes(jobs, args.predictors)
     for note in recorded:
         sys.stderr.write(note + "\n")
-    runs = {name: simulate_jobs(jobs, PREDICTORS[name], cluster, settings) for name in args.predictors}
+    runs = {name: simulate_jobs(jobs, resolve(name), cluster, settings) for name in args.predictors}
     title = "PBS scheduling simulation of {} ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(jobs))
     notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (

@@ -183,6 +183,33 @@ def test_qsub_sets_the_prediction(pbs, enforcing):
     assert soft(pbs, job_id) == "00:35:00"
 
 
+@pytest.mark.parametrize("algorithm, parameters, walltime, expected", [
+    # v3 from one past job (600 s of 3600 s) for 48 h: 28800 s, doubled above 24 h, + 900 s.
+    ("v3-deployed", {}, "48:00:00", "16:15:00"),
+    # Tang et al.: ratios 0.25 and 0.5 an hour ago; the 85th percentile (nearest rank) is 0.5 of 1 h.
+    ("tang", {"min_history": 2}, "01:00:00", "00:30:00"),
+])
+def test_qsub_sets_each_predictors_prediction(pbs, enforcing, algorithm, parameters, walltime, expected):
+    """The other predictors, chosen in the hook config, predict in the real server's hooks."""
+    original = read_config(enforcing)
+    sql(enforcing, "TRUNCATE completed_jobs")
+    now = int(time.time())
+    for index, runtime in enumerate((900, 1800)):
+        sql(enforcing, "INSERT INTO completed_jobs (job_id, user_name, runtime_s, walltime_s, end_time) "
+                       "VALUES (%s, %s, %s, %s, %s)", ("t{}.history".format(index), JOB_USER, runtime, 3600,
+                                                       now - 3600 + index))
+    if algorithm == "v3-deployed":
+        set_history(enforcing, (600, 3600))
+    try:
+        rewrite_config(pbs, enforcing, algorithm=algorithm, **parameters)
+        _, job_id = pbs.qsub("-h -l walltime={} -- /bin/true".format(walltime))
+        assert soft(pbs, job_id) == expected
+    finally:
+        with open(config_path(enforcing), "w", encoding="utf-8") as config_file:
+            json.dump(original, config_file)
+        import_config(pbs, HOOK, config_path(enforcing))
+
+
 def test_job_without_walltime_gets_none_at_qsub(pbs, enforcing):
     """No walltime requested and no default: nothing to predict from."""
     _, job_id = pbs.qsub("-h -- /bin/true")

@@ -10,7 +10,8 @@ come from the package.
 
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
-from replay.simulation.engine import FIVE_YEARS_S, ScheduledJob
+from replay.simulation.classification import Completion, SizeClassifier
+from replay.simulation.engine import FIVE_YEARS_S, ScheduledJob, requested_s
 from replay.simulation.extension import EXTENSIONS
 from replay.simulation.policies import POLICIES, QueuedJob
 
@@ -31,6 +32,8 @@ class _Reference:
                          for job in self.jobs]
         self.start, self.end, self.soft_queued, self.soft_started, self.reservation = {}, {}, {}, {}, {}
         self.waiting, self.running = [], []
+        self.classifier = SizeClassifier(self.jobs[0].submit_time) if self.policy.classifies and jobs else None
+        self.small = {}
 
     def run(self):
         now, submitted = None, 0
@@ -78,6 +81,9 @@ class _Reference:
             self.end[index] = now
             job = self.jobs[index]
             self.history.add_row(job.user, HistoryRow(now, job.job_id, self._runtime(index), self.walltime[index]))
+            if self.classifier is not None:
+                self.classifier.observe(Completion(now, job.user, requested_s(job), self.cluster.width(job),
+                                                   self._runtime(index)))
 
     def _predict(self, job, index):
         window = self.predictor.window
@@ -88,7 +94,10 @@ class _Reference:
         return soft if self.walltime[index] is None else min(soft, self.walltime[index])
 
     def _submit(self, index):
-        self.soft_queued[index] = self._predict(self.jobs[index], index)
+        job = self.jobs[index]
+        self.soft_queued[index] = self._predict(job, index)
+        self.small[index] = self.classifier is not None and self.classifier.is_small(
+            job.user, requested_s(job), self.cluster.width(job), job.submit_time)
         self.waiting.append(index)
 
     def _walltime_plan(self, index):
@@ -109,7 +118,7 @@ class _Reference:
     def _queued_job(self, index):
         job = self.jobs[index]
         return QueuedJob(index, job.submit_time, self._queued_plan(index), self.cluster.width(job),
-                         self._walltime_plan(index))
+                         self._walltime_plan(index), self.small[index])
 
     def _cycle(self, now):
         busy = [(self._running_plan_end(index, now), self.cluster.width(self.jobs[index])) for index in self.running]

@@ -298,3 +298,16 @@ def test_job_wider_than_the_machine_is_refused():
         assert "huge" in str(err)
     else:
         raise AssertionError("expected ValueError")
+
+
+def test_small_first_runs_a_job_predicted_small_before_an_earlier_large_one():
+    """Week 1's divider is 2550 (week 0 ran 100 and 5000): alice's category ran 100, so her job is
+    small and overtakes bob's, whose category ran 5000; fifo keeps arrival order."""
+    week = 7 * 86400
+    jobs = [job("a0", 0, 100, 5000, 1), job("b0", 10, 5000, 10000, 1, user="bob"),
+            job("big", week, 3000, 10000, 1, user="bob"), job("L", week + 1, 50, 10000, 1, user="bob"),
+            job("S", week + 2, 100, 5000, 1)]
+    fifo = schedule(jobs, cores=1)
+    small_first = schedule(jobs, cores=1, settings=NO_TIMER._replace(policy="small-first"))
+    assert (fifo["L"].start_time, fifo["S"].start_time) == (week + 3000, week + 3050)
+    assert (small_first["S"].start_time, small_first["L"].start_time) == (week + 3000, week + 3100)

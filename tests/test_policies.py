@@ -1,6 +1,6 @@
 """Job orders: FIFO, shortest soft walltime first, and WFP (seed 001 eq. 5)."""
 
-from replay.simulation.policies import POLICIES, QueuedJob
+from replay.simulation.policies import POLICIES, STARVATION_THRESHOLD_S, QueuedJob
 
 
 def queued(index, submit, planned, width):
@@ -42,3 +42,21 @@ def test_ties_fall_back_to_submission_order():
     """Equal keys keep arrival order."""
     same = [queued(3, 0, 60, 1), queued(1, 0, 60, 1)]
     assert order("sjf", same, 5) == [1, 3] and order("wfp", same, 0) == [1, 3]
+
+
+def classified(index, submit, small):
+    return QueuedJob(index, submit, 3600, 1, 3600, small)
+
+
+def test_small_first_puts_predicted_small_jobs_first_then_arrival_order():
+    """small-first: small jobs in arrival order, then large ones in arrival order."""
+    jobs = [classified(0, 0, False), classified(1, 10, True), classified(2, 20, False), classified(3, 30, True)]
+    assert order("small-first", jobs, 100) == [1, 3, 0, 2]
+
+
+def test_small_first_sends_a_starving_job_to_the_head():
+    """A job waiting the threshold or longer goes before every small job (starvation safeguard)."""
+    jobs = [classified(0, 0, False), classified(1, 10, True)]
+    assert order("small-first", jobs, STARVATION_THRESHOLD_S - 1) == [1, 0]
+    assert order("small-first", jobs, STARVATION_THRESHOLD_S) == [0, 1]
+    assert POLICIES["small-first"].classifies and not POLICIES["small-first"].static

@@ -19,11 +19,12 @@ from typing import NamedTuple, Optional
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 from .calendar import Calendar
+from .classification import Completion, SizeClassifier
 from .extension import EXTENSIONS
 from .policies import POLICIES, QueuedJob
 from .scheduler import Scheduler
 
-__all__ = ["Kind", "FIVE_YEARS_S", "SchedulerSettings", "ScheduledJob", "simulate_jobs", "held_s"]
+__all__ = ["Kind", "FIVE_YEARS_S", "SchedulerSettings", "ScheduledJob", "simulate_jobs", "held_s", "requested_s"]
 
 FIVE_YEARS_S = 5 * 365 * 86400
 """What PBS plans for a job with neither soft walltime nor walltime."""
@@ -84,6 +85,11 @@ def held_s(job, walltime_s):
     return held if walltime_s is None or job.runtime_s <= walltime_s else min(held, walltime_s)
 
 
+def requested_s(job):
+    """The walltime the user asked for (what queuejob sees), else None."""
+    return job.walltime_s if job.walltime_s and job.walltime_s >= 1 else None
+
+
 def _check_fits(job, cluster):
     width = cluster.width(job)
     if not 1 <= width <= cluster.capacity:
@@ -102,6 +108,8 @@ class _Engine:
         self.scheduler = Scheduler(self.calendar, POLICIES[settings.policy], settings.strict_ordering,
                                    settings.backfill_depth, settings.selective)
         self.history = MemoryHistory(max(predictor.window, 1))
+        classifies = self.scheduler.policy.classifies and bool(self.jobs)
+        self.classifier = SizeClassifier(self.jobs[0].submit_time) if classifies else None
         for job in self.jobs:
             _check_fits(job, cluster)
         self.width = [cluster.width(job) for job in self.jobs]
@@ -151,16 +159,20 @@ class _Engine:
         job = self.jobs[index]
         # queuejob sees only what the user sent: no default walltime yet.
         soft = self.soft_queued[index] = self._predict(job, index)
-        walltime_plan = self.walltime_plan[index]
-        self.scheduler.submit(QueuedJob(index, job.submit_time, soft or walltime_plan, self.width[index],
-                                        walltime_plan), now)
+        walltime_plan, width = self.walltime_plan[index], self.width[index]
+        small = self.classifier is not None and self.classifier.is_small(job.user, requested_s(job), width, now)
+        self.scheduler.submit(QueuedJob(index, job.submit_time, soft or walltime_plan, width, walltime_plan, small),
+                              now)
 
     def _on_end(self, now, index):
         self.end[index] = now
         self.calendar.remove(index)
         self.scheduler.changed = True
+        job = self.jobs[index]
+        if self.classifier is not None:
+            self.classifier.observe(Completion(now, job.user, requested_s(job), self.width[index],
+                                               self.runtime[index]))
         if self.predictor.window:
-            job = self.jobs[index]
             self.history.add_row(job.user, HistoryRow(now, job.job_id, self.runtime[index], self.walltime[index]))
         if self.scheduler.queue:
             self._request_cycle(now)  # with nothing waiting a cycle could not start anything

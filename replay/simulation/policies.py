@@ -3,12 +3,18 @@
 Each entry of ``POLICIES`` is a ``Policy``: ``key(job, now)`` sorts the queue
 ascending (``job`` is a ``QueuedJob``); ``static`` says the key ignores
 ``now``, so the engine may keep the queue sorted instead of re-sorting it every
-cycle. Every key ends with the job's index, so no two jobs tie.
+cycle; ``classifies`` asks the engine to classify each job small or large at
+submission (``QueuedJob.small``, see ``replay.simulation.classification``).
+Every key ends with the job's index, so no two jobs tie.
 """
 
 from typing import Callable, NamedTuple
 
-__all__ = ["QueuedJob", "Policy", "POLICIES", "fifo", "shortest_soft_walltime_first", "wfp"]
+__all__ = ["QueuedJob", "Policy", "POLICIES", "fifo", "shortest_soft_walltime_first", "wfp",
+           "small_first", "STARVATION_THRESHOLD_S"]
+
+STARVATION_THRESHOLD_S = 24 * 3600
+"""small-first: a job waiting this long goes to the head of the queue (the paper gives no value)."""
 
 
 class QueuedJob(NamedTuple):
@@ -16,7 +22,8 @@ class QueuedJob(NamedTuple):
 
     ``index`` is its position in the trace sorted by submission; ``planned_s`` the
     duration planned while it waits (soft walltime, else walltime, else 5 years);
-    ``width`` the cores (or nodes) it occupies; ``walltime_plan_s`` its walltime, else 5 years.
+    ``width`` the cores (or nodes) it occupies; ``walltime_plan_s`` its walltime, else 5 years;
+    ``small`` whether it was predicted small at submission (only for a policy that ``classifies``).
     """
 
     index: int
@@ -24,6 +31,7 @@ class QueuedJob(NamedTuple):
     planned_s: int
     width: int
     walltime_plan_s: int
+    small: bool = False
 
 
 class Policy(NamedTuple):
@@ -31,6 +39,7 @@ class Policy(NamedTuple):
 
     key: Callable
     static: bool
+    classifies: bool = False
 
 
 def fifo(job, now):
@@ -49,9 +58,18 @@ def wfp(job, now):
     return (-(waited / job.planned_s) ** 3 * job.width, job.index)
 
 
+def small_first(job, now):
+    """Zrigui et al.: jobs predicted small before large ones, each in arrival order; a job waiting
+    ``STARVATION_THRESHOLD_S`` or longer goes to the head of the queue."""
+    if now - job.submit_time >= STARVATION_THRESHOLD_S:
+        return (0, job.index)
+    return (1 if job.small else 2, job.index)
+
+
 POLICIES = {
     "fifo": Policy(fifo, True),
     "sjf": Policy(shortest_soft_walltime_first, True),
     "wfp": Policy(wfp, False),
+    "small-first": Policy(small_first, False, classifies=True),
 }
 """The registry: ``--policy`` name -> order. ``fifo`` is the default."""

@@ -1,6 +1,7 @@
 """Online small/large classification (Zrigui et al.): divider, rule and weekly learning, by hand."""
 
-from replay.simulation.classification import WEEK_S, Completion, SizeClassifier, divider_s, predict_small
+from replay.simulation.classification import (WEEK_S, Completion, LoggedJob, Quality, SizeClassifier,
+                                              classification_quality, divider_s, predict_small)
 
 WEEK = 100  # a short week keeps the hand computations readable
 
@@ -92,3 +93,20 @@ def test_same_instant_completions_learn_the_same_in_any_order():
 def test_weeks_are_seven_days():
     """The learning period is the paper's week."""
     assert WEEK_S == 7 * 86400
+
+
+def logged(submit, end, runtime, user="alice", walltime=1000):
+    return LoggedJob(submit, end, user, walltime, 1, runtime)
+
+
+def test_quality_counts_each_class_against_the_divider_at_submission():
+    """Week 0 (divider 20 from 10, 20, 30) is not counted; then one of each: TS, FS, TL, FL."""
+    jobs = [logged(0, 10, 10, user="a"), logged(1, 21, 20, user="b"), logged(2, 32, 30, user="c"),
+            logged(100, 105, 5, user="a"),    # a's last ran 10: small, runs 5: true small
+            logged(101, 200, 99, user="b"),   # b's last ran 20 = divider: large, but requested 15 -> small
+            logged(102, 200, 50, user="c"),   # c's last ran 30: large, runs 50: true large
+            logged(103, 200, 5, user="c")]    # large again, runs 5: false large
+    jobs[4] = jobs[4]._replace(walltime_s=15, runtime_s=25)  # small by request, ran past the divider: false small
+    quality = classification_quality(jobs, WEEK)
+    assert quality == Quality(true_small=1, false_small=1, true_large=1, false_large=1)
+    assert quality.precision() == 0.5 and quality.recall() == 0.5

@@ -183,3 +183,13 @@ def test_new_predictors_selectable():
 def test_tang_with_parameters_selectable():
     """tang and tang with parameters are accepted by simulate's --predictors."""
     assert parse("x.swf", "--predictors", "tang,tang:percentile=70").predictors == ("tang", "tang:percentile=70")
+
+
+def test_classification_note_only_for_a_classifying_policy():
+    """small-first adds the precision/recall note; fifo adds nothing."""
+    from replay.simulation.engine import SchedulerSettings
+    week = 7 * 86400
+    jobs = [Job("a", "alice", 0, 10, 100, 1, end_time=10), Job("b", "alice", week, 5, 6, 1, end_time=week + 5)]
+    assert simulate.classification_notes(jobs, Cluster.of_cores(4), SchedulerSettings()) == ()
+    note, = simulate.classification_notes(jobs, Cluster.of_cores(4), SchedulerSettings(policy="small-first"))
+    assert "precision 100.0%, recall 100.0%" in note and "(1 jobs after the first week)" in note

@@ -14,7 +14,8 @@ lag of the job's category): see docs/simulate.md.
 from statistics import median
 from typing import NamedTuple, Optional
 
-__all__ = ["WEEK_S", "Completion", "divider_s", "predict_small", "SizeClassifier"]
+__all__ = ["WEEK_S", "Completion", "LoggedJob", "Quality", "divider_s", "predict_small", "SizeClassifier",
+           "classification_quality"]
 
 WEEK_S = 7 * 86400
 
@@ -88,3 +89,53 @@ class SizeClassifier:
         for done in sorted(self._completions[first:self._learned], key=lambda done: (done.end_time, done.runtime_s)):
             self._last_by_walltime[done.user, done.walltime_s] = done.runtime_s
             self._last_by_width[done.user, done.width] = done.runtime_s
+
+
+class LoggedJob(NamedTuple):
+    """A job of the log as ``classification_quality`` replays it; ``end_time`` None: never learned from."""
+
+    submit_time: int
+    end_time: Optional[int]
+    user: str
+    walltime_s: Optional[int]
+    width: int
+    runtime_s: int
+
+
+class Quality(NamedTuple):
+    """Counts of the "small" class: true/false small, true/false large (jobs with a divider only)."""
+
+    true_small: int
+    false_small: int
+    true_large: int
+    false_large: int
+
+    def precision(self):
+        predicted = self.true_small + self.false_small
+        return self.true_small / predicted if predicted else None
+
+    def recall(self):
+        actual = self.true_small + self.false_large
+        return self.true_small / actual if actual else None
+
+
+def classification_quality(jobs, week_s=WEEK_S):
+    """``Quality`` of the classifier over ``LoggedJob``s, learning from their logged completions (as the
+    paper does, apart from any simulated schedule); a job is truly small when its runtime is below the
+    divider in force at its submission. Jobs submitted before any divider (the first week) are not counted."""
+    jobs = sorted(jobs, key=lambda job: job.submit_time)
+    if not jobs:
+        return Quality(0, 0, 0, 0)
+    classifier = SizeClassifier(jobs[0].submit_time, week_s)
+    ends = sorted((job for job in jobs if job.end_time is not None), key=lambda job: (job.end_time, job.runtime_s))
+    counts, learned = [0, 0, 0, 0], 0
+    for job in jobs:
+        while learned < len(ends) and ends[learned].end_time <= job.submit_time:
+            done = ends[learned]
+            classifier.observe(Completion(done.end_time, done.user, done.walltime_s, done.width, done.runtime_s))
+            learned += 1
+        small = classifier.is_small(job.user, job.walltime_s, job.width, job.submit_time)
+        if classifier.divider is not None:
+            truly_small = job.runtime_s < classifier.divider
+            counts[(0 if small else 2) + (0 if small == truly_small else 1)] += 1
+    return Quality(*counts)

@@ -20,8 +20,9 @@ from ..options import whole_number
 from ..outputs import OutputFiles, check_outputs
 from ..report import Report, write_outputs
 from ..traces.readers import read_trace
+from .classification import LoggedJob, classification_quality
 from .cluster import Cluster
-from .engine import SchedulerSettings, simulate_jobs
+from .engine import SchedulerSettings, requested_s, simulate_jobs
 from .extension import EXTENSIONS
 from .policies import POLICIES
 from .simulation_metrics import DEFAULT_BSLD_TAU_S, schedule_tables
@@ -82,6 +83,7 @@ def _machine_arguments(parser):
 def _scheduler_arguments(parser):
     parser.add_argument("--policy", choices=sorted(POLICIES), default=_DEFAULTS.policy,
                         help="job order: fifo (submission, default), sjf (shortest soft walltime first), "
+                             "small-first (jobs predicted small first, Zrigui et al.), "
                              "wfp (Tang et al. eq. 5: (wait / planned)^3 x cores, highest first)")
     parser.add_argument("--backfill-depth", type=whole_number(0, 10 ** 6), default=_DEFAULTS.backfill_depth,
                         metavar="N", help="top jobs with a reservation (default 1; 0: no backfilling)")
@@ -147,6 +149,21 @@ def recorded_notes(jobs, names):
             "as 'user' does",)
 
 
+def classification_notes(jobs, cluster, settings):
+    """For a policy that classifies: precision and recall of the "small" class, learned from the log's
+    completions (Zrigui et al.'s accuracy table), whatever the simulated schedule."""
+    if not POLICIES[settings.policy].classifies:
+        return ()
+    quality = classification_quality(LoggedJob(job.submit_time, job.end_time, job.user, requested_s(job),
+                                               cluster.width(job), job.runtime_s) for job in jobs)
+    counted = sum(quality)
+    if not quality.precision() or not quality.recall():
+        return ("small/large classification: {} jobs after the first week, no small job predicted "
+                "or found".format(counted),)
+    return ("small/large classification over the log's completions: precision {:.1%}, recall {:.1%} for "
+            "'small' ({} jobs after the first week)".format(quality.precision(), quality.recall(), counted),)
+
+
 def _settings_note(settings, tau_s):
     return ("scheduler: {} order, strict_ordering {}, backfill_depth {}, extension {}, {}scheduler_iteration {}, "
             "bsld tau {} s, default walltime {}".format(
@@ -198,7 +215,7 @@ def run(args):
     title = "PBS scheduling simulation of {} ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(jobs))
     notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (
-        machine_note, _settings_note(settings, args.bsld_tau))
+        machine_note, _settings_note(settings, args.bsld_tau)) + classification_notes(jobs, cluster, settings)
     report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau)
     with OutputFiles() as files:
         write_outputs(args, report, job_table(runs, columns), files)

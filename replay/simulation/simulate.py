@@ -15,16 +15,16 @@ import numpy as np
 from predictor.durations import parse_duration
 
 from ..errors import ReplayError
-from ..predictors import predictor_list, resolve
+from ..predictors import predictor_legend, predictor_list, resolve
 from ..options import whole_number
 from ..outputs import OutputFiles, check_outputs
-from ..report import Report, write_outputs
+from ..report import Report, column_legend, write_outputs
 from ..traces.readers import read_trace
 from .cluster import Cluster
 from .engine import SchedulerSettings, simulate_jobs
 from .extension import EXTENSIONS
 from .policies import POLICIES
-from .simulation_metrics import DEFAULT_BSLD_TAU_S, schedule_tables
+from .simulation_metrics import DEFAULT_BSLD_TAU_S, legend_meanings, schedule_tables
 
 __all__ = ["add_arguments", "run", "DEFAULT_PREDICTORS", "settings_of", "machine_of", "observed_cores",
            "runnable_jobs", "job_table", "JOB_HEADER", "simulation_report", "recorded_notes"]
@@ -160,7 +160,8 @@ def simulation_report(title, notes, runs, cluster, tau_s):
     any_run = next(iter(runs.values()), [])
     widths = np.fromiter((cluster.cores_held(done.width) for done in any_run), np.int64, len(any_run))
     tables, columns = schedule_tables(runs, tau_s, widths, cluster.cores)
-    return Report(title, tuple(notes), tuple(tables)), columns
+    legend = column_legend(tables, legend_meanings(tau_s)) + predictor_legend(runs)
+    return Report(title, tuple(notes), tuple(tables), legend), columns
 
 
 JOB_HEADER = ["predictor", "job_id", "user", "queue", "submit_time", "ncpus", "walltime_s", "runtime_s",

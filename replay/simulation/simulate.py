@@ -183,6 +183,21 @@ def job_table(runs, columns):
     return JOB_HEADER, rows()
 
 
+def _simulate_all(jobs, names, cluster, settings):
+    """``{name: [ScheduledJob]}``, one run per predictor, with one progress bar over them all (on a TTY)."""
+    from ..progress import ProgressBar
+    progress = ProgressBar("simulating {} predictors".format(len(names)), unit="job")
+    runs = {}
+    try:
+        for number, name in enumerate(names):
+            def report(submitted, total, before=number * len(jobs)):
+                progress(before + submitted, total * len(names))
+            runs[name] = simulate_jobs(jobs, resolve(name), cluster, settings, report)
+    finally:
+        progress.close()
+    return runs
+
+
 def run(args):
     """Read, simulate once per predictor, report; the exit status."""
     check_outputs(args, args.paths)
@@ -195,7 +210,7 @@ def run(args):
     recorded = recorded_notes(jobs, args.predictors)
     for note in recorded:
         sys.stderr.write(note + "\n")
-    runs = {name: simulate_jobs(jobs, resolve(name), cluster, settings) for name in args.predictors}
+    runs = _simulate_all(jobs, args.predictors, cluster, settings)
     title = "PBS scheduling simulation of {} ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(jobs))
     notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (

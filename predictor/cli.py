@@ -336,6 +336,7 @@ def _ingest(args):
     psycopg2 = _psycopg2()
     from .ingest import Ingester, nothing_to_load
     from .pgstore import describe_error, session_dsn
+    from .progress import ProgressBar
     problem = None if args.follow else nothing_to_load(args.paths)
     if problem:  # before connecting: a cron job's wrong path is one line, whatever the database does
         raise PredictorError(problem)
@@ -346,16 +347,18 @@ def _ingest(args):
     warn = lambda message: print("warning: " + message, file=sys.stderr)
     rejects = _RejectPrinter(args.max_errors)
     ingester = Ingester(conn, args.chunk_lines, on_reject=rejects, on_warning=warn, workers=args.workers)
+    progress = ProgressBar("ingesting", unit="file")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     started = time.monotonic()
     try:
         if args.follow:
             ingester.follow(args.paths, args.interval)
         else:
-            ingester.ingest(args.paths)
+            ingester.ingest(args.paths, progress)
     except KeyboardInterrupt:
         pass
     finally:
+        progress.close()
         ingester.close()
         conn.close()
         rejects.close()

@@ -228,11 +228,13 @@ class Ingester:
             pool, self._pool = self._pool, None
             pool.shutdown(wait=True)
 
-    def ingest(self, paths):
-        """Load every file under ``paths``; return the stats."""
+    def ingest(self, paths, on_progress=None):
+        """Load every file under ``paths``; return the stats. ``on_progress(files done, files)`` after each file."""
         files = self._check_paths(paths)
-        for path in files:
+        for done, path in enumerate(files, 1):
             self.ingest_file(path)
+            if on_progress is not None:
+                on_progress(done, len(files))
         return self.stats
 
     def _check_paths(self, paths, count=True):

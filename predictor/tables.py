@@ -1,6 +1,7 @@
 """Reports as tables, and the writers that print them as text, JSON and CSV.
 
-A ``Report`` is a title, notes and ``Table``s; a table's ``Column``s say how
+A ``Report`` is a title, notes, ``Table``s and a legend (what the columns and
+rows mean, printed under the text tables only); a table's ``Column``s say how
 each value is shown (``kind``). The replay's accuracy and simulation reports
 and ``python -m predictor report`` print through the same writers (the replay
 re-exports them from ``replay.report``), so that their tables look alike:
@@ -53,11 +54,12 @@ class Table(NamedTuple):
 
 
 class Report(NamedTuple):
-    """What one run measured."""
+    """What one run measured; ``legend`` lines explain the text tables (not in JSON or CSV)."""
 
     title: str
     notes: Tuple[str, ...]
     tables: Tuple[Table, ...]
+    legend: Tuple[str, ...] = ()
 
 
 def _duration(seconds):
@@ -113,7 +115,7 @@ def runtime_class_masks(runtime):
 
 
 def write_text(report, out):
-    """The report as aligned text tables."""
+    """The report as aligned text tables, then its legend."""
     out.write(report.title + "\n")
     for note in report.notes:
         out.write("  " + note + "\n")
@@ -123,6 +125,8 @@ def write_text(report, out):
         out.write(lines[0] + "\n" + "-" * max(len(line) for line in lines) + "\n")
         for line in lines[1:]:
             out.write(line + "\n")
+    if report.legend:
+        out.write("\nLegend:\n" + "".join("  {}\n".format(line) for line in report.legend))
 
 
 def write_json(report, out):

@@ -112,7 +112,7 @@ def _replay(trace, predictor_names, instants):
     from .accuracy.accuracy import replay_accuracy
     from .predictors import resolve
     from .progress import ProgressBar
-    progress = ProgressBar("replaying {} jobs".format(len(trace.jobs)))
+    progress = ProgressBar("replaying {} jobs".format(len(trace.jobs)), unit="event")
     try:
         return replay_accuracy(trace.jobs, [resolve(name) for name in predictor_names], progress, instants)
     finally:

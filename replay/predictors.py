@@ -15,7 +15,8 @@ from typing import Callable, NamedTuple, Optional, Tuple
 
 from predictor.algorithms import ALGORITHMS, make_algorithm
 
-__all__ = ["ReplayPredictor", "PREDICTORS", "ACCURACY_PREDICTORS", "history_capacity", "resolve", "predictor_list"]
+__all__ = ["ReplayPredictor", "PREDICTORS", "ACCURACY_PREDICTORS", "history_capacity", "resolve", "predictor_list",
+           "DESCRIPTIONS", "describe", "predictor_legend"]
 
 
 class ReplayPredictor(NamedTuple):
@@ -60,6 +61,35 @@ ACCURACY_PREDICTORS = ("user", "v1", "v2", "v3", "recorded")
 """The accuracy replay's default set (clairvoyant would be trivially exact there)."""
 
 
+DESCRIPTIONS = {
+    "user": "the user's own walltime (Resource_List.walltime), no prediction",
+    "v1": "Chlumsky & Klusacek v1: mean runtime of the user's last {window} jobs, at most the walltime",
+    "v2": "Chlumsky & Klusacek v2: v1 over the last {window} jobs plus a {reserve_min} min reserve",
+    "v3": "Chlumsky & Klusacek v3: the walltime scaled by the highest runtime/walltime of the user's last "
+          "{window} jobs, plus {reserve_min} min",
+    "v3-deployed": "v3 as the authors' production hook runs it: the scaled walltime doubled for walltimes over 24 h",
+    "tang": "Tang et al.: the walltime x the {percentile}th percentile of runtime/walltime of the user's jobs that "
+            "ended in the last {window_days} days (the walltime with fewer than {min_history})",
+    "recorded": "the soft walltime the hooks set, as recorded in the accounting log",
+    "clairvoyant": "the true runtime (within [1 s, walltime]), known in advance: the ideal to compare with",
+}
+"""Predictor name -> what it is in plain words; ``{...}`` fields are the algorithm's default parameters."""
+
+
+def describe(spec):
+    """``spec`` in plain words, with the parameters it runs with (``NAME:param=value`` or the defaults)."""
+    name, _, rest = spec.partition(":")
+    if name not in ALGORITHMS:
+        return DESCRIPTIONS[name]
+    parameters = make_algorithm(name, **_parameters(spec, rest) if rest else {})._asdict()
+    return DESCRIPTIONS[name].format(reserve_min="{:g}".format(parameters["reserve_s"] / 60), **parameters)
+
+
+def predictor_legend(specs):
+    """One legend line per predictor spec: ``name: what it is``."""
+    return tuple("{}: {}".format(spec, describe(spec)) for spec in specs)
+
+
 def history_capacity(predictors):
     """Rows per user a MemoryHistory must keep to serve ``predictors``."""
     return max([p.window for p in predictors] + [1])
@@ -81,6 +111,11 @@ def resolve(spec):
     if name not in ALGORITHMS or not rest:
         raise ValueError("unknown predictor {!r}: give one of {}, or ALGORITHM:parameter=value with ALGORITHM "
                          "one of {}".format(spec, ", ".join(PREDICTORS), ", ".join(ALGORITHMS)))
+    return _algorithm(name, spec, **_parameters(spec, rest))
+
+
+def _parameters(spec, rest):
+    """The ``param=value[:param=value...]`` of ``spec`` as a dict."""
     parameters = {}
     for pair in rest.split(":"):
         parameter, equals, text = pair.partition("=")
@@ -88,7 +123,7 @@ def resolve(spec):
             raise ValueError("{}: {!r} is not parameter=value with a distinct parameter among {}".format(
                 spec, pair, ", ".join(_PARAMETERS)))
         parameters[parameter] = _value(spec, parameter, text)
-    return _algorithm(name, spec, **parameters)
+    return parameters
 
 
 def _value(spec, parameter, text):

@@ -13,7 +13,8 @@ and re-exported here:
 * ``write_rows_csv``: any header and rows (one row per job);
 * ``write_outputs``: a command's Report on stdout and in the files its
   ``--json``, ``--csv`` and ``--jobs-csv`` options name, each written whole
-  or not at all (``outputs.OutputFiles``).
+  or not at all (``outputs.OutputFiles``);
+* ``column_legend``: the legend lines for the columns a report's tables show.
 
 Both reports break their jobs down by the same runtime classes
 (``RUNTIME_CLASSES``, ``runtime_class_masks``).
@@ -33,7 +34,19 @@ from .errors import ReplayError
 from .outputs import STDOUT, OutputFiles
 
 __all__ = ["Column", "Table", "Report", "KINDS", "write_text", "write_json", "write_csv", "write_rows_csv",
-           "ROUND_DIGITS", "RUNTIME_CLASSES", "runtime_class_masks", "output_stream", "write_outputs"]
+           "ROUND_DIGITS", "RUNTIME_CLASSES", "runtime_class_masks", "output_stream", "write_outputs",
+           "column_legend"]
+
+
+def column_legend(tables, meanings):
+    """``"header, header: meaning"`` lines, for the ``meanings`` entries whose headers some table shows.
+
+    ``meanings``: ``((headers, meaning), ...)`` in the order the legend lists
+    them; a header no entry names is left out (tests check there is none).
+    """
+    shown = {column.header for table in tables for column in table.columns}
+    return tuple("{}: {}".format(", ".join(headers), meaning) for headers, meaning in meanings
+                 if shown.intersection(headers))
 
 
 @contextlib.contextmanager

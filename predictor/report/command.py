@@ -5,7 +5,7 @@ import sys
 from ..errors import PredictorError
 from .measure import ALL, connect, distributions, measure
 from .outputs import check_outputs, write_report
-from .summary import LEGEND, build_report
+from .summary import build_report
 
 __all__ = ["run_report"]
 
@@ -34,7 +34,7 @@ def run_report(dsn, selection, csv_path=None, json_path=None, plot_dir=None):
         drawn = distributions(conn, selection, _jobs_per_estimate(measured)) if plot_dir else None
     finally:
         conn.close()
-    write_report(build_report(selection, measured), LEGEND, csv_path, json_path)
+    write_report(build_report(selection, measured), csv_path, json_path)
     if plot_dir:
         from .plots import plot_report
         try:

@@ -59,11 +59,10 @@ def write_file(path, write):
         raise PredictorError("{}: cannot write: {}".format(path, err.strerror or err)) from err
 
 
-def write_report(report, legend, csv_path=None, json_path=None):
+def write_report(report, csv_path=None, json_path=None):
     """The text table and its legend on stdout unless a file option is ``-``, then the CSV and JSON files."""
     if STDOUT not in (csv_path, json_path):
         write_text(report, sys.stdout)
-        sys.stdout.write("\nLegend:\n" + "".join("  {}\n".format(line) for line in legend))
     for path, writer in ((csv_path, write_csv), (json_path, write_json)):
         if path:
             write_file(path, lambda stream: writer(report, stream))

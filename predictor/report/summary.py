@@ -137,4 +137,4 @@ def build_report(selection, measured):
               list(users.gains)),
         Table("user_losses", "Largest losses: users the soft walltime served worst", _top_columns("loss_s", "loss h"),
               list(users.losses)),
-    ))
+    ), LEGEND)

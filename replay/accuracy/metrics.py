@@ -38,10 +38,11 @@ import math
 
 import numpy as np
 
-from ..report import Column, Report, Table, runtime_class_masks
+from ..predictors import predictor_legend
+from ..report import Column, Report, Table, column_legend, runtime_class_masks
 from .accuracy import NO_PREDICTION
 
-__all__ = ["BADLY_UNDER_S", "METRIC_COLUMNS", "eq3_accuracy", "error_metrics", "users_improved", "warmup_count",
+__all__ = ["BADLY_UNDER_S", "METRIC_COLUMNS", "LEGEND", "eq3_accuracy", "error_metrics", "users_improved", "warmup_count",
            "accuracy_report"]
 
 BADLY_UNDER_S = 30 * 60
@@ -49,17 +50,38 @@ BADLY_UNDER_S = 30 * 60
 
 METRIC_COLUMNS = (
     Column("jobs", "jobs", "count"),
-    Column("no_prediction", "none", "share"),
-    Column("underestimated", "under", "share"),
-    Column("badly_underestimated", "under>30m", "share"),
-    Column("mean_abs_error_s", "mean |err|", "duration_s"),
-    Column("median_abs_error_s", "median |err|", "duration_s"),
+    Column("no_prediction", "none %", "percent"),
+    Column("underestimated", "under %", "percent"),
+    Column("badly_underestimated", "under>30m %", "percent"),
+    Column("mean_abs_error_s", "mean |err| h:m:s", "duration_s"),
+    Column("median_abs_error_s", "median |err| h:m:s", "duration_s"),
     Column("accuracy_mean", "acc mean", "ratio"),
     Column("accuracy_median", "acc median", "ratio"),
 )
-_USER_COLUMNS = (Column("users_compared", "users", "count"), Column("users_improved", "better", "share"),
-                 Column("users_worse", "worse", "share"))
+_USER_COLUMNS = (Column("users_compared", "users", "count"), Column("users_improved", "better %", "percent"),
+                 Column("users_worse", "worse %", "percent"))
 _WHO = (Column("predictor", "predictor"), Column("at", "at"))
+
+LEGEND = (
+    (("predictor",), "whose estimate of the runtime is measured (one line each below)"),
+    (("at",), "when the estimate is made: submit (the queuejob hook) or start (the runjob hook, with the "
+              "history of the jobs that ended while the job waited)"),
+    (("runtime",), "the jobs' runtime class: <=2h, 2-24h, >24h"),
+    (("queue",), "the jobs' PBS queue"),
+    (("jobs",), "number of jobs measured (after the warm-up)"),
+    (("none %",), "share of the jobs that got no estimate (no walltime to start from); the columns after it "
+                  "are over the jobs that got one"),
+    (("under %",), "share of the jobs whose estimate was shorter than their runtime"),
+    (("under>30m %",), "share of the jobs whose estimate was over 30 minutes shorter than their runtime (Tang et "
+                       "al.'s bad estimate: a reservation planned on it breaks by over half an hour)"),
+    (("mean |err| h:m:s", "median |err| h:m:s"), "|estimate - runtime| per job, hours:minutes:seconds"),
+    (("acc mean", "acc median"), "accuracy per job = the shorter of estimate and runtime / the longer (Tang et "
+                                 "al. eq. 3): 1 exact, towards 0 further off either way; no unit"),
+    (("users",), "users with jobs that have both a walltime and an estimate (- for user itself)"),
+    (("better %", "worse %"), "share of those users whose mean |err| was smaller, larger than that of their "
+                              "own walltimes on the same jobs (the rest: equal)"),
+)
+"""Text-table header(s) -> what they mean, printed in the legend under the tables."""
 
 
 def eq3_accuracy(runtime, predicted):
@@ -177,4 +199,5 @@ def accuracy_report(title, notes, jobs, predictions, warmup_fraction=0.0):
                             _group_rows(queues, columns, predictions, first)))
     else:
         notes += ("one queue ({}): no by-queue table".format(queues[0][0] if queues else "-"),)
-    return Report(title, notes, tuple(tables))
+    return Report(title, notes, tuple(tables),
+                  column_legend(tables, LEGEND) + predictor_legend(predictions.names))

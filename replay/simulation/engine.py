@@ -73,9 +73,16 @@ class ScheduledJob(NamedTuple):
     killed: bool
 
 
-def simulate_jobs(jobs, predictor, cluster, settings=SchedulerSettings()):
-    """Simulate ``jobs`` (``replay.traces.trace.Job``s fitting ``cluster``) once; ``ScheduledJob``s by submission."""
-    return _Engine(jobs, predictor, cluster, settings).run()
+_PROGRESS_EVERY = 256
+"""Submissions between two progress reports."""
+
+
+def simulate_jobs(jobs, predictor, cluster, settings=SchedulerSettings(), on_progress=None):
+    """Simulate ``jobs`` (``replay.traces.trace.Job``s fitting ``cluster``) once; ``ScheduledJob``s by submission.
+
+    ``on_progress(submitted, total)``, if given, is called every few hundred submissions and at the end.
+    """
+    return _Engine(jobs, predictor, cluster, settings, on_progress).run()
 
 
 def held_s(job, walltime_s):
@@ -99,7 +106,7 @@ def _check_fits(job, cluster):
 
 
 class _Engine:
-    def __init__(self, jobs, predictor, cluster, settings):
+    def __init__(self, jobs, predictor, cluster, settings, on_progress=None):
         self.jobs = sorted(jobs, key=lambda job: job.submit_time)
         self.predictor = predictor
         self.settings = settings
@@ -126,7 +133,10 @@ class _Engine:
         self._seq = itertools.count()
         self._cycle_pending = self._armed_tick = self._armed_for = self._last_cycle = None
         self._news = False  # an end or a submission since the last cycle
-        self._handlers = (self._on_end, self._on_submit, self._on_cycle)  # indexed by Kind
+        self._on_progress, self._next_report = on_progress, 0
+        # Indexed by Kind; the reporting submit handler only when asked, so that a plain run pays nothing.
+        self._handlers = (self._on_end, self._on_submit if on_progress is None else self._on_submit_reporting,
+                          self._on_cycle)
 
     def run(self):
         if self.jobs:
@@ -135,7 +145,15 @@ class _Engine:
         while heap:
             time, kind, _, payload = pop(heap)
             handlers[kind](time, payload)
+        if self._on_progress is not None:
+            self._on_progress(len(self.jobs), len(self.jobs))
         return [self._outcome(index) for index in range(len(self.jobs))]
+
+    def _on_submit_reporting(self, now, first):
+        self._on_submit(now, first)
+        if first >= self._next_report:  # jobs submitted at one instant come in one event: first jumps
+            self._next_report = first + _PROGRESS_EVERY
+            self._on_progress(first, len(self.jobs))
 
     def _push(self, time, kind, payload):
         heapq.heappush(self._heap, (time, kind, next(self._seq), payload))

@@ -15,17 +15,17 @@ import numpy as np
 from predictor.durations import parse_duration
 
 from ..errors import ReplayError
-from ..predictors import predictor_list, resolve
+from ..predictors import predictor_legend, predictor_list, resolve
 from ..options import whole_number
 from ..outputs import OutputFiles, check_outputs
-from ..report import Report, write_outputs
+from ..report import Report, column_legend, write_outputs
 from ..traces.readers import read_trace
 from .classification import LoggedJob, classification_quality
 from .cluster import Cluster
 from .engine import SchedulerSettings, requested_s, simulate_jobs
 from .extension import EXTENSIONS
 from .policies import POLICIES
-from .simulation_metrics import DEFAULT_BSLD_TAU_S, schedule_tables
+from .simulation_metrics import DEFAULT_BSLD_TAU_S, legend_meanings, schedule_tables
 
 __all__ = ["add_arguments", "run", "DEFAULT_PREDICTORS", "settings_of", "machine_of", "observed_cores",
            "runnable_jobs", "job_table", "JOB_HEADER", "simulation_report", "recorded_notes"]
@@ -177,7 +177,8 @@ def simulation_report(title, notes, runs, cluster, tau_s):
     any_run = next(iter(runs.values()), [])
     widths = np.fromiter((cluster.cores_held(done.width) for done in any_run), np.int64, len(any_run))
     tables, columns = schedule_tables(runs, tau_s, widths, cluster.cores)
-    return Report(title, tuple(notes), tuple(tables)), columns
+    legend = column_legend(tables, legend_meanings(tau_s)) + predictor_legend(runs)
+    return Report(title, tuple(notes), tuple(tables), legend), columns
 
 
 JOB_HEADER = ["predictor", "job_id", "user", "queue", "submit_time", "ncpus", "walltime_s", "runtime_s",
@@ -199,6 +200,21 @@ def job_table(runs, columns):
     return JOB_HEADER, rows()
 
 
+def _simulate_all(jobs, names, cluster, settings):
+    """``{name: [ScheduledJob]}``, one run per predictor, with one progress bar over them all (on a TTY)."""
+    from ..progress import ProgressBar
+    progress = ProgressBar("simulating {} predictors".format(len(names)), unit="job")
+    runs = {}
+    try:
+        for number, name in enumerate(names):
+            def report(submitted, total, before=number * len(jobs)):
+                progress(before + submitted, total * len(names))
+            runs[name] = simulate_jobs(jobs, resolve(name), cluster, settings, report)
+    finally:
+        progress.close()
+    return runs
+
+
 def run(args):
     """Read, simulate once per predictor, report; the exit status."""
     check_outputs(args, args.paths)
@@ -211,7 +227,7 @@ def run(args):
     recorded = recorded_notes(jobs, args.predictors)
     for note in recorded:
         sys.stderr.write(note + "\n")
-    runs = {name: simulate_jobs(jobs, resolve(name), cluster, settings) for name in args.predictors}
+    runs = _simulate_all(jobs, args.predictors, cluster, settings)
     title = "PBS scheduling simulation of {} ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(jobs))
     notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (

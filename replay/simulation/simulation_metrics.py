@@ -35,30 +35,55 @@ import numpy as np
 
 from ..report import Column, Table, runtime_class_masks
 
-__all__ = ["DEFAULT_BSLD_TAU_S", "ScheduleColumns", "schedule_tables", "group_metrics", "machine_metrics",
+__all__ = ["DEFAULT_BSLD_TAU_S", "legend_meanings", "ScheduleColumns", "schedule_tables", "group_metrics", "machine_metrics",
            "GROUP_COLUMNS", "SUMMARY_COLUMNS"]
 
 DEFAULT_BSLD_TAU_S = 10
 
 GROUP_COLUMNS = (
     Column("jobs", "jobs", "count"),
-    Column("wait_mean_s", "wait mean", "duration_s"),
-    Column("wait_median_s", "median", "duration_s"),
-    Column("wait_p95_s", "p95", "duration_s"),
-    Column("wait_max_s", "max", "duration_s"),
+    Column("wait_mean_s", "wait mean h:m:s", "duration_s"),
+    Column("wait_median_s", "wait median h:m:s", "duration_s"),
+    Column("wait_p95_s", "wait p95 h:m:s", "duration_s"),
+    Column("wait_max_s", "wait max h:m:s", "duration_s"),
     Column("bsld_mean", "bsld mean", "ratio"),
-    Column("bsld_median", "median", "ratio"),
-    Column("bsld_p95", "p95", "ratio"),
-    Column("past_soft_walltime", "past soft", "share"),
+    Column("bsld_median", "bsld median", "ratio"),
+    Column("bsld_p95", "bsld p95", "ratio"),
+    Column("past_soft_walltime", "past soft %", "percent"),
     Column("past_soft_walltime_ratio_median", "run/soft median", "ratio"),
     Column("top_jobs", "top jobs", "count"),
     Column("broken_reservations", "broken", "count"),
-    Column("reservation_delay_mean_s", "delay mean", "duration_s"),
+    Column("reservation_delay_mean_s", "delay mean h:m:s", "duration_s"),
     Column("killed", "killed", "count"),
 )
-SUMMARY_COLUMNS = GROUP_COLUMNS + (Column("utilization", "util", "share"), Column("makespan_s", "makespan",
-                                                                                   "duration_s"))
+SUMMARY_COLUMNS = GROUP_COLUMNS + (Column("utilization", "util %", "percent"),
+                                   Column("makespan_s", "makespan h:m:s", "duration_s"))
 _WHO = (Column("predictor", "predictor"),)
+
+
+def legend_meanings(tau_s):
+    """Text-table header(s) -> what they mean, for a run with bounded-slowdown threshold ``tau_s``."""
+    return (
+        (("predictor",), "whose soft walltimes the scheduler planned with (one line each below); every run has "
+                         "the same jobs on the same machine"),
+        (("runtime",), "the jobs' simulated runtime class: <=2h, 2-24h, >24h"),
+        (("queue",), "the jobs' PBS queue"),
+        (("jobs",), "number of jobs simulated"),
+        (("wait mean h:m:s", "wait median h:m:s", "wait p95 h:m:s", "wait max h:m:s"),
+         "wait = simulated start - submission, hours:minutes:seconds (p95: 95th percentile)"),
+        (("bsld mean", "bsld median", "bsld p95"),
+         "bounded slowdown = max((wait + run) / max(run, tau), 1) with tau = {} s in this run (--bsld-tau): "
+         "1 is no wait; no unit".format(tau_s)),
+        (("past soft %",), "share of the jobs that ran past the soft walltime they were started with"),
+        (("run/soft median",), "over those jobs, the median of runtime / soft walltime: how far past it they "
+                               "ran (2 = twice as long); no unit"),
+        (("top jobs",), "jobs that were ever a top job (given a reservation, up to backfill_depth at once)"),
+        (("broken",), "top jobs that started later than the first reservation they were given"),
+        (("delay mean h:m:s",), "by how much those started late, on average"),
+        (("killed",), "jobs that outlived their walltime and were cut there"),
+        (("util %",), "core-seconds run / (machine cores x makespan)"),
+        (("makespan h:m:s",), "last end - first submission"),
+    )
 
 
 class ScheduleColumns:

@@ -52,7 +52,7 @@ def _in_processes(work, jobs, progress):
 def run_cells(cells, settings, jobs):
     """``{cell number: result JSON text}`` of every cell, run by ``jobs`` processes (1: in this one)."""
     work = [(index, cell, settings) for index, cell in enumerate(cells, 1)]
-    progress = ProgressBar("simulating {} cells".format(len(work)))
+    progress = ProgressBar("simulating {} cells".format(len(work)), unit="cell")
     try:
         if jobs <= 1 or len(work) <= 1:
             return _here(work, progress)

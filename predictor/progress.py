@@ -1,0 +1,51 @@
+"""A progress bar on a terminal (tqdm); nothing at all when the stream is a file or a pipe.
+
+For the admin commands and the replay only: nothing pbs_server loads imports it.
+"""
+
+import os
+import sys
+
+from tqdm import tqdm
+
+__all__ = ["ProgressBar"]
+
+
+def _is_terminal(stream):
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def _screen(stream):
+    """``(columns, lines)`` of the terminal, 80 x 24 where it reports 0 (a fresh pseudo-terminal: tqdm then
+    draws nothing)."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return 80, 24
+    return size.columns or 80, size.lines or 24
+
+
+class ProgressBar:
+    """``bar(done, total)`` moves the bar to ``done`` of ``total``; ``close()`` clears it. Silent unless a TTY."""
+
+    def __init__(self, label, stream=None, unit="it"):
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = _is_terminal(self.stream)
+        self.label = label
+        self.unit = unit
+        self._bar = None
+
+    def __call__(self, done, total):
+        if not self.enabled or total <= 0:
+            return
+        if self._bar is None:
+            columns, lines = _screen(self.stream)
+            self._bar = tqdm(total=total, desc=self.label, unit=self.unit, file=self.stream, leave=False,
+                             ncols=columns, nrows=lines)
+        self._bar.update(done - self._bar.n)
+
+    def close(self):
+        """Clear the bar's line."""
+        if self._bar is not None:
+            bar, self._bar = self._bar, None
+            bar.close()

@@ -1,12 +1,16 @@
 """A progress bar on a terminal (tqdm); nothing at all when the stream is a file or a pipe.
 
 For the admin commands and the replay only: nothing pbs_server loads imports it.
+Where tqdm is not installed (it is not, on Python before 3.8), no bar is drawn.
 """
 
 import os
 import sys
 
-from tqdm import tqdm
+try:
+    from tqdm import tqdm
+except ImportError:  # Python < 3.8: installed without it
+    tqdm = None
 
 __all__ = ["ProgressBar"]
 
@@ -30,7 +34,7 @@ class ProgressBar:
 
     def __init__(self, label, stream=None, unit="it"):
         self.stream = sys.stderr if stream is None else stream
-        self.enabled = _is_terminal(self.stream)
+        self.enabled = tqdm is not None and _is_terminal(self.stream)
         self.label = label
         self.unit = unit
         self._bar = None

@@ -121,7 +121,10 @@ def test_plot_writes_wait_and_slowdown_figures(swf, tmp_path, saved_figures):
     simulate.run(parse(swf, "--predictors", "user", "--plot", str(out), "--json", str(tmp_path / "m.json")))
     assert sorted(path.name for path in out.iterdir()) == ["bsld_by_class.png", "wait_by_class.png"]
     wait, slowdown = saved_figures["wait_by_class.png"].axes[0], saved_figures["bsld_by_class.png"].axes[0]
-    assert [label.get_text() for label in wait.get_xticklabels()] == ["<=2h", "2-24h", ">24h"]
+    assert [label.get_text() for label in wait.get_xticklabels()] == ["<=2h (3 jobs)", "2-24h (0 jobs)",
+                                                                       ">24h (0 jobs)"]
+    means = [line.get_ydata()[0] for line in wait.get_lines() if line.get_marker() == "D" and len(line.get_ydata())]
+    assert means[:1] == pytest.approx([33 / 3600])  # (0 + 99 + 0) / 3 s
     assert legend_labels(wait) == ["user"] and "wait time" in wait.get_title()
     short, *empty = boxes(wait)
     assert short == pytest.approx((0, 0, 0, 49.5 / 3600)) and all(np.isnan(box[1:]).all() for box in empty)

@@ -22,8 +22,16 @@ def _pyplot():
     return pyplot
 
 
+_MEAN = {"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black", "markersize": 5}
+"""How a box's mean is drawn: waits are mostly 0, so the median often lies on the box's floor."""
+
+
 def class_boxes(groups, path, title, ylabel):
-    """Box plots (log scale): ``{class: {predictor: values}}``, one cluster of boxes per class."""
+    """Box plots (log scale): ``{class: {predictor: values}}``, one cluster of boxes per class.
+
+    Each box: quartiles, the median as a thick black line, the mean as a white
+    diamond, whiskers to 1.5 IQR; each class is labelled with its job count.
+    """
     pyplot = _pyplot()
     labels = list(next(iter(groups.values())).keys()) if groups else []
     figure, axes = pyplot.subplots(figsize=(max(6, 1.2 * len(groups) * max(len(labels), 1)), 5))
@@ -33,20 +41,26 @@ def class_boxes(groups, path, title, ylabel):
             data = [np.asarray(groups[group][label], dtype=np.float64) for group in groups]
             positions = [index + (offset - (len(labels) - 1) / 2.0) * width for index in range(len(groups))]
             boxes = axes.boxplot([values if values.size else [np.nan] for values in data], positions=positions,
-                                 widths=width * 0.9, showfliers=False, patch_artist=True)
+                                 widths=width * 0.9, showfliers=False, patch_artist=True, showmeans=True,
+                                 meanprops=_MEAN, medianprops={"color": "black", "linewidth": 2})
             for box in boxes["boxes"]:
                 box.set_facecolor("C{}".format(offset % 10))
             axes.plot([], [], color="C{}".format(offset % 10), linewidth=6, label=label)
         axes.set_yscale("symlog", linthresh=1.0)
         axes.set_xticks(range(len(groups)))
-        axes.set_xticklabels(list(groups))
+        axes.set_xticklabels(["{} ({:,} jobs)".format(group, _jobs(groups[group])) for group in groups])
         axes.set_ylabel(ylabel)
-        axes.set_title(title)
+        axes.set_title(title + "\n(boxes: quartiles; black line: median; white diamond: mean)", fontsize="medium")
         axes.legend(fontsize="small")
         figure.tight_layout()
         figure.savefig(path, dpi=100, metadata={"Software": None})
     finally:
         pyplot.close(figure)
+
+
+def _jobs(by_predictor):
+    """A class's job count: the same jobs in every predictor's run."""
+    return max((len(values) for values in by_predictor.values()), default=0)
 
 
 def plot_simulation(out_dir, title, columns):

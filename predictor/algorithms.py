@@ -81,27 +81,24 @@ def _max_ratio(history, window):
 
 def v3(history, walltime_s, window=15, reserve_s=RESERVE_S):
     """Algorithm 2: highest runtime/walltime of the last ``window`` jobs, scaled."""
-    if not _has_walltime(walltime_s):
-        return None
-    ratio = _max_ratio(history, window)
-    if ratio is None:
-        return walltime_s
-    scaled = ratio[0] * walltime_s // ratio[1]
-    return clamp(scaled + reserve_s, walltime_s)
+    return _scaled_by_max_ratio(history, walltime_s, window, reserve_s, double_long=False)
 
 
 def v3_deployed(history, walltime_s, window=15, reserve_s=RESERVE_S):
     """v3 as the authors' production hook runs it: the scaled walltime doubled above 24 h."""
+    return _scaled_by_max_ratio(history, walltime_s, window, reserve_s, double_long=True)
+
+
+def _scaled_by_max_ratio(history, walltime_s, window, reserve_s, double_long):
     if not _has_walltime(walltime_s):
         return None
     ratio = _max_ratio(history, window)
     if ratio is None:
         return walltime_s
     scaled = ratio[0] * walltime_s // ratio[1]
-    if walltime_s > LONG_WALLTIME_S:
+    if double_long and walltime_s > LONG_WALLTIME_S:
         scaled *= 2
     return clamp(scaled + reserve_s, walltime_s)
-
 
 
 def _usage_fractions(history, walltime_s, since, key, window):

@@ -54,14 +54,15 @@ class Mutant(NamedTuple):
 MUTANTS = [
     # predictor/algorithms.py
     Mutant("v3 window counts only rows with a walltime", "predictor/algorithms.py",
-           "    for row in history[:window]:\n",
+           "    best_runtime, best_walltime = 0, 0\n    for row in history[:window]:\n",
+           "    best_runtime, best_walltime = 0, 0\n"
            "    for row in [row for row in history if row.walltime_s and row.walltime_s > 0][:window]:\n",
            ALGORITHM_TESTS),
     Mutant("v1/v2 mean rounded up", "predictor/algorithms.py",
            "mean = total // len(rows)", "mean = -(-total // len(rows))", ALGORITHM_TESTS),
     Mutant("v3 scaled walltime rounded up", "predictor/algorithms.py",
-           "scaled = best_runtime * walltime_s // best_walltime",
-           "scaled = -(-best_runtime * walltime_s // best_walltime)", ALGORITHM_TESTS),
+           "scaled = ratio[0] * walltime_s // ratio[1]",
+           "scaled = -(-ratio[0] * walltime_s // ratio[1])", ALGORITHM_TESTS),
     Mutant("v1/v2 window one row too long", "predictor/algorithms.py",
            "rows = history[:window]", "rows = history[:window + 1]", ALGORITHM_TESTS),
     Mutant("clamp floor 0 instead of 1 s", "predictor/algorithms.py",
@@ -125,7 +126,7 @@ MUTANTS = [
            "self.changed = True  # a reservation was invaded", "pass  # a reservation was invaded",
            SIMULATION_TESTS),
     # the figures
-    Mutant("V curve sorted by |error|", "replay/accuracy/plots.py",
+    Mutant("V curve sorted by |error|", "predictor/figures.py",
            "ordered = np.sort(np.asarray(errors, dtype=np.float64))",
            "ordered = np.sort(np.abs(np.asarray(errors, dtype=np.float64)))", PLOT_TESTS),
     Mutant("accuracy boxes ignore the runtime class", "replay/accuracy/plots.py",

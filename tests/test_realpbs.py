@@ -298,8 +298,10 @@ def test_report_measures_the_soft_walltimes_the_hooks_set(pbs, enforcing):
                    (job_ids,))
     assert len(recorded) == 2 and all(soft_s == 1500 for soft_s, _ in recorded), recorded  # v3: 600/3600 x 1 h + 900 s
     reader_dsn = read_config(enforcing)["reader_dsn"]
+    # Whole UTC days, yesterday and today: by default the period ends at this second, in which a job may end.
+    yesterday, today = (time.strftime("%Y-%m-%d", time.gmtime(time.time() - back)) for back in (86400, 0))
     done = subprocess.run([sys.executable, "-m", "predictor", "report", "--dsn", reader_dsn, "--user", JOB_USER,
-                           "--json", "-"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           "--since", yesterday, "--until", today, "--json", "-"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=120)
     assert done.returncode == 0, done.stderr
     tables = json.loads(done.stdout)["tables"]

@@ -25,9 +25,12 @@ newest first) and the requested walltime. Decisions the paper leaves open:
 """
 
 from fractions import Fraction
-from typing import NamedTuple, Optional
+from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
-__all__ = ["RESERVE_S", "LONG_WALLTIME_S", "v1", "v2", "v3", "v3_deployed", "tang", "TANG_KEYS", "ALGORITHMS", "Algorithm", "make_algorithm"]
+from .errors import ConfigError
+
+__all__ = ["RESERVE_S", "LONG_WALLTIME_S", "v1", "v2", "v3", "v3_deployed", "tang", "TANG_KEYS", "Parameter",
+           "PARAMETERS", "AlgorithmSpec", "REGISTRY", "DEFAULT_ALGORITHM", "ALGORITHMS", "Algorithm", "make_algorithm"]
 
 RESERVE_S = 900
 """The paper's fixed reserve: 15 minutes."""
@@ -136,35 +139,84 @@ def tang(history, walltime_s, submit_time=None, percentile=85, window_days=30, m
     return clamp(scaled + reserve_s, walltime_s)
 
 
-ALGORITHMS = {"v1": v1, "v2": v2, "v3": v3, "v3-deployed": v3_deployed, "tang": tang}
-"""The registry: name -> predictor function."""
-
-_DEFAULTS = {
-    "v1": {"window": 2, "reserve_s": 0},
-    "v2": {"window": 2, "reserve_s": RESERVE_S},
-    "v3": {"window": 15, "reserve_s": RESERVE_S},
-    "v3-deployed": {"window": 15, "reserve_s": RESERVE_S},
-    "tang": {"window": 1000, "reserve_s": 0, "percentile": 85, "window_days": 30, "min_history": 10, "key": "user"},
-}
-"""Each algorithm's parameters and their defaults; a parameter not listed does not apply to it."""
-
 TANG_KEYS = ("user", "user+walltime")
 """Tang et al.'s similarity keys the history rows can serve: the user's jobs, or those with the same walltime too."""
 
-_TANG_PARAMETERS = ("percentile", "window_days", "min_history", "key")
 
-_PREDICT = {
-    "v1": lambda algorithm, history, walltime_s, submit_time: v1(history, walltime_s, algorithm.window),
-    "v2": lambda algorithm, history, walltime_s, submit_time: v2(history, walltime_s, algorithm.window,
-                                                                 algorithm.reserve_s),
-    "v3": lambda algorithm, history, walltime_s, submit_time: v3(history, walltime_s, algorithm.window,
-                                                                 algorithm.reserve_s),
-    "v3-deployed": lambda algorithm, history, walltime_s, submit_time: v3_deployed(
-        history, walltime_s, algorithm.window, algorithm.reserve_s),
-    "tang": lambda algorithm, history, walltime_s, submit_time: tang(
-        history, walltime_s, submit_time, algorithm.percentile, algorithm.window_days, algorithm.min_history,
-        algorithm.key, algorithm.reserve_s, algorithm.window),
+class Parameter(NamedTuple):
+    """A predictor parameter: what it means, and its legal values (a whole-number range, or ``choices``)."""
+
+    meaning: str
+    low: int = 0
+    high: int = 0
+    choices: Tuple[str, ...] = ()
+
+
+PARAMETERS = {
+    "window": Parameter("history window: most past jobs read", 1, 10 ** 6),
+    "reserve_s": Parameter("reserve in seconds, added to the estimate", 0, 10 ** 9),
+    "percentile": Parameter("percentile of runtime/walltime", 1, 100),
+    "window_days": Parameter("only jobs that ended this many days before submission", 1, 36500),
+    "min_history": Parameter("fewer eligible jobs than this leave the walltime; at most the window", 0, 10 ** 6),
+    "key": Parameter("similar jobs: the user's, or the user's with the same walltime", choices=TANG_KEYS),
 }
+"""Every parameter any predictor takes, in ``Algorithm`` field order. Which predictor takes which, and its
+default, is the predictor function's own signature."""
+
+_JOB_INPUTS = ("history", "walltime_s", "submit_time")
+"""A predictor function's arguments that describe the job, not the predictor."""
+
+
+class AlgorithmSpec(NamedTuple):
+    """A registered predictor: its function, its parameters with their defaults, what it is in one line.
+
+    ``fixed``: parameters the predictor has no use for, held at the one value that means "none"
+    (v1's reserve is 0: v2 is v1 with a reserve). ``reads_submit_time``: it counts a time window
+    back from the job's submission.
+    """
+
+    function: Callable
+    defaults: Dict[str, object]
+    description: str
+    fixed: Dict[str, object]
+    reads_submit_time: bool
+
+    def settable(self, parameter):
+        """True when ``parameter`` is one this predictor can be given another value of."""
+        return parameter in self.defaults and parameter not in self.fixed
+
+
+def _spec(function, description, **fixed):
+    """The registry entry of ``function``: its keyword defaults, read from the function itself (plain
+    attributes: the hook side has no use for the inspect module), and the ``fixed`` ones."""
+    code = function.__code__
+    names = code.co_varnames[:code.co_argcount]
+    defaults = dict(zip(names[len(names) - len(function.__defaults__):], function.__defaults__))
+    defaults = {name: value for name, value in defaults.items() if name not in _JOB_INPUTS}
+    defaults.update(fixed)
+    return AlgorithmSpec(function, defaults, description, fixed, "submit_time" in names)
+
+
+REGISTRY = {
+    "v1": _spec(v1, "Chlumsky & Klusacek v1: mean runtime of the user's last {window} jobs, at most the walltime",
+                reserve_s=0),
+    "v2": _spec(v2, "Chlumsky & Klusacek v2: v1 over the last {window} jobs plus a {reserve_min} min reserve"),
+    "v3": _spec(v3, "Chlumsky & Klusacek v3: the walltime scaled by the highest runtime/walltime of the user's "
+                    "last {window} jobs, plus {reserve_min} min"),
+    "v3-deployed": _spec(v3_deployed, "v3 as the authors' production hook runs it: the scaled walltime doubled for "
+                                      "walltimes over 24 h"),
+    "tang": _spec(tang, "Tang et al.: the walltime x the {percentile}th percentile of runtime/walltime of the "
+                        "user's jobs that ended in the last {window_days} days (the walltime with fewer than "
+                        "{min_history})"),
+}
+"""The registry: predictor name -> ``AlgorithmSpec``. The hooks' config, both command lines and the
+documentation's tables read it; ``{...}`` in a description are the predictor's parameters."""
+
+DEFAULT_ALGORITHM = "v3"
+"""The predictor the hooks and ``python -m predictor predict`` use unless told otherwise."""
+
+ALGORITHMS = {name: spec.function for name, spec in REGISTRY.items()}
+"""Predictor name -> its function, with the function's default parameters."""
 
 
 class Algorithm(NamedTuple):
@@ -183,7 +235,11 @@ class Algorithm(NamedTuple):
 
     def predict(self, history, walltime_s, submit_time=None):
         """The soft walltime in seconds, or None when none should be set (``submit_time``: epoch seconds)."""
-        return _PREDICT[self.name](self, history, walltime_s, submit_time)
+        spec = REGISTRY[self.name]
+        parameters = {name: getattr(self, name) for name in spec.defaults if name not in spec.fixed}
+        if spec.reads_submit_time:
+            parameters["submit_time"] = submit_time
+        return spec.function(history, walltime_s, **parameters)
 
     def since(self, submit_time):
         """The oldest end time this predictor reads for a job submitted at ``submit_time`` (None: any)."""
@@ -192,37 +248,43 @@ class Algorithm(NamedTuple):
         return submit_time - self.window_days * DAY_S
 
 
-def make_algorithm(name, window=None, reserve_s=None, percentile=None, window_days=None, min_history=None,
-                   key=None):
-    """Validate parameters and return an ``Algorithm``; ValueError names the bad one."""
-    if name not in _DEFAULTS:
-        raise ValueError("unknown algorithm {!r}: choose one of {}".format(name, ", ".join(sorted(_DEFAULTS))))
-    given = {"window": window, "reserve_s": reserve_s, "percentile": percentile, "window_days": window_days,
-             "min_history": min_history, "key": key}
-    defaults = _DEFAULTS[name]
+def make_algorithm(name, **parameters):
+    """Validate parameters (None: the predictor's default) and return an ``Algorithm``.
+
+    ConfigError (a ValueError) names the bad parameter.
+    """
+    if not isinstance(name, str) or name not in REGISTRY:
+        raise ConfigError("unknown algorithm {!r}: choose one of {}".format(name, ", ".join(sorted(REGISTRY))))
+    spec = REGISTRY[name]
+    given = {parameter: value for parameter, value in parameters.items() if value is not None}
     for parameter, value in sorted(given.items()):
-        if value is not None and parameter not in defaults:
-            raise ValueError("{} does not apply to {} (it is a parameter of {})".format(
-                parameter, name, ", ".join(sorted(n for n in _DEFAULTS if parameter in _DEFAULTS[n]))))
-    values = {parameter: defaults.get(parameter) if value is None else value for parameter, value in given.items()}
-    _check_whole(values["window"], "window", 1, 10 ** 6)
-    _check_whole(values["reserve_s"], "reserve_s", 0, 10 ** 9)
-    if name == "v1" and values["reserve_s"] != 0:
-        raise ValueError("v1 has no reserve; use v2 for a reserve")
-    if name == "tang":
-        _check_tang(values)
+        _check_applies(name, spec, parameter, value)
+    values = dict(spec.defaults, **given)
+    for parameter, value in sorted(values.items()):
+        _check_value(parameter, value)
+    if "min_history" in values and values["min_history"] > values["window"]:
+        raise ConfigError("min_history must be <= window ({}), not {!r}".format(values["window"],
+                                                                               values["min_history"]))
     return Algorithm(name, **values)
 
 
-def _check_whole(value, parameter, low, high):
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError("{} must be an integer >= {}{}, not {!r}".format(
-            parameter, low, "" if high is None else " and <= {}".format(high), value))
+def _check_applies(name, spec, parameter, value):
+    if parameter not in PARAMETERS:
+        raise ConfigError("{} is not a predictor parameter (known: {})".format(parameter, ", ".join(PARAMETERS)))
+    if parameter not in spec.defaults:
+        raise ConfigError("{} does not apply to {} (it is a parameter of {})".format(
+            parameter, name, ", ".join(sorted(n for n in REGISTRY if parameter in REGISTRY[n].defaults))))
+    if not spec.settable(parameter) and value != spec.fixed[parameter]:
+        raise ConfigError("{} has no {}: {} is always {!r} for it (predictors with one: {})".format(
+            name, parameter.partition("_")[0], parameter, spec.fixed[parameter],
+            ", ".join(sorted(n for n in REGISTRY if REGISTRY[n].settable(parameter)))))
 
 
-def _check_tang(values):
-    _check_whole(values["percentile"], "percentile", 1, 100)
-    _check_whole(values["window_days"], "window_days", 1, 36500)
-    _check_whole(values["min_history"], "min_history", 0, values["window"])
-    if values["key"] not in TANG_KEYS:
-        raise ValueError("key must be one of {}, not {!r}".format(", ".join(TANG_KEYS), values["key"]))
+def _check_value(parameter, value):
+    allowed = PARAMETERS[parameter]
+    if allowed.choices:
+        if not isinstance(value, str) or value not in allowed.choices:
+            raise ConfigError("{} must be one of {}, not {!r}".format(parameter, ", ".join(allowed.choices), value))
+    elif isinstance(value, bool) or not isinstance(value, int) or not allowed.low <= value <= allowed.high:
+        raise ConfigError("{} must be an integer >= {} and <= {}, not {!r}".format(
+            parameter, allowed.low, allowed.high, value))

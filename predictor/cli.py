@@ -8,14 +8,14 @@ killed by SIGPIPE.
 """
 
 import argparse
-import math
 import os
 import signal
 import sys
 import time
 
-from .algorithms import ALGORITHMS, TANG_KEYS, make_algorithm
-from .durations import format_duration, parse_duration
+from .algorithms import DEFAULT_ALGORITHM, PARAMETERS, REGISTRY, make_algorithm
+from .arguments import bounded, checked, duration, whole_number
+from .durations import format_duration
 from .errors import ConfigError, PredictorError
 from .files import migrations
 
@@ -47,33 +47,6 @@ class _Parser(argparse.ArgumentParser):
 def _examples(*lines):
     """An epilog of examples, one command line each."""
     return "examples:\n" + "".join("  {}\n".format(line) for line in lines)
-
-
-def _duration_arg(text):
-    try:
-        seconds = parse_duration(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    if seconds < 1:
-        raise argparse.ArgumentTypeError("must be at least 1 second, not {!r}".format(text))
-    return seconds
-
-
-def _number(value):
-    return str(int(value)) if value == int(value) else "{:g}".format(value)
-
-
-def _bounded(kind, low, high, what):
-    def convert(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError("not {}: {!r}".format(what, text)) from None
-        if not (isinstance(value, int) or math.isfinite(value)) or not low <= value <= high:
-            raise argparse.ArgumentTypeError("must be within {}..{}, not {!r}".format(
-                _number(low), _number(high), text))
-        return value
-    return convert
 
 
 def _sql_dir_arg(text):
@@ -125,9 +98,9 @@ def _add_db(commands):
                                            "python -m predictor db prune --older-than 365 --config " + _CONFIG,
                                            "python -m predictor db prune --older-than 90 --keep-per-user 50"))
     _add_dsn(prune, "the database owner")
-    prune.add_argument("--older-than", required=True, metavar="DAYS", type=_bounded(int, 1, 100000, "whole days"),
+    prune.add_argument("--older-than", required=True, metavar="DAYS", type=whole_number(1, 100000, "whole days"),
                        help="only rows of jobs that ended more than DAYS days ago")
-    prune.add_argument("--keep-per-user", metavar="N", type=_bounded(int, 1, 1000000, "a whole number"),
+    prune.add_argument("--keep-per-user", metavar="N", type=whole_number(1, 1000000),
                        help="keep every user's newest N jobs (default: 15, or the window of --config if larger)")
     prune.add_argument("--config", help="the hooks' config: keep at least its algorithm's window per user")
     prune.add_argument("--dry-run", action="store_true", help="count what would be deleted, delete nothing")
@@ -146,13 +119,13 @@ def _add_ingest(commands):
     ingest.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
                         help="accounting files (.gz too), or directories of them such as server_priv/accounting")
     ingest.add_argument("--follow", action="store_true", help="keep loading new lines and new files")
-    ingest.add_argument("--interval", type=_bounded(float, 0.1, 86400, "seconds"), default=5.0,
+    ingest.add_argument("--interval", type=bounded(float, 0.1, 86400, "seconds"), default=5.0,
                         help="seconds between --follow passes (default 5)")
-    ingest.add_argument("--chunk-lines", type=_bounded(int, 1, 10 ** 7, "a whole number"), default=10000,
+    ingest.add_argument("--chunk-lines", type=whole_number(1, 10 ** 7), default=10000,
                         help="lines parsed and committed together (default 10000)")
-    ingest.add_argument("--workers", type=_bounded(int, 0, 256, "a whole number"), default=min(4, os.cpu_count() or 1),
+    ingest.add_argument("--workers", type=whole_number(0, 256), default=min(4, os.cpu_count() or 1),
                         help="processes that parse lines (0: parse in the main process; default: up to 4)")
-    ingest.add_argument("--max-errors", type=_bounded(int, 0, 10 ** 9, "a whole number"), default=20, metavar="N",
+    ingest.add_argument("--max-errors", type=whole_number(0, 10 ** 9), default=20, metavar="N",
                         help="malformed lines to show on stderr (default 20; all are counted)")
     ingest.set_defaults(func=_ingest)
 
@@ -167,25 +140,38 @@ def _add_predict(commands):
                                                    "--algorithm tang --percentile 90 --window-days 30"))
     _add_dsn(predict, "a role in softwalltime_reader")
     predict.add_argument("--user", required=True, help="the job owner's user name, as in the accounting log")
-    predict.add_argument("--walltime", required=True, type=_duration_arg, help="[[HH:]MM:]SS, at least 1 s")
-    predict.add_argument("--algorithm", default="v3", choices=sorted(ALGORITHMS), help="predictor (default v3)")
-    predict.add_argument("--window", type=_bounded(int, 1, 10000, "a whole number"),
-                         help="history window (default: the algorithm's)")
-    predict.add_argument("--reserve", type=_bounded(int, 0, 10 ** 7, "whole seconds"),
-                         help="reserve in seconds (v2, v3, v3-deployed: default 900; tang: default 0)")
-    predict.add_argument("--percentile", type=_bounded(int, 1, 100, "a whole number"),
-                         help="tang: percentile of runtime/walltime (default 85)")
-    predict.add_argument("--window-days", type=_bounded(int, 1, 36500, "whole days"),
-                         help="tang: only jobs that ended this many days before submission (default 30)")
-    predict.add_argument("--min-history", type=_bounded(int, 0, 10 ** 6, "a whole number"),
-                         help="tang: fewer eligible jobs than this leave the walltime (default 10)")
-    predict.add_argument("--key", choices=TANG_KEYS, help="tang: similar jobs are the user's (default), "
-                                                          "or the user's with the same walltime")
-    predict.add_argument("--submit-time", type=_bounded(int, 0, 10 ** 11, "epoch seconds"),
+    predict.add_argument("--walltime", required=True, type=duration, help="[[HH:]MM:]SS, at least 1 s")
+    _add_algorithm(predict)
+    predict.add_argument("--submit-time", type=whole_number(0, 10 ** 11, "epoch seconds"),
                          help="tang: the job's submission, epoch seconds (default: now)")
-    predict.add_argument("--timeout", type=_bounded(float, 0.001, _MAX_TIMEOUT_S, "seconds"), default=2.0,
+    predict.add_argument("--timeout", type=bounded(float, 0.001, _MAX_TIMEOUT_S, "seconds"), default=2.0,
                          help="seconds for connecting and querying together (default 2)")
     predict.set_defaults(func=_predict)
+
+
+_OPTION_OF = {"reserve_s": "--reserve"}
+"""Predictor parameters whose option is not ``--`` and the parameter's name with dashes."""
+
+
+def _add_algorithm(parser):
+    """--algorithm and an option per predictor parameter, each with its bounds and defaults from the registry."""
+    parser.add_argument("--algorithm", default=DEFAULT_ALGORITHM, choices=sorted(REGISTRY),
+                        help="predictor (default {})".format(DEFAULT_ALGORITHM))
+    for parameter, allowed in PARAMETERS.items():
+        option = _OPTION_OF.get(parameter, "--" + parameter.replace("_", "-"))
+        kind = {"choices": allowed.choices} if allowed.choices else {
+            "type": whole_number(allowed.low, allowed.high), "metavar": option[2:].upper().replace("-", "_")}
+        parser.add_argument(option, dest=parameter, help="{} (default: {})".format(
+            allowed.meaning, _defaults_text(parameter)), **kind)
+
+
+def _defaults_text(parameter):
+    """``v1, v2 2; v3, v3-deployed 15; tang 1000``: each predictor's default, the predictors sharing one together."""
+    by_default = {}
+    for name, spec in REGISTRY.items():
+        if spec.settable(parameter):
+            by_default.setdefault(spec.defaults[parameter], []).append(name)
+    return "; ".join("{} {}".format(", ".join(names), value) for value, names in by_default.items())
 
 
 def _add_hooks(commands):
@@ -203,7 +189,7 @@ def _add_hooks(commands):
     qmgr.add_argument("--config", help="the hooks' JSON config file, validated first (needed to install)")
     qmgr.add_argument("--jobobit-config", help="a separate config for jobobit, holding writer_dsn (default: --config)")
     qmgr.add_argument("--prefix", help="hook names are PREFIX and PREFIX_jobobit (default: softwalltime)")
-    qmgr.add_argument("--order", type=_bounded(int, 1, 1000, "a whole number"),
+    qmgr.add_argument("--order", type=whole_number(1, 1000),
                       help="hook order, 1..1000, lower runs first (default: 900)")
     qmgr.add_argument("--no-jobobit", action="store_true",
                       help="no jobobit hook (PBS without that event, e.g. OpenPBS < 22.05: use ingest --follow)")
@@ -226,17 +212,9 @@ def _add_doctor(commands):
     doctor.set_defaults(func=_doctor)
 
 
-def _day_arg(text):
-    from .report.selection import parse_day
-    try:
-        return parse_day(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _name_arg(text):
+def _name(text):
     if not text.strip():
-        raise argparse.ArgumentTypeError("must not be empty")
+        raise ValueError("must not be empty")
     return text
 
 
@@ -253,12 +231,13 @@ def _add_report(commands):
                                  description=summary + " (jobs without a soft walltime are counted apart)",
                                  epilog=_REPORT_EXAMPLES)
     _add_dsn(report, "a role in softwalltime_reader")
-    report.add_argument("--since", type=_day_arg, metavar="YYYY-MM-DD",
+    from .report.selection import parse_day
+    report.add_argument("--since", type=checked(parse_day), metavar="YYYY-MM-DD",
                         help="first day (UTC) of job end times (default: 30 days before the end)")
-    report.add_argument("--until", type=_day_arg, metavar="YYYY-MM-DD",
+    report.add_argument("--until", type=checked(parse_day), metavar="YYYY-MM-DD",
                         help="last day (UTC) of job end times, included (default: up to now)")
-    report.add_argument("--user", type=_name_arg, help="only this user's jobs")
-    report.add_argument("--queue", type=_name_arg, help="only jobs of this queue")
+    report.add_argument("--user", type=checked(_name), help="only this user's jobs")
+    report.add_argument("--queue", type=checked(_name), help="only jobs of this queue")
     report.add_argument("--csv", metavar="PATH", help="also write the tables as CSV ('-': stdout, no text table)")
     report.add_argument("--json", metavar="PATH", help="also write the tables as JSON ('-': stdout, no text table)")
     report.add_argument("--plot", metavar="DIR", help="write PNG figures into DIR: V curve, box plots by runtime "
@@ -371,11 +350,7 @@ def _ingest(args):
 def _predict(args):
     from .server.dsn import connect_params
     from .server.store import HookHistory
-    try:
-        algorithm = make_algorithm(args.algorithm, args.window, args.reserve, args.percentile, args.window_days,
-                                   args.min_history, args.key)
-    except ValueError as err:
-        raise ConfigError(str(err)) from None
+    algorithm = make_algorithm(args.algorithm, **{parameter: getattr(args, parameter) for parameter in PARAMETERS})
     try:
         params = connect_params(_require_dsn(args))
     except ConfigError as err:

@@ -13,7 +13,10 @@ for jobs of a user that agree on them while the user's history is unchanged.
 
 from typing import Callable, NamedTuple, Optional, Tuple
 
-from predictor.algorithms import ALGORITHMS, make_algorithm
+from predictor.algorithms import PARAMETERS, REGISTRY, make_algorithm
+from predictor.errors import ConfigError
+
+from .errors import UsageError
 
 __all__ = ["ReplayPredictor", "PREDICTORS", "ACCURACY_PREDICTORS", "history_capacity", "resolve", "predictor_list",
            "DESCRIPTIONS", "describe", "predictor_legend"]
@@ -29,8 +32,11 @@ class ReplayPredictor(NamedTuple):
 
 
 def _algorithm(name, label=None, **parameters):
-    algorithm = make_algorithm(name, **parameters)
-    if algorithm.window_days is None:
+    try:
+        algorithm = make_algorithm(name, **parameters)
+    except ConfigError as err:
+        raise UsageError(str(err)) from None
+    if not REGISTRY[name].reads_submit_time:
         return ReplayPredictor(label or name, algorithm.window,
                                lambda history, job: algorithm.predict(history, job.walltime_s), ("walltime_s",))
     # A time window counts back from the job's submission (the hooks: its ctime).
@@ -46,16 +52,13 @@ def _clairvoyant(history, job):
     return min(max(job.runtime_s, 1), job.walltime_s)
 
 
-PREDICTORS = {
-    "user": ReplayPredictor("user", 0, lambda history, job: job.walltime_s if job.walltime_s else None),
-    "v1": _algorithm("v1"),
-    "v2": _algorithm("v2"),
-    "v3": _algorithm("v3"),
-    "v3-deployed": _algorithm("v3-deployed"),
-    "tang": _algorithm("tang"),
-    "recorded": ReplayPredictor("recorded", 0, lambda history, job: job.soft_walltime_s),
-    "clairvoyant": ReplayPredictor("clairvoyant", 0, _clairvoyant),
-}
+PREDICTORS = dict(
+    {"user": ReplayPredictor("user", 0, lambda history, job: job.walltime_s if job.walltime_s else None)},
+    **{name: _algorithm(name) for name in REGISTRY},
+    recorded=ReplayPredictor("recorded", 0, lambda history, job: job.soft_walltime_s),
+    clairvoyant=ReplayPredictor("clairvoyant", 0, _clairvoyant))
+"""Every predictor the replay knows: the hooks' algorithms (``predictor.algorithms.REGISTRY``) with the
+replay's own yardsticks around them."""
 
 ACCURACY_PREDICTORS = ("user", "v1", "v2", "v3", "recorded")
 """The accuracy replay's default set (clairvoyant would be trivially exact there)."""
@@ -63,26 +66,19 @@ ACCURACY_PREDICTORS = ("user", "v1", "v2", "v3", "recorded")
 
 DESCRIPTIONS = {
     "user": "the user's own walltime (Resource_List.walltime), no prediction",
-    "v1": "Chlumsky & Klusacek v1: mean runtime of the user's last {window} jobs, at most the walltime",
-    "v2": "Chlumsky & Klusacek v2: v1 over the last {window} jobs plus a {reserve_min} min reserve",
-    "v3": "Chlumsky & Klusacek v3: the walltime scaled by the highest runtime/walltime of the user's last "
-          "{window} jobs, plus {reserve_min} min",
-    "v3-deployed": "v3 as the authors' production hook runs it: the scaled walltime doubled for walltimes over 24 h",
-    "tang": "Tang et al.: the walltime x the {percentile}th percentile of runtime/walltime of the user's jobs that "
-            "ended in the last {window_days} days (the walltime with fewer than {min_history})",
     "recorded": "the soft walltime the hooks set, as recorded in the accounting log",
     "clairvoyant": "the true runtime (within [1 s, walltime]), known in advance: the ideal to compare with",
 }
-"""Predictor name -> what it is in plain words; ``{...}`` fields are the algorithm's default parameters."""
+"""The replay's own predictors in plain words (the algorithms' are in ``predictor.algorithms.REGISTRY``)."""
 
 
 def describe(spec):
     """``spec`` in plain words, with the parameters it runs with (``NAME:param=value`` or the defaults)."""
     name, _, rest = spec.partition(":")
-    if name not in ALGORITHMS:
+    if name not in REGISTRY:
         return DESCRIPTIONS[name]
     parameters = make_algorithm(name, **_parameters(spec, rest) if rest else {})._asdict()
-    return DESCRIPTIONS[name].format(reserve_min="{:g}".format(parameters["reserve_s"] / 60), **parameters)
+    return REGISTRY[name].description.format(reserve_min="{:g}".format(parameters["reserve_s"] / 60), **parameters)
 
 
 def predictor_legend(specs):
@@ -95,22 +91,18 @@ def history_capacity(predictors):
     return max([p.window for p in predictors] + [1])
 
 
-_PARAMETERS = {"window": int, "reserve_s": int, "percentile": int, "window_days": int, "min_history": int, "key": str}
-"""What ``NAME:parameter=value`` may set, and how its value is read."""
-
-
 def resolve(spec):
     """The predictor a command line names: a registry name, or ``ALGORITHM:param=value[:param=value...]``.
 
     ``tang:percentile=70:window_days=14`` is tang with those parameters, named
-    by the spec itself in the outputs. ValueError says what is wrong.
+    by the spec itself in the outputs. UsageError says what is wrong.
     """
     if spec in PREDICTORS:
         return PREDICTORS[spec]
     name, _, rest = spec.partition(":")
-    if name not in ALGORITHMS or not rest:
-        raise ValueError("unknown predictor {!r}: give one of {}, or ALGORITHM:parameter=value with ALGORITHM "
-                         "one of {}".format(spec, ", ".join(PREDICTORS), ", ".join(ALGORITHMS)))
+    if name not in REGISTRY or not rest:
+        raise UsageError("unknown predictor {!r}: give one of {}, or ALGORITHM:parameter=value with ALGORITHM "
+                         "one of {}".format(spec, ", ".join(PREDICTORS), ", ".join(REGISTRY)))
     return _algorithm(name, spec, **_parameters(spec, rest))
 
 
@@ -119,27 +111,27 @@ def _parameters(spec, rest):
     parameters = {}
     for pair in rest.split(":"):
         parameter, equals, text = pair.partition("=")
-        if parameter not in _PARAMETERS or not equals or parameter in parameters:
-            raise ValueError("{}: {!r} is not parameter=value with a distinct parameter among {}".format(
-                spec, pair, ", ".join(_PARAMETERS)))
+        if parameter not in PARAMETERS or not equals or parameter in parameters:
+            raise UsageError("{}: {!r} is not parameter=value with a distinct parameter among {}".format(
+                spec, pair, ", ".join(PARAMETERS)))
         parameters[parameter] = _value(spec, parameter, text)
     return parameters
 
 
 def _value(spec, parameter, text):
-    if _PARAMETERS[parameter] is str:
+    if PARAMETERS[parameter].choices:
         return text
     try:
         return int(text)
     except ValueError:
-        raise ValueError("{}: {} must be a whole number, not {!r}".format(spec, parameter, text)) from None
+        raise UsageError("{}: {} must be a whole number, not {!r}".format(spec, parameter, text)) from None
 
 
 def predictor_list(text):
     """Comma-separated predictor specs, each checked by ``resolve``; a tuple of distinct specs."""
     specs = tuple(spec.strip() for spec in text.split(",") if spec.strip())
     if not specs or len(set(specs)) != len(specs):
-        raise ValueError("give distinct names among {} (comma-separated), not {!r}".format(
+        raise UsageError("give distinct names among {} (comma-separated), not {!r}".format(
             ", ".join(PREDICTORS), text))
     for spec in specs:
         resolve(spec)

@@ -112,7 +112,7 @@ def test_predict_without_dsn_is_one_line():
 
 @pytest.mark.parametrize("args, fragment", [
     (["--walltime", "2h"], "argument --walltime"),
-    (["--walltime", "60", "--window", "0"], "argument --window: must be within 1..10000"),
+    (["--walltime", "60", "--window", "0"], "argument --window: must be within 1..1000000"),
     (["--walltime", "0"], "argument --walltime: must be at least 1 second"),
     (["--walltime", "60", "--timeout", "1e300"], "argument --timeout: must be within"),
     (["--walltime", "60", "--timeout", "nan"], "argument --timeout: must be within"),

@@ -59,7 +59,7 @@ ERRORS = [
      r"argument --timeout: must be within 0\.001\.\.3600, not '1e300'"),
     (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --timeout nan", 2, r"argument --timeout: must be within"),
     (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --window 0", 2,
-     r"argument --window: must be within 1\.\.10000, not '0'"),
+     r"argument --window: must be within 1\.\.1000000, not '0'"),
     (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --reserve -1", 2, r"argument --reserve: must be within 0\.\."),
     (PREDICTOR, "predict --dsn {nodb} --walltime 60", 2, r"the following arguments are required: --user"),
     (PREDICTOR, "db init --dsn {nodb} --sql-dir /nonexistent", 2,

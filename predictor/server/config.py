@@ -11,7 +11,7 @@ import ipaddress
 import json
 from typing import FrozenSet, NamedTuple, Optional
 
-from ..algorithms import Algorithm, make_algorithm
+from ..algorithms import DEFAULT_ALGORITHM, PARAMETERS, Algorithm, make_algorithm
 from ..errors import ConfigError
 from .dsn import ConnectParams, connect_params
 
@@ -27,13 +27,8 @@ DEFAULTS = {
     "reader_dsn": None,
     "writer_dsn": None,
     "mode": "enforce",
-    "algorithm": "v3",
-    "window": None,
-    "reserve_s": None,
-    "percentile": None,
-    "window_days": None,
-    "min_history": None,
-    "key": None,
+    "algorithm": DEFAULT_ALGORITHM,
+    **dict.fromkeys(PARAMETERS),
     "budget_s": 2.0,
     "pause_after_timeout_s": 30.0,
     "skip_queues": [],
@@ -41,8 +36,9 @@ DEFAULTS = {
     "keep_admin_soft_walltime": False,
     "package_path": None,
 }
-"""Every setting with its default. ``window``, ``reserve_s`` and tang's ``percentile``,
-``window_days``, ``min_history``, ``key`` None: the algorithm's own (see predictor.algorithms).
+"""Every setting with its default. The predictor parameters (``window``, ``reserve_s`` and tang's
+``percentile``, ``window_days``, ``min_history``, ``key``) None: the algorithm's own (see
+``predictor.algorithms.REGISTRY``).
 ``pause_after_timeout_s``: after the database missed the budget, events skip it
 this long, so a hung server costs pbs_server one budget per pause, not per job."""
 
@@ -155,14 +151,11 @@ def _mode(mode):
     return mode
 
 
-_ALGORITHM_SETTINGS = ("window", "reserve_s", "percentile", "window_days", "min_history", "key")
-
-
 def _algorithm(values):
     try:
-        return make_algorithm(values["algorithm"], **{key: values[key] for key in _ALGORITHM_SETTINGS})
-    except (ValueError, TypeError) as err:
-        raise ConfigError("algorithm/{}: {}".format("/".join(_ALGORITHM_SETTINGS), err)) from None
+        return make_algorithm(values["algorithm"], **{key: values[key] for key in PARAMETERS})
+    except ConfigError as err:
+        raise ConfigError("algorithm/{}: {}".format("/".join(PARAMETERS), err)) from None
 
 
 def _seconds(value, name, low, high, low_included):

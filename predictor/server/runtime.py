@@ -37,7 +37,10 @@ __all__ = ["run", "Runtime", "RUNTIME", "HOOK_EVENTS", "PREDICTING_EVENTS", "LOG
 
 LOG_PREFIX = "pbs-softwalltime"
 
-PREDICTING_EVENTS = ("queuejob", "runjob", "modifyjob")
+_VIEWS = {"queuejob": queuejob_view, "runjob": runjob_view, "modifyjob": modifyjob_view}
+"""The events that set soft_walltime, each with the reading of its job."""
+
+PREDICTING_EVENTS = tuple(_VIEWS)
 """The events that set soft_walltime (one PBS hook serves all three)."""
 
 HOOK_EVENTS = PREDICTING_EVENTS + ("jobobit",)
@@ -152,8 +155,6 @@ def _log(pbs, level_name, hook_event, job_id, message):
 
 # --- the three prediction events ---------------------------------------------------------------
 
-_VIEWS = {"queuejob": queuejob_view, "runjob": runjob_view, "modifyjob": modifyjob_view}
-
 
 def _set_soft_walltime(runtime, pbs, event, name, started):
     view = _VIEWS[name](event)
@@ -218,8 +219,8 @@ def _record_finished_job(runtime, pbs, event, name, started):
     note(pbs, name, job.job_id, "recorded runtime {} s of user {!r}".format(job.runtime_s, job.user))
 
 
-_HANDLERS = {"queuejob": _set_soft_walltime, "runjob": _set_soft_walltime, "modifyjob": _set_soft_walltime,
-             "jobobit": _record_finished_job}
+_HANDLERS = dict(dict.fromkeys(PREDICTING_EVENTS, _set_soft_walltime), jobobit=_record_finished_job)
+"""Event name (``HOOK_EVENTS``) -> what handles it."""
 
 RUNTIME = Runtime()
 """This interpreter's runtime: created when the module is imported, i.e. once per hook interpreter."""

@@ -3,8 +3,9 @@
 Errors are one line on stderr and a non-zero exit, never a traceback:
 0 success, 1 some accounting lines were rejected (the rest was loaded) or a
 doctor check failed, 2 an error stopped the command (a bad option included),
-141 the reader of the output went away (``| head``), silently, as a tool
-killed by SIGPIPE.
+130 interrupted, 141 the reader of the output went away (``| head``),
+silently, as a tool killed by SIGPIPE. An exception that is not one of the
+package's own errors is a bug: its traceback is shown (see predictor.exits).
 """
 
 import argparse
@@ -17,6 +18,7 @@ from .algorithms import DEFAULT_ALGORITHM, PARAMETERS, REGISTRY, make_algorithm
 from .arguments import bounded, checked, duration, whole_number
 from .durations import format_duration
 from .errors import ConfigError, PredictorError
+from .exits import exit_status
 from .files import migrations
 
 __all__ = ["main", "build_parser"]
@@ -25,8 +27,6 @@ DSN_ENV = "PBS_SOFTWALLTIME_DSN"
 _MAX_TIMEOUT_S = 3600.0
 _ACCOUNTING = "/var/spool/pbs/server_priv/accounting"
 _CONFIG = "/etc/pbs-softwalltime/hooks.json"
-_BROKEN_PIPE_STATUS = 128 + 13
-"""What a shell reports for a tool killed by SIGPIPE."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -374,10 +374,7 @@ def _report(args):
     _psycopg2()
     from .report.command import run_report
     from .report.selection import selection_for
-    try:
-        selection = selection_for(args.since, args.until, args.user, args.queue, now=time.time())
-    except ValueError as err:
-        raise ConfigError(str(err)) from None
+    selection = selection_for(args.since, args.until, args.user, args.queue, now=time.time())
     return run_report(_require_dsn(args), selection, args.csv, args.json, args.plot)
 
 
@@ -413,30 +410,9 @@ def _doctor(args):
     return 1 if failed else 0
 
 
-def _run(argv):
-    args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except PredictorError as err:
-        print("python -m predictor: error: {}".format(err), file=sys.stderr)
-        return 2
-    except OSError as err:
-        if isinstance(err, BrokenPipeError):
-            raise
-        where = "{}: {}".format(err.filename, err.strerror) if err.filename and err.strerror else err
-        print("python -m predictor: error: {}".format(where), file=sys.stderr)  # one no command expected
-        return 2
-
-
 def main(argv=None):
     """Run one command; returns the exit status."""
-    try:
-        status = _run(argv)
-        sys.stdout.flush()
-        return status
-    except BrokenPipeError:
-        # The reader went away (| head): stop quietly, and let nothing flush into the closed pipe at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        for stream in (sys.stdout, sys.stderr):
-            os.dup2(devnull, stream.fileno())
-        return _BROKEN_PIPE_STATUS
+    def run():
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    return exit_status("python -m predictor", run, PredictorError)

@@ -1,43 +1,37 @@
-"""``python -m replay``: the accuracy replay (default command), ``convert``, and more by registry.
+"""``python -m replay``: the accuracy replay (the default command), ``convert``, ``simulate`` and ``sweep``.
 
     python -m replay LOGS...                 # same as: python -m replay accuracy LOGS...
     python -m replay convert IN... OUT
 
-A command is an entry of ``COMMANDS``: a summary, ``add_arguments(parser)``,
-``run(args) -> exit status`` and the examples ending its ``-h``. A command
-living in its own module is one ``_from_module`` entry.
+Each command is an argparse subcommand whose ``func`` runs it and returns the
+exit status; its examples end its ``-h``.
 
 Exit status: 0 success; 1 some input lines were malformed (each reported on
 stderr as file:line: reason, skipped; the rest was used); 2 an error stopped
 the command (one line on stderr, never a traceback; no output file written);
 130 interrupted; 141 the reader of the output went away (``| head``),
-silently, as a tool killed by SIGPIPE.
+silently, as a tool killed by SIGPIPE. Any other exception is a bug: its
+traceback is shown, with a line asking to report it, and the status is 1
+(see predictor.exits).
 """
 
 import argparse
-import importlib
 import os
 import sys
-from typing import Callable, NamedTuple, Tuple
+
+from predictor.errors import PredictorError
+from predictor.exits import exit_status
 
 from .errors import ReplayError
-from .options import epoch_seconds, server_name, whole_number
+from .options import add_input_arguments, epoch_seconds, predictor_names, server_name
 from .outputs import STDOUT, OutputFiles, check_directory, check_file, check_not_input, check_outputs
+from .simulation import simulate
+from .sweep import command as sweep
 
-__all__ = ["main", "COMMANDS", "Command", "DEFAULT_COMMAND", "USAGE_EXAMPLES", "command_parser", "examples_epilog"]
+__all__ = ["main", "build_parser", "with_command", "DEFAULT_COMMAND", "USAGE_EXAMPLES", "examples_epilog"]
 
 PROG = "python -m replay"
-_BROKEN_PIPE_STATUS = 128 + 13
-"""What a shell reports for a tool killed by SIGPIPE."""
-
-
-class Command(NamedTuple):
-    """A subcommand: ``add_arguments(parser)`` then ``run(args)`` returns the exit status."""
-
-    summary: str
-    add_arguments: Callable
-    run: Callable
-    examples: Tuple[str, ...] = ()
+DEFAULT_COMMAND = "accuracy"
 
 
 class _UsageError(ReplayError):
@@ -45,6 +39,10 @@ class _UsageError(ReplayError):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):
         raise _UsageError("{} (see '{} -h')".format(message, self.prog))
 
@@ -58,12 +56,6 @@ def examples_epilog(examples):
     return "examples:\n" + "".join("  {}\n".format(line) for line in examples)
 
 
-def _from_module(module_name, summary, examples=()):
-    """A command whose ``add_arguments`` and ``run`` live in ``module_name``, imported when used."""
-    return Command(summary, lambda parser: importlib.import_module(module_name).add_arguments(parser),
-                   lambda args: importlib.import_module(module_name).run(args), tuple(examples))
-
-
 def _fraction(text):
     try:
         value = float(text)
@@ -74,27 +66,12 @@ def _fraction(text):
     return value
 
 
-def _predictor_names(text):
-    from .predictors import predictor_list
-    try:
-        return predictor_list(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _add_input_arguments(parser):
-    parser.add_argument("--format", choices=("auto", "pbs", "swf"), default="auto",
-                        help="input format (default: told from the content; a directory is PBS)")
-    parser.add_argument("--max-errors", type=whole_number(0, 10 ** 9), default=20, metavar="N",
-                        help="malformed lines to show on stderr (default 20; all are counted)")
-
-
 def _accuracy_arguments(parser):
     from .predictors import ACCURACY_PREDICTORS
     parser.add_argument("paths", nargs="+", metavar="LOGS",
                         help="PBS accounting files or YYYYMMDD directories, or one SWF file (.gz is fine)")
-    _add_input_arguments(parser)
-    parser.add_argument("--predictors", type=_predictor_names, metavar="NAMES",
+    add_input_arguments(parser)
+    parser.add_argument("--predictors", type=predictor_names, metavar="NAMES",
                         help="comma-separated (default: {}; recorded only if the log has soft walltimes); "
                              "ALGORITHM:param=value sets parameters, e.g. tang:percentile=70:window_days=14".format(
                             ",".join(ACCURACY_PREDICTORS)))
@@ -157,7 +134,7 @@ def _convert_arguments(parser):
     parser.add_argument("out", metavar="OUT",
                         help="PBS: a file, or a directory (or path ending in /) for daily files; SWF: a file. "
                              "A .gz name compresses; '-' writes one file to stdout")
-    _add_input_arguments(parser)
+    add_input_arguments(parser)
     parser.add_argument("--epoch", type=epoch_seconds,
                         help="SWF to PBS: epoch seconds of SWF time 0 (default: the header's UnixStartTime, else 0)")
     parser.add_argument("--server", type=server_name, default="pbsserver",
@@ -196,89 +173,75 @@ def _run_convert(args):
     return 1 if reporter.count else 0
 
 
-COMMANDS = {
-    "accuracy": Command("measure every predictor's soft-walltime accuracy on a trace (default command)",
-                        _accuracy_arguments, _run_accuracy, (
-                            "python -m replay traces/hpc2n-2002-accounting",
-                            "python -m replay /var/spool/pbs/server_priv/accounting --at start --plot plots/",
-                            "python -m replay trace.swf --predictors v1,v3 --json metrics.json --jobs-csv jobs.csv")),
-    "convert": Command("convert a trace between SWF and PBS accounting-log format",
-                       _convert_arguments, _run_convert, (
-                           "python -m replay convert traces/HPC2N-2002-subset.swf accounting/ --gzip",
-                           "python -m replay convert trace.swf 20020728 --epoch 1027836000 --server pbs01",
-                           "python -m replay convert /var/spool/pbs/server_priv/accounting trace.swf")),
-    "simulate": _from_module("replay.simulation.simulate", "replay a trace through a simulated PBS scheduler", (
-        "python -m replay simulate traces/hpc2n-2002-accounting",
-        "python -m replay simulate trace.swf --predictors user,v3 --backfill-depth 2 --json out.json --plot figs/",
-        "python -m replay simulate accounting/ --nodes 64 --cores-per-node 32 --policy sjf")),
-    "sweep": _from_module("replay.sweep.command", "many simulate runs over a grid, here or as a PBS job array"),
-}
-"""Subcommand name -> Command."""
-
-DEFAULT_COMMAND = "accuracy"
-
-
 USAGE_EXAMPLES = ("python -m replay traces/hpc2n-2002-accounting",
                   "python -m replay simulate traces/HPC2N-2002-subset.swf --json out.json",
                   "python -m replay convert traces/HPC2N-2002-subset.swf accounting/")
 """The examples ending ``python -m replay -h``."""
 
 
-def _usage():
-    lines = ["usage: {} [COMMAND] ARGS...".format(PROG), "", "commands:"]
-    lines += ["  {:<10} {}".format(name, command.summary) for name, command in COMMANDS.items()]
-    lines += ["", "Without COMMAND: {}. '{} COMMAND -h' shows a command's options.".format(DEFAULT_COMMAND, PROG)]
-    return "\n".join(lines) + "\n\n" + examples_epilog(USAGE_EXAMPLES)
-
-
-def _split(argv):
-    if argv and argv[0] in COMMANDS:
-        return argv[0], argv[1:]
-    return DEFAULT_COMMAND, argv
-
-
-def command_parser(name):
-    """The argument parser of command ``name``, its examples at the end of its ``-h``."""
-    command = COMMANDS[name]
-    parser = _Parser(prog="{} {}".format(PROG, name), description=command.summary,
-                     epilog=examples_epilog(command.examples), formatter_class=argparse.RawDescriptionHelpFormatter)
-    command.add_arguments(parser)
+def build_parser():
+    """The parser of ``python -m replay COMMAND``: one subcommand each, its ``func`` the command itself."""
+    parser = _Parser(prog=PROG, usage="%(prog)s [COMMAND] ARGS...", epilog="Without COMMAND: {}. '{} COMMAND -h' "
+                     "shows a command's options.\n\n{}".format(DEFAULT_COMMAND, PROG, examples_epilog(USAGE_EXAMPLES)))
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add_command(commands, "accuracy", "measure every predictor's soft-walltime accuracy on a trace (default command)",
+                 _accuracy_arguments, _run_accuracy, (
+                     "python -m replay traces/hpc2n-2002-accounting",
+                     "python -m replay /var/spool/pbs/server_priv/accounting --at start --plot plots/",
+                     "python -m replay trace.swf --predictors v1,v3 --json metrics.json --jobs-csv jobs.csv"))
+    _add_command(commands, "convert", "convert a trace between SWF and PBS accounting-log format",
+                 _convert_arguments, _run_convert, (
+                     "python -m replay convert traces/HPC2N-2002-subset.swf accounting/ --gzip",
+                     "python -m replay convert trace.swf 20020728 --epoch 1027836000 --server pbs01",
+                     "python -m replay convert /var/spool/pbs/server_priv/accounting trace.swf"))
+    _add_command(commands, "simulate", "replay a trace through a simulated PBS scheduler",
+                 simulate.add_arguments, simulate.run, (
+                     "python -m replay simulate traces/hpc2n-2002-accounting",
+                     "python -m replay simulate trace.swf --predictors user,v3 --backfill-depth 2 --json out.json "
+                     "--plot figs/",
+                     "python -m replay simulate accounting/ --nodes 64 --cores-per-node 32 --policy sjf"))
+    _add_command(commands, "sweep", "many simulate runs over a grid, here or as a PBS job array",
+                 sweep.add_arguments, sweep.run)
     return parser
 
 
-def _run(argv):
-    if not argv or argv[0] in ("-h", "--help"):
-        (sys.stdout if argv else sys.stderr).write(_usage())
-        return 0 if argv else 2
-    name, rest = _split(argv)
-    try:
-        return COMMANDS[name].run(command_parser(name).parse_args(rest))
-    except (ReplayError, ValueError) as err:
-        sys.stderr.write("{}: error: {}\n".format(PROG, err))
-        return 2
-    except OSError as err:
-        if isinstance(err, BrokenPipeError):
-            raise
-        sys.stderr.write("{}: error: {}\n".format(PROG, _os_error(err)))  # one the readers did not expect
-        return 2
-    except KeyboardInterrupt:
-        sys.stderr.write("{}: interrupted\n".format(PROG))
-        return 130
+def _add_command(commands, name, summary, add_arguments, run, examples=()):
+    parser = commands.add_parser(name, prog="{} {}".format(PROG, name), help=summary, description=summary,
+                                 epilog=examples_epilog(examples))
+    add_arguments(parser)
+    parser.set_defaults(func=run, command_parser=parser)
 
 
-def _os_error(err):
-    return "{}: {}".format(err.filename, err.strerror) if err.filename and err.strerror else str(err)
+def with_command(parser, argv):
+    """``argv`` with the command named: ``python -m replay LOGS...`` is ``python -m replay accuracy LOGS...``."""
+    commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    if argv and argv[0] not in commands.choices and argv[0] not in ("-h", "--help"):
+        return [DEFAULT_COMMAND] + argv
+    return argv
+
+
+def _parse(parser, argv):
+    """``(run, args)``: the command's function and its options (nothing else in them)."""
+    args, extra = parser.parse_known_args(with_command(parser, argv))
+    options = vars(args)
+    run, command_parser = options.pop("func"), options.pop("command_parser")
+    if extra:  # named by the command's own parser, whose -h lists the options
+        command_parser.error("unrecognized arguments: " + " ".join(extra))
+    return run, args
 
 
 def main(argv=None):
     """Run one command; returns the exit status."""
-    try:
-        status = _run(sys.argv[1:] if argv is None else list(argv))
-        sys.stdout.flush()
-        return status
-    except BrokenPipeError:
-        # The reader went away (| head): stop quietly, and let nothing flush into the closed pipe at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        for stream in (sys.stdout, sys.stderr):
-            os.dup2(devnull, stream.fileno())
-        return _BROKEN_PIPE_STATUS
+    argv = sys.argv[1:] if argv is None else list(argv)
+
+    def run():
+        parser = build_parser()
+        if not argv:
+            parser.print_help(sys.stderr)
+            return 2
+        try:
+            command, args = _parse(parser, argv)
+        except SystemExit as done:  # -h printed the help
+            return done.code
+        return command(args)
+    return exit_status(PROG, run, (ReplayError, PredictorError))

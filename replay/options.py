@@ -1,28 +1,22 @@
-"""argparse types shared by the commands: each value checked where it enters, with its bounds in the message."""
+"""Options and argparse types the replay's commands share: each value checked where it enters, with its bounds
+in the message. The general types (whole numbers, durations) are ``predictor.arguments``, shared with
+``python -m predictor``."""
 
 import argparse
 import re
 
-__all__ = ["whole_number", "epoch_seconds", "server_name", "LATEST_EPOCH"]
+from predictor.arguments import checked, whole_number
+
+from .predictors import predictor_list
+
+__all__ = ["whole_number", "epoch_seconds", "server_name", "predictor_names", "add_input_arguments", "LATEST_EPOCH",
+           "FORMATS"]
 
 LATEST_EPOCH = 253402300799
 """9999-12-31 23:59:59 UTC: the last second an accounting-log date (MM/DD/YYYY) can show."""
 
 _SERVER_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _SERVER_NAME = re.compile(r"{0}(\.{0})*".format(_SERVER_LABEL))
-
-
-def whole_number(low, high):
-    """An argparse type: a whole number within ``low..high``."""
-    def convert(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError("not a whole number: {!r}".format(text)) from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError("must be within {}..{}, not {}".format(low, high, text))
-        return value
-    return convert
 
 
 def epoch_seconds(text):
@@ -42,3 +36,18 @@ def server_name(text):
         raise argparse.ArgumentTypeError("not a PBS server (host) name: {!r}; use letters, digits, '-' and '.', "
                                          "as in 123.pbsserver".format(text))
     return text
+
+
+predictor_names = checked(predictor_list)
+"""An argparse type: comma-separated predictor specs (``v1,tang:percentile=70``), each one the replay knows."""
+
+FORMATS = ("auto", "pbs", "swf")
+"""What ``--format`` may say a trace is."""
+
+
+def add_input_arguments(parser, defaults=True):
+    """--format and --max-errors, the options of reading a trace. ``defaults`` False: None when not given."""
+    parser.add_argument("--format", choices=FORMATS, default="auto" if defaults else None,
+                        help="input format (default: told from the content; a directory is PBS)")
+    parser.add_argument("--max-errors", type=whole_number(0, 10 ** 9), default=20 if defaults else None, metavar="N",
+                        help="malformed lines to show on stderr (default 20; all are counted)")

@@ -19,7 +19,8 @@ import sys
 import pytest
 
 from predictor.cli import build_parser
-from replay.cli import COMMANDS, USAGE_EXAMPLES, _split, _usage, command_parser
+from replay.cli import USAGE_EXAMPLES, with_command
+from replay.cli import build_parser as build_replay_parser
 
 E_LINE = ("04/10/2026 12:00:{sec:02d};E;{id}.svr;user=alice queue=workq ctime=1775822400 start={start} end={end} "
           "Exit_status=0 Resource_List.walltime=01:00:00 Resource_List.ncpus=1")
@@ -90,13 +91,21 @@ ERRORS = [
     (REPLAY, "{dir}/20260410 --json {dir}/empty", 2, r"--json .*/empty: is a directory; give a file name"),
     (REPLAY, "{dir}/20260410 --csv {dir}/nodir/m.csv", 2, r"--csv .*/nodir/m\.csv: directory .*/nodir does not exist"),
     (REPLAY, "{dir}/20260410 --json {dir}/20260410", 2, r"--json .*/20260410: the output would overwrite the input"),
-    (REPLAY, "{dir}/20260410 --max-errors -1", 2, r"argument --max-errors: must be within 0\.\.1000000000, not -1"),
+    (REPLAY, "{dir}/20260410 --max-errors -1", 2, r"argument --max-errors: must be within 0\.\.1000000000, not '-1'"),
     (REPLAY, "{dir}/20260410 --warmup 2", 2, r"argument --warmup: must be in \[0, 1\)"),
     (REPLAY, "simulate {dir}/20260410 --backfill-depth -1", 2,
-     r"argument --backfill-depth: must be within 0\.\.1000000, not -1 \(see 'python -m replay simulate -h'\)"),
+     r"argument --backfill-depth: must be within 0\.\.1000000, not '-1' \(see 'python -m replay simulate -h'\)"),
     (REPLAY, "simulate {dir}/20260410 --cycle-interval -5", 2, r"argument --cycle-interval: must be within 0\.\."),
     (REPLAY, "simulate {dir}/20260410 --bsld-tau 99999999999999999999", 2, r"argument --bsld-tau: must be within 1\.\."),
     (REPLAY, "simulate {dir}/20260410 --max-errors -1", 2, r"argument --max-errors: must be within 0\.\."),
+    (REPLAY, "simulate {dir}/20260410 --default-walltime 0", 2,
+     r"argument --default-walltime: must be at least 1 second, not '0'"),
+    (REPLAY, "simulate {dir}/20260410 --predictors tang:percentile=0", 2,
+     r"argument --predictors: percentile must be an integer >= 1"),
+    (REPLAY, "{dir}/20260410 --bogus", 2, r"unrecognized arguments: --bogus \(see 'python -m replay accuracy -h'\)"),
+    (REPLAY, "sweep --backfill-depth 1000001 {dir}/20260410", 2, r"argument --backfill-depth: backfill depth must be "),
+    (REPLAY, "sweep --cycle-interval -1 {dir}/20260410", 2, r"argument --cycle-interval: must be within 0\.\."),
+    (REPLAY, "sweep --default-walltime 0 {dir}/20260410", 2, r"argument --default-walltime: must be at least 1 "),
     (REPLAY, "simulate {dir}/20260410 --plot {dir}/file.txt", 2, r"--plot .*/file\.txt: exists and is not a directory"),
     (REPLAY, "simulate {dir}/20260410 --csv - --jobs-csv -", 2, r"--csv and --jobs-csv: only one output"),
     (REPLAY, "convert {dir}/trace.swf {dir}/out --epoch 99999999999999999999", 2,
@@ -184,14 +193,13 @@ def test_closed_pipe_ends_quietly(workdir, cli, argv):
 
 # --- examples at the end of every --help --------------------------------------------------------
 
-def predictor_parsers(parser=None, path=()):
-    """``[(command words, parser)]`` of python -m predictor and every subcommand, groups included."""
-    parser = parser or build_parser()
+def all_parsers(parser, path=()):
+    """``[(command words, parser)]`` of a command line and every subcommand, groups included."""
     found = [(path, parser)]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
-                found += predictor_parsers(sub, path + (name,))
+                found += all_parsers(sub, path + (name,))
     return found
 
 
@@ -216,9 +224,8 @@ def example_argv(line, program):
 
 
 def help_cases():
-    cases = [("predictor " + " ".join(words), parser.format_help()) for words, parser in predictor_parsers()]
-    cases += [("replay " + name, command_parser(name).format_help()) for name in COMMANDS]
-    return cases + [("replay", _usage())]
+    return [(" ".join((program,) + words), parser.format_help()) for program, build in (
+        ("predictor", build_parser), ("replay", build_replay_parser)) for words, parser in all_parsers(build())]
 
 
 @pytest.mark.parametrize("name, help_text", help_cases(), ids=[name for name, _ in help_cases()])
@@ -232,13 +239,13 @@ def test_help_ends_with_examples_that_parse(name, help_text):
         if program == "predictor":
             build_parser().parse_args(argv)
         else:
-            command, rest = _split(argv)
-            command_parser(command).parse_args(rest)
+            parser = build_replay_parser()
+            parser.parse_args(with_command(parser, argv))
 
 
 def test_usage_examples_are_the_ones_shown():
     """python -m replay -h shows USAGE_EXAMPLES."""
-    assert example_lines(_usage()) == list(USAGE_EXAMPLES)
+    assert example_lines(build_replay_parser().format_help()) == list(USAGE_EXAMPLES)
 
 
 # --- what users read: no internal references ---------------------------------------------------
@@ -271,3 +278,48 @@ def test_docs_and_docstrings_cite_no_internal_reference():
 def test_help_texts_cite_no_internal_reference():
     """No --help of either command line names a seed paper or a path outside the repository."""
     assert [name for name, text in help_cases() if INTERNAL.search(text)] == []
+
+
+# --- a bug is not a user error -----------------------------------------------------------------
+
+def failing(*args, **kwargs):
+    """Stands in for a function deep inside that has a bug: a plain ValueError, not one of the package's errors."""
+    raise ValueError("a bug deep inside")
+
+
+@pytest.mark.parametrize("cli, target, argv", [
+    (PREDICTOR, "predictor.qmgr._checked_prefix", ["hooks", "qmgr", "--uninstall"]),
+    (REPLAY, "replay.accuracy.metrics.warmup_count", ["{dir}/20260410"]),
+    (REPLAY, "replay.simulation.simulate.settings_of", ["simulate", "{dir}/20260410"]),
+])
+def test_internal_value_error_shows_its_traceback(workdir, monkeypatch, capsys, cli, target, argv):
+    """A ValueError from a bug is not turned into the tidy one-line user error: the traceback, then a line
+    asking to report it, status 1."""
+    from predictor.cli import main as predictor_main
+    from replay.cli import main as replay_main
+    monkeypatch.setattr(target, failing)
+    status = (predictor_main if cli == PREDICTOR else replay_main)([arg.format(dir=workdir) for arg in argv])
+    err = capsys.readouterr().err
+    assert status == 1 and "Traceback (most recent call last)" in err and "ValueError: a bug deep inside" in err
+    assert err.rstrip().splitlines()[-1].endswith("internal error (a bug): please report it with the traceback above")
+    assert ": error: " not in err
+
+
+@pytest.mark.parametrize("cli, argv, pattern", [
+    (PREDICTOR, "report --since 2026-03-02 --until 2026-03-01", r"error: the period is empty"),
+    (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --algorithm v1 --reserve 900", r"error: .*v1 has no reserve"),
+    (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --algorithm tang --window 5 --min-history 6",
+     r"error: .*min_history must be <= window \(5\)"),
+])
+def test_values_checked_where_they_enter_are_one_line(workdir, cli, argv, pattern):
+    """Values refused by the package's own checks (not argparse's) are still one line and status 2."""
+    result = run_cli(cli, shlex.split(argv.format(nodb=shlex.quote(NO_DB))), workdir)
+    assert_one_line_error(result, 2, pattern, listing(workdir), workdir)
+
+
+def test_machine_size_unknown_is_one_line(tmp_path):
+    """A log whose jobs use no core leaves the machine's size unknown: one line naming --cores, status 2."""
+    (tmp_path / "zero.swf").write_text("".join("{} {} 10 100 0 -1 -1 0 3600 -1 1 1 1 -1 1 -1 -1 -1\n".format(
+        job, 5 * job) for job in range(1, 3)))
+    result = run_cli(REPLAY, ["simulate", str(tmp_path / "zero.swf")], tmp_path)
+    assert_one_line_error(result, 2, r"no job in the log uses a core.*give --cores", listing(tmp_path), tmp_path)

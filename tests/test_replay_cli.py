@@ -1,5 +1,6 @@
 """replay.cli: python -m replay, its commands, outputs and exit statuses."""
 
+import argparse
 import csv
 import json
 import os
@@ -8,7 +9,7 @@ import sys
 
 import pytest
 
-from replay.cli import COMMANDS, main
+from replay.cli import build_parser, main
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUNDLED_PBS = os.path.join(REPO, "traces", "hpc2n-2002-accounting")
@@ -172,17 +173,31 @@ def test_plot_option_writes_pngs(golden_log, tmp_path, capsys):
         "v_curve_submit.png"]
 
 
+def commands():
+    """``{name: parser}`` of the subcommands of python -m replay."""
+    parser = build_parser()
+    return next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction)).choices
+
+
 def test_help_lists_the_commands(capsys):
-    """-h names every registered command."""
+    """-h names every command."""
     assert main(["-h"]) == 0
     out = capsys.readouterr().out
-    assert all(name in out for name in COMMANDS)
+    assert sorted(commands()) == ["accuracy", "convert", "simulate", "sweep"]
+    assert all(name in out for name in commands())
 
 
-def test_commands_registry_entries_are_complete():
-    """Each command has a summary, an argument adder and a runner."""
-    assert all(command.summary and callable(command.add_arguments) and callable(command.run)
-               for command in COMMANDS.values())
+def test_every_command_has_a_summary_and_a_runner():
+    """Each subcommand has a description and runs a function of its own."""
+    parsers = commands()
+    assert all(parser.description and callable(parser.get_default("func")) for parser in parsers.values())
+    assert len({parser.get_default("func") for parser in parsers.values()}) == len(parsers)
+
+
+def test_no_command_prints_the_usage_and_status_2(capsys):
+    """python -m replay alone: the usage on stderr, status 2."""
+    assert main([]) == 2
+    assert "Without COMMAND: accuracy" in capsys.readouterr().err
 
 
 def test_recorded_soft_walltimes_are_compared_when_present(tmp_path, capsys):

@@ -46,7 +46,7 @@ def test_defaults_are_pbs_defaults():
     args = parse("x.swf")
     settings = simulate.settings_of(args)
     assert (settings.policy, settings.strict_ordering, settings.backfill_depth, settings.extension,
-            settings.cycle_interval_s, settings.selective, args.bsld_tau) == ("fifo", True, 1, "pbs", 600, False, 10)
+            settings.cycle_interval_s, settings.selective, args.bsld_tau_s) == ("fifo", True, 1, "pbs", 600, False, 10)
     assert args.predictors == ("user", "v1", "v2", "v3", "clairvoyant")
 
 

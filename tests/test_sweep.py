@@ -72,6 +72,17 @@ def test_a_cell_is_the_simulate_run_of_its_settings(trace, capsys):
     assert [{key: value for key, value in row.items() if key not in coordinates} for row in rows] == expected
 
 
+def test_predictor_with_parameters_is_a_cell_as_in_simulate(trace, capsys):
+    """ALGORITHM:param=value, which simulate takes, names a sweep cell too, whose row is simulate's."""
+    spec = "tang:percentile=70:min_history=1"
+    status, out, _ = sweep(capsys, "--predictors", spec, "--json", "-", trace)
+    row = json.loads(out)["tables"][0]["rows"][0]
+    assert status == 0 and main(["simulate", trace, "--predictors", spec, "--json", "-"]) == 0
+    expected = json.loads(capsys.readouterr().out)["tables"][0]["rows"]
+    coordinates = ("trace", "policy", "backfill_depth", "extension")
+    assert [{key: value for key, value in row.items() if key not in coordinates}] == expected
+
+
 def test_grid_file_json_and_lines_give_the_same_cells(tmp_path, trace):
     """Both grid-file forms name the same grid; trace paths are taken from the file's folder."""
     os.symlink(trace, str(tmp_path / "t.swf"))
@@ -162,8 +173,8 @@ def test_plot_writes_the_two_figures(tmp_path, trace, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--predictors", "v1,oracle", "{trace}"], "'oracle' is not one of"),
-    (["--backfill-depth", "1,deep", "{trace}"], "backfill depth must be an integer >= 0, not 'deep'"),
+    (["--predictors", "v1,oracle", "{trace}"], "unknown predictor 'oracle'"),
+    (["--backfill-depth", "1,deep", "{trace}"], "backfill depth must be an integer within 0..1000000 (as in simulate), not 'deep'"),
     (["--policy", "fifo,fifo", "{trace}"], "fifo given twice"),
     (["{tmp}/missing.swf"], "missing.swf: no such file or directory"),
     ([], "no trace given"),

@@ -5,6 +5,8 @@ import datetime
 import time
 from typing import NamedTuple, Optional
 
+from ..errors import ConfigError
+
 __all__ = ["Selection", "parse_day", "selection_for", "DEFAULT_DAYS"]
 
 DAY_S = 86400
@@ -46,11 +48,11 @@ def selection_for(since_day=None, until_day=None, user=None, queue=None, now=Non
     """The Selection for the command line's days (epochs of 00:00 UTC; ``until_day`` is included).
 
     No ``until_day``: up to ``now``. No ``since_day``: the DEFAULT_DAYS days
-    before the end. ValueError if the period is empty.
+    before the end. ConfigError (a ValueError) if the period is empty.
     """
     until = until_day + DAY_S if until_day is not None else int(now)
     since = since_day if since_day is not None else until - DEFAULT_DAYS * DAY_S
     if since >= until:
-        raise ValueError("the period is empty: --since {} is after --until {}".format(
+        raise ConfigError("the period is empty: --since {} is after --until {}".format(
             _moment(since), _moment(until - DAY_S) if until_day is not None else "now"))
     return Selection(since, until, user, queue)

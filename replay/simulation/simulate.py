@@ -7,16 +7,15 @@ same simulated machine once per predictor; only the soft walltimes differ.
 The recorded start and end times are not used. See docs/simulate.md.
 """
 
-import argparse
 import sys
 
 import numpy as np
 
-from predictor.durations import parse_duration
+from predictor.arguments import duration
 
 from ..errors import ReplayError
-from ..predictors import predictor_legend, predictor_list, resolve
-from ..options import whole_number
+from ..predictors import predictor_legend, resolve
+from ..options import add_input_arguments, predictor_names, whole_number
 from ..outputs import OutputFiles, check_outputs
 from ..report import Report, column_legend, write_outputs
 from ..traces.readers import read_trace
@@ -27,43 +26,32 @@ from .extension import EXTENSIONS
 from .policies import POLICIES
 from .simulation_metrics import DEFAULT_BSLD_TAU_S, legend_meanings, schedule_tables
 
-__all__ = ["add_arguments", "run", "DEFAULT_PREDICTORS", "settings_of", "machine_of", "observed_cores",
-           "runnable_jobs", "job_table", "JOB_HEADER", "simulation_report", "recorded_notes"]
+__all__ = ["add_arguments", "add_setting_arguments", "run", "DEFAULT_PREDICTORS", "MAX_BACKFILL_DEPTH", "settings_of",
+           "machine_of", "observed_cores", "runnable_jobs", "job_table", "JOB_HEADER", "simulation_report",
+           "recorded_notes"]
 
 DEFAULT_PREDICTORS = ("user", "v1", "v2", "v3", "clairvoyant")
+MAX_BACKFILL_DEPTH = 10 ** 6
 _DEFAULTS = SchedulerSettings()
-
-
-def _names(text):
-    try:
-        return predictor_list(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _duration(text):
-    try:
-        return parse_duration(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def add_arguments(parser):
     """The ``simulate`` options."""
     parser.add_argument("paths", nargs="+", metavar="LOGS",
                         help="PBS accounting files or YYYYMMDD directories, or one SWF file (.gz is fine)")
-    parser.add_argument("--format", choices=("auto", "pbs", "swf"), default="auto",
-                        help="input format (default: told from the content; a directory is PBS)")
-    parser.add_argument("--max-errors", type=whole_number(0, 10 ** 9), default=20, metavar="N",
-                        help="malformed lines to show on stderr (default 20; all are counted)")
-    parser.add_argument("--predictors", type=_names, default=DEFAULT_PREDICTORS, metavar="NAMES",
+    add_input_arguments(parser)
+    parser.add_argument("--predictors", type=predictor_names, default=DEFAULT_PREDICTORS, metavar="NAMES",
                         help="comma-separated (default: {}); ALGORITHM:param=value sets parameters, "
                              "e.g. tang:percentile=70".format(",".join(DEFAULT_PREDICTORS)))
-    _machine_arguments(parser)
-    _scheduler_arguments(parser)
-    parser.add_argument("--bsld-tau", type=whole_number(1, 10 ** 9), default=DEFAULT_BSLD_TAU_S, metavar="SECONDS",
-                        help="bounded-slowdown threshold (default 10 s; Chlumsky & Klusacek used 600, "
-                             "Zrigui et al. 60)")
+    parser.add_argument("--policy", choices=sorted(POLICIES), default=_DEFAULTS.policy,
+                        help="job order: fifo (submission, default), sjf (shortest soft walltime first), "
+                             "small-first (jobs predicted small first, Zrigui et al.), "
+                             "wfp (Tang et al. eq. 5: (wait / planned)^3 x cores, highest first)")
+    parser.add_argument("--backfill-depth", type=whole_number(0, MAX_BACKFILL_DEPTH), default=_DEFAULTS.backfill_depth,
+                        metavar="N", help="top jobs with a reservation (default 1; 0: no backfilling)")
+    parser.add_argument("--extension", choices=sorted(EXTENSIONS), default=_DEFAULTS.extension,
+                        help="soft-walltime extension: pbs (S, 2S, 3S..., default) or double (S, 2S, 4S...)")
+    add_setting_arguments(parser)
     parser.add_argument("--json", metavar="FILE", help="write the metrics as JSON ('-': stdout)")
     parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
     parser.add_argument("--jobs-csv", metavar="FILE",
@@ -71,39 +59,38 @@ def add_arguments(parser):
     parser.add_argument("--plot", metavar="DIR", help="write PNG figures (wait and slowdown by runtime class)")
 
 
-def _machine_arguments(parser):
+def add_setting_arguments(parser, defaults=True):
+    """The machine, scheduler and metric options besides policy, backfill depth and extension: what a sweep
+    keeps the same in every cell. ``defaults`` False (the sweep): None when not given."""
+    def default(value):
+        return value if defaults else None
     parser.add_argument("--cores", type=whole_number(1, 10 ** 9), metavar="N",
                         help="machine cores (default: the SWF header's MaxProcs, else the log's observed maximum)")
     parser.add_argument("--nodes", type=whole_number(1, 10 ** 7), metavar="N", help="node mode: N whole nodes (with "
                         "--cores-per-node); each job takes its requested nodes, or enough for its cores")
     parser.add_argument("--cores-per-node", type=whole_number(1, 10 ** 6), metavar="C",
                         help="cores per node in node mode")
-
-
-def _scheduler_arguments(parser):
-    parser.add_argument("--policy", choices=sorted(POLICIES), default=_DEFAULTS.policy,
-                        help="job order: fifo (submission, default), sjf (shortest soft walltime first), "
-                             "small-first (jobs predicted small first, Zrigui et al.), "
-                             "wfp (Tang et al. eq. 5: (wait / planned)^3 x cores, highest first)")
-    parser.add_argument("--backfill-depth", type=whole_number(0, 10 ** 6), default=_DEFAULTS.backfill_depth,
-                        metavar="N", help="top jobs with a reservation (default 1; 0: no backfilling)")
-    parser.add_argument("--no-strict-ordering", dest="strict_ordering", action="store_false",
+    parser.add_argument("--no-strict-ordering", dest="strict_ordering", action="store_const", const=False,
+                        default=default(_DEFAULTS.strict_ordering),
                         help="no top jobs: any job that fits runs (strict_ordering False)")
-    parser.add_argument("--extension", choices=sorted(EXTENSIONS), default=_DEFAULTS.extension,
-                        help="soft-walltime extension: pbs (S, 2S, 3S..., default) or double (S, 2S, 4S...)")
-    parser.add_argument("--selective", action="store_true",
+    parser.add_argument("--selective", action="store_const", const=True, default=default(_DEFAULTS.selective),
                         help="plan running jobs with their walltime, waiting jobs with soft walltimes "
                              "(Tang et al.'s selective adjustment)")
-    parser.add_argument("--cycle-interval", type=whole_number(0, 10 ** 9), default=_DEFAULTS.cycle_interval_s,
-                        metavar="SECONDS", help="scheduler_iteration timer (default 600; 0: cycles on events only)")
-    parser.add_argument("--default-walltime", type=_duration, metavar="[[HH:]MM:]SS",
+    parser.add_argument("--cycle-interval", dest="cycle_interval_s", type=whole_number(0, 10 ** 9),
+                        default=default(_DEFAULTS.cycle_interval_s), metavar="SECONDS",
+                        help="scheduler_iteration timer (default 600; 0: cycles on events only)")
+    parser.add_argument("--default-walltime", dest="default_walltime_s", type=duration, metavar="[[HH:]MM:]SS",
                         help="walltime of jobs without one (default: none, as PBS: planned 5 years, never killed)")
+    parser.add_argument("--bsld-tau", dest="bsld_tau_s", type=whole_number(1, 10 ** 9),
+                        default=default(DEFAULT_BSLD_TAU_S), metavar="SECONDS",
+                        help="bounded-slowdown threshold (default 10 s; Chlumsky & Klusacek used 600, "
+                             "Zrigui et al. 60)")
 
 
 def settings_of(args):
     """The ``SchedulerSettings`` the options give."""
     return SchedulerSettings(args.strict_ordering, args.backfill_depth, args.policy, args.extension,
-                             args.selective, args.cycle_interval, args.default_walltime)
+                             args.selective, args.cycle_interval_s, args.default_walltime_s)
 
 
 def observed_cores(jobs):
@@ -128,6 +115,9 @@ def machine_of(args, trace):
     if trace.max_procs:
         return Cluster.of_cores(trace.max_procs), "machine: {} cores (SWF MaxProcs)".format(trace.max_procs)
     cores = observed_cores(trace.jobs)
+    if cores < 1:
+        raise ReplayError("no job in the log uses a core, so the machine's size cannot be told from it: "
+                          "give --cores")
     return Cluster.of_cores(cores), "machine: {} cores (most in use at once in the log)".format(cores)
 
 
@@ -231,8 +221,8 @@ def run(args):
     title = "PBS scheduling simulation of {} ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(jobs))
     notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (
-        machine_note, _settings_note(settings, args.bsld_tau)) + classification_notes(jobs, cluster, settings)
-    report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau)
+        machine_note, _settings_note(settings, args.bsld_tau_s)) + classification_notes(jobs, cluster, settings)
+    report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau_s)
     with OutputFiles() as files:
         write_outputs(args, report, job_table(runs, columns), files)
         if args.plot:

@@ -14,8 +14,10 @@ import os
 import types
 from typing import NamedTuple, Optional
 
+from predictor.errors import PredictorError
+
 from ..errors import ReplayError
-from ..predictors import PREDICTORS
+from ..predictors import resolve
 from ..simulation.engine import SchedulerSettings, simulate_jobs
 from ..simulation.simulate import machine_of, recorded_notes, runnable_jobs, simulation_report
 from ..simulation.simulation_metrics import DEFAULT_BSLD_TAU_S
@@ -92,7 +94,7 @@ def run_cell(cell, settings, workdir=""):
     cluster, jobs, notes = _machine(os.path.join(workdir, cell.trace), settings)
     scheduler = SchedulerSettings(settings.strict_ordering, cell.backfill_depth, cell.policy, cell.extension,
                                   settings.selective, settings.cycle_interval_s, settings.default_walltime_s)
-    runs = {cell.predictor: simulate_jobs(jobs, PREDICTORS[cell.predictor], cluster, scheduler)}
+    runs = {cell.predictor: simulate_jobs(jobs, resolve(cell.predictor), cluster, scheduler)}
     report, _ = simulation_report(cell.trace, (), runs, cluster, settings.bsld_tau_s)
     summary = next(table for table in report.tables if table.key == "summary")
     notes = ["{}: {}".format(cell.trace, note) for note in notes + recorded_notes(jobs, [cell.predictor])]
@@ -109,7 +111,7 @@ def cell_result(index, cell, settings, workdir=""):
     document = {"index": index, "cell": cell._asdict()}
     try:
         notes, values = run_cell(cell, settings, workdir)
-    except (ReplayError, ValueError, OSError) as err:
+    except (ReplayError, PredictorError, OSError) as err:  # anything else is a bug, with its traceback
         document.update(status="failed", error=str(err) or type(err).__name__)
     else:
         document.update(status="ok", notes=notes, values=[_finite(value) for value in values])

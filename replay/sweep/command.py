@@ -14,12 +14,14 @@ import shlex
 import sys
 
 import predictor
-from predictor.durations import parse_duration
+from predictor.arguments import checked, duration, whole_number
 
 from ..errors import ReplayError
+from ..options import add_input_arguments
 from ..report import write_outputs
 from ..simulation.extension import EXTENSIONS
 from ..simulation.policies import POLICIES
+from ..simulation.simulate import add_setting_arguments
 from .arrayjob import outcomes, read_manifest, write_result, write_sweep
 from .cells import SweepSettings, cell_result, check_trace
 from .grid import DEFAULTS, expand, grid_of, parse_values, read_grid_file
@@ -47,34 +49,7 @@ _VERB_ARGUMENTS = {"collect": 2, "cell": 3}
 
 
 def _values(axis):
-    def parse(text):
-        try:
-            return parse_values(axis, [value for value in text.split(",") if value.strip()])
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
-    return parse
-
-
-def _number(minimum):
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError("not an integer: {!r}".format(text)) from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError("must be >= {}: {}".format(minimum, text))
-        return value
-    return parse
-
-
-def _duration(text):
-    try:
-        value = parse_duration(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1 second: {!r}".format(text))
-    return value
+    return checked(lambda text: parse_values(axis, [value for value in text.split(",") if value.strip()]))
 
 
 def add_arguments(parser):
@@ -86,12 +61,12 @@ def add_arguments(parser):
     _grid_arguments(parser.add_argument_group("grid (each a comma-separated list; the cells are every combination)"))
     _shared_arguments(parser.add_argument_group("the same in every cell (as in 'simulate')"))
     local = parser.add_argument_group("running here")
-    local.add_argument("--jobs", type=_number(1), metavar="N",
+    local.add_argument("--jobs", type=whole_number(1, 10 ** 4), metavar="N",
                        help="worker processes (default: the CPUs available, {})".format(default_jobs()))
     array = parser.add_argument_group("running as a PBS job array")
     array.add_argument("--pbs", metavar="DIR", help="write the sweep into the new directory DIR and print the "
                        "qsub line; nothing runs here")
-    array.add_argument("--walltime", type=_duration, metavar="[[HH:]MM:]SS", help="walltime of each subjob "
+    array.add_argument("--walltime", type=duration, metavar="[[HH:]MM:]SS", help="walltime of each subjob "
                        "(default 01:00:00)")
     array.add_argument("--queue", metavar="QUEUE", help="queue to submit to (default: the server's)")
     array.add_argument("--python", metavar="PATH", help="interpreter the subjobs run (default: the one running "
@@ -116,22 +91,9 @@ def _grid_arguments(group):
 
 
 def _shared_arguments(group):
-    group.add_argument("--format", choices=("auto", "pbs", "swf"), help="input format (default auto)")
-    group.add_argument("--max-errors", dest="max_errors", type=_number(0), metavar="N",
-                       help="malformed lines to show per trace (default 20)")
-    group.add_argument("--cores", type=_number(1), metavar="N", help="machine cores (default: per trace, as simulate)")
-    group.add_argument("--nodes", type=_number(1), metavar="N", help="node mode: N whole nodes (with --cores-per-node)")
-    group.add_argument("--cores-per-node", dest="cores_per_node", type=_number(1), metavar="C")
-    group.add_argument("--no-strict-ordering", dest="strict_ordering", action="store_const", const=False,
-                       help="no top jobs: any job that fits runs")
-    group.add_argument("--selective", action="store_const", const=True,
-                       help="plan running jobs with their walltime (Tang et al.'s selective adjustment)")
-    group.add_argument("--cycle-interval", dest="cycle_interval_s", type=_number(0), metavar="SECONDS",
-                       help="scheduler_iteration timer (default 600; 0: events only)")
-    group.add_argument("--default-walltime", dest="default_walltime_s", type=_duration, metavar="[[HH:]MM:]SS",
-                       help="walltime of jobs without one (default none)")
-    group.add_argument("--bsld-tau", dest="bsld_tau_s", type=_number(1), metavar="SECONDS",
-                       help="bounded-slowdown threshold (default 10)")
+    """simulate's own options, with no default: the values given are the ones ``SweepSettings`` takes."""
+    add_input_arguments(group, defaults=False)
+    add_setting_arguments(group, defaults=False)
 
 
 _OPTION_OF = {"strict_ordering": "--no-strict-ordering", "cycle_interval_s": "--cycle-interval",

@@ -28,10 +28,10 @@ import os
 from typing import NamedTuple
 
 from ..errors import ReplayError
-from ..predictors import PREDICTORS
+from ..predictors import resolve
 from ..simulation.extension import EXTENSIONS
 from ..simulation.policies import POLICIES
-from ..simulation.simulate import DEFAULT_PREDICTORS
+from ..simulation.simulate import DEFAULT_PREDICTORS, MAX_BACKFILL_DEPTH
 
 __all__ = ["AXES", "DEFAULTS", "Cell", "GridError", "parse_values", "read_grid_file", "grid_of", "expand"]
 
@@ -70,10 +70,19 @@ def _choice(registry):
 
 def _depth(value):
     if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_BACKFILL_DEPTH:
         return value
-    raise ValueError("backfill depth must be an integer >= 0, not {!r}".format(value))
+    raise ValueError("backfill depth must be an integer within 0..{} (as in simulate), not {!r}".format(
+        MAX_BACKFILL_DEPTH, value))
+
+
+def _predictor(value):
+    """A predictor spec simulate takes: a name, or ``ALGORITHM:param=value...``."""
+    if not isinstance(value, str):
+        raise ValueError("a predictor is a name, not {!r}".format(value))
+    resolve(value)
+    return value
 
 
 def _trace(value):
@@ -83,7 +92,7 @@ def _trace(value):
 
 
 _PARSERS = {"traces": _trace, "policy": _choice(POLICIES), "backfill_depth": _depth,
-            "extension": _choice(EXTENSIONS), "predictors": _choice(PREDICTORS)}
+            "extension": _choice(EXTENSIONS), "predictors": _predictor}
 
 
 def parse_values(axis, values):

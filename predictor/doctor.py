@@ -111,26 +111,37 @@ def _connect(config, params, read_only, setting):
     return (store, user), None
 
 
-def _reader_checks(config):
-    opened, failure = _connect(config, config.reader, True, "reader_dsn")
+def _role_checks(config, read_only, ask, verdict):
+    """Connect as the reading (or writing) hook would, ``ask(store)`` the role's questions, then
+    ``verdict(user, answers)``: the checks. A failed connection or question is one FAIL naming the grant."""
+    setting, params, role = (("reader_dsn", config.reader, "softwalltime_reader") if read_only
+                             else ("writer_dsn", config.writer, "softwalltime_writer"))
+    opened, failure = _connect(config, params, read_only, setting)
     if failure is not None:
-        yield failure
-        return
+        return [failure]
     store, user = opened
     try:
-        select, insert, update, delete = store.execute(_TABLE_RIGHTS)[0]
-        started = time.perf_counter()
-        store.execute(RECENT_HISTORY, ("pbs-softwalltime doctor", config.algorithm.window))
-        query_ms = (time.perf_counter() - started) * 1000
-        schema_check = _schema_version_check(store)
+        answers = ask(store)
     except DatabaseError as err:
-        yield Check("FAIL", "reader_dsn", "connected as {}, but: {}".format(user, err),
-                    "GRANT softwalltime_reader TO {}".format(user))
-        return
+        return [Check("FAIL", setting, "connected as {}, but: {}".format(user, err),
+                      "GRANT {} TO {}".format(role, user))]
     finally:
         store.close()
-    yield _reader_verdict(user, select, insert or update or delete, query_ms)
-    yield schema_check
+    return verdict(user, answers)
+
+
+def _reader_checks(config):
+    return _role_checks(config, True, lambda store: _reader_answers(store, config),
+                        lambda user, answers: [_reader_verdict(user, *answers[:3]), answers[3]])
+
+
+def _reader_answers(store, config):
+    """``(may select, may write, ms for one user's history, schema check)``."""
+    select, insert, update, delete = store.execute(_TABLE_RIGHTS)[0]
+    started = time.perf_counter()
+    store.execute(RECENT_HISTORY, ("pbs-softwalltime doctor", config.algorithm.window))
+    query_ms = (time.perf_counter() - started) * 1000
+    return select, insert or update or delete, query_ms, _schema_version_check(store)
 
 
 def _reader_verdict(user, select, writes, query_ms):
@@ -154,24 +165,15 @@ def _schema_version_check(store):
 
 
 def _writer_checks(config):
-    opened, failure = _connect(config, config.writer, False, "writer_dsn")
-    if failure is not None:
-        yield failure
-        return
-    store, user = opened
-    try:
-        _, insert, update, _ = store.execute(_TABLE_RIGHTS)[0]
-    except DatabaseError as err:
-        yield Check("FAIL", "writer_dsn", "connected as {}, but: {}".format(user, err),
-                    "GRANT softwalltime_writer TO {}".format(user))
-        return
-    finally:
-        store.close()
+    return _role_checks(config, False, lambda store: store.execute(_TABLE_RIGHTS)[0], _writer_verdict)
+
+
+def _writer_verdict(user, rights):
+    _, insert, update, _ = rights
     if insert and update:
-        yield Check("ok", "writer_dsn", "connects as {}, may insert and update completed_jobs".format(user))
-    else:
-        yield Check("FAIL", "writer_dsn", "{} cannot insert and update completed_jobs".format(user),
-                    "GRANT softwalltime_writer TO {}".format(user))
+        return [Check("ok", "writer_dsn", "connects as {}, may insert and update completed_jobs".format(user))]
+    return [Check("FAIL", "writer_dsn", "{} cannot insert and update completed_jobs".format(user),
+                  "GRANT softwalltime_writer TO {}".format(user))]
 
 
 # --- PBS -------------------------------------------------------------------------------------------

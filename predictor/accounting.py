@@ -4,7 +4,9 @@ A line is ``MM/DD/YYYY HH:MM:SS;T;ID;key=value ...``. Values with spaces are
 wrapped in double quotes, or single quotes if they contain a double quote;
 there is no backslash escaping and field order is not guaranteed. Only E
 (end) records become completed jobs; ``parse_record`` checks the header of
-every line and ``parse_fields`` the body of the records a caller needs.
+every line and ``parse_fields`` the body of the records a caller needs. What
+an E record's fields say of the job (runtime, cores, times) is decided in
+``predictor.job_attributes``, which reads the jobobit hook's job alike.
 
 Every check raises ``AccountingError`` naming the field; callers add file:line.
 """
@@ -12,20 +14,14 @@ Every check raises ``AccountingError`` naming the field; callers add file:line.
 import re
 from typing import NamedTuple
 
-from .durations import parse_duration
+from . import job_attributes
 from .errors import AccountingError
-from .jobs import CompletedJob
+from .job_attributes import array_subjob, is_array_parent, job_ncpus, submit_time
 
 __all__ = ["AccountingRecord", "parse_record", "parse_fields", "completed_job", "job_ncpus", "submit_time",
            "array_subjob", "is_array_parent"]
 
 _TIMESTAMP = re.compile(r"[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}")
-_INTEGER = re.compile(r"-?[0-9]+")
-_DIGITS = re.compile(r"[0-9]+")
-_HMS = re.compile(r"([0-9]{1,9}):([0-5][0-9]):([0-5][0-9])")  # how pbs_server writes durations
-_ARRAY_JOB_ID = re.compile(r"([0-9]+)\[([0-9]*)\]((?:\..*)?)", re.DOTALL)  # 123[4].svr, 123[].svr, 123[4]
-_MAX_EPOCH = 10 ** 11          # year ~5138: anything larger is corruption
-_MAX_INT32 = 2 ** 31 - 1       # integer columns (durations, ncpus, exit status)
 
 
 class AccountingRecord(NamedTuple):
@@ -120,200 +116,9 @@ def _quoted_value(body, start):
     return body[start + 1:close], close + 1
 
 
-def _integer(fields, key, low, high, required=False):
-    text = fields.get(key)
-    if text is None:
-        if required:
-            raise AccountingError("missing", key)
-        return None
-    if not _INTEGER.fullmatch(text):
-        raise AccountingError("not an integer: {!r}".format(text[:40]), key)
-    value = int(text)
-    if not low <= value <= high:
-        raise AccountingError("out of range [{}, {}]: {}".format(low, high, text[:40]), key)
-    return value
-
-
-def _duration(fields, key):
-    text = fields.get(key)
-    if text is None:
-        return None
-    match = _HMS.fullmatch(text)
-    if match is not None:  # the usual form, read without the general parser
-        hours, minutes, seconds = match.groups()
-        seconds = int(hours) * 3600 + int(minutes) * 60 + int(seconds)
-    else:
-        seconds = _any_duration(text, key)
-    if seconds > _MAX_INT32:
-        raise AccountingError("too long: {!r}".format(text[:40]), key)
-    return seconds
-
-
-def _any_duration(text, key):
-    try:
-        return parse_duration(text)
-    except ValueError:
-        raise AccountingError("not a duration [[HH:]MM:]SS: {!r}".format(text[:40]), key) from None
-
-
-def _chunk_ncpus(chunk, key, resource, default_count):
-    """ncpus of one ``N:res=v:...`` chunk (PBS select) or ``N:ppn=P`` (Torque nodes)."""
-    parts = chunk.split(":")
-    counted = _DIGITS.fullmatch(parts[0]) is not None
-    count = int(parts[0]) if counted else default_count
-    per_chunk = 1
-    for part in parts[1:] if counted else parts:
-        name, sep, value = part.partition("=")
-        if sep and name == resource:
-            if not _DIGITS.fullmatch(value):
-                raise AccountingError("bad {} in {!r}".format(resource, chunk[:40]), key)
-            per_chunk = int(value)
-    return count * per_chunk
-
-
-def _spec_ncpus(fields, key, resource):
-    """CPUs of a select (``resource`` ncpus) or Torque nodes (``ppn``) spec; None if the field is absent."""
-    spec = fields.get(key)
-    if not spec:
-        return None
-    total = sum(_chunk_ncpus(chunk, key, resource, 1) for chunk in spec.split("+"))
-    if total > _MAX_INT32:
-        raise AccountingError("too many cpus", key)
-    return total
-
-
-def _vnode_ncpus(fields):
-    """CPUs of ``exec_vnode=(n1:ncpus=4:mem=1gb)+(n2:ncpus=2+n3:ncpus=2)``; None if no part names ncpus."""
-    spec = fields.get("exec_vnode")
-    if not spec or "ncpus=" not in spec:
-        return None
-    total = 0
-    for part in spec.replace("(", "").replace(")", "").split("+"):
-        for resource in part.split(":")[1:]:
-            name, _, value = resource.partition("=")
-            if name == "ncpus":
-                if not _DIGITS.fullmatch(value):
-                    raise AccountingError("bad ncpus in {!r}".format(part[:40]), "exec_vnode")
-                total += int(value)
-    return _capped(total, "exec_vnode")
-
-
-def _host_ncpus(fields):
-    """CPUs of ``exec_host``: PBS ``n1/0*4+n2/0*4`` (``n1/0`` is one), Torque ``n1/0+n1/1`` or ``n1/0-3,5``."""
-    spec = fields.get("exec_host")
-    if not spec:
-        return None
-    return _capped(sum(_host_slots(part) for part in spec.split("+")), "exec_host")
-
-
-def _host_slots(part):
-    host, _, slots = part.partition("/")
-    if not slots:
-        return 1
-    if "*" in slots:
-        count = slots.partition("*")[2]
-        if not _DIGITS.fullmatch(count):
-            raise AccountingError("bad cpu count in {!r}".format(part[:40]), "exec_host")
-        return int(count)
-    return sum(_slot_range(item, part) for item in slots.split(","))
-
-
-def _slot_range(item, part):
-    low, dash, high = item.partition("-")
-    if not _DIGITS.fullmatch(low) or (dash and not _DIGITS.fullmatch(high)) or (dash and int(high) < int(low)):
-        raise AccountingError("bad cpu index in {!r}".format(part[:40]), "exec_host")
-    return int(high) - int(low) + 1 if dash else 1
-
-
-def _capped(total, key):
-    if total > _MAX_INT32:
-        raise AccountingError("too many cpus", key)
-    return total
-
-
-def job_ncpus(fields):
-    """Total CPUs of a job; None only if the record says nothing of them.
-
-    The request first: ``Resource_List.ncpus``, else the ``select`` spec, else
-    a Torque ``nodes`` spec. Torque's ncpus is not the job's total: with
-    ``nodes=2:ppn=8`` and ``ncpus=1`` the job held 16 cores, so the larger of
-    the two is taken. A record without a request (Torque jobs that asked for
-    nothing, logs that leave it out) gives the cores the job was run on:
-    ``exec_vnode``, else ``exec_host``, else ``resources_used.ncpus``.
-    """
-    ncpus = _integer(fields, "Resource_List.ncpus", 0, _MAX_INT32)
-    nodes = _spec_ncpus(fields, "Resource_List.nodes", "ppn")
-    if ncpus is not None:
-        return ncpus if nodes is None else max(ncpus, nodes)
-    select = _spec_ncpus(fields, "Resource_List.select", "ncpus")
-    for found in (select, nodes):
-        if found is not None:
-            return found
-    for given in (_vnode_ncpus, _host_ncpus):
-        found = given(fields)
-        if found is not None:
-            return found
-    return _integer(fields, "resources_used.ncpus", 0, _MAX_INT32)
-
-
-def submit_time(fields):
-    """When the job was submitted: ``ctime``, else ``qtime`` (None if neither is there)."""
-    submit = _integer(fields, "ctime", 0, _MAX_EPOCH)
-    return _integer(fields, "qtime", 0, _MAX_EPOCH) if submit is None else submit
-
-
-def array_subjob(job_id):
-    """``(parent id, index)`` of a job-array subjob: ``("123[].svr", 4)`` for ``123[4].svr``; else None.
-
-    Only a sequence number followed by ``[index]`` is a subjob: brackets
-    elsewhere (``3073070.[hostname_1]``) are part of a plain job id.
-    """
-    match = _ARRAY_JOB_ID.fullmatch(job_id) if "[" in job_id else None
-    if match is None or not match.group(2):
-        return None
-    return "{}[]{}".format(match.group(1), match.group(3)), int(match.group(2))
-
-
-def is_array_parent(job_id):
-    """True for a job-array parent id such as ``123[].svr``."""
-    match = _ARRAY_JOB_ID.fullmatch(job_id) if "[]" in job_id else None
-    return match is not None and not match.group(2)
-
-
 def completed_job(record, fields):
-    """The ``CompletedJob`` of an E record, or None for an E that is not a run.
+    """The ``CompletedJob`` of an E record (its ``parse_fields``), or None for an E that is not a run.
 
-    Not a run: a job-array parent (``123[].svr``, whose subjobs are the runs)
-    and an E record without ``start``, or with ``start=0`` and no
-    ``resources_used.walltime`` (the job never started: ``qdel -W force`` of a
-    job that had not started writes such a record). A converted trace whose
-    first job starts at the epoch keeps its ``start=0`` run: its E record says
-    how long the job ran.
+    The rules are ``predictor.job_attributes.completed_job``'s, the jobobit hook's too.
     """
-    if "start" not in fields or is_array_parent(record.job_id):
-        return None
-    user = fields.get("user")
-    if not user:
-        raise AccountingError("missing", "user")
-    start = _integer(fields, "start", 0, _MAX_EPOCH, required=True)
-    if start == 0 and "resources_used.walltime" not in fields:
-        return None
-    end = _integer(fields, "end", 0, _MAX_EPOCH, required=True)
-    if end < start:
-        raise AccountingError("before start ({} < {})".format(end, start), "end")
-    runtime = _duration(fields, "resources_used.walltime")
-    return CompletedJob(
-        record.job_id,
-        user,
-        min(end - start, _MAX_INT32) if runtime is None else runtime,
-        end,
-        _duration(fields, "Resource_List.walltime"),
-        _duration(fields, "Resource_List.soft_walltime"),
-        fields.get("group"),
-        fields.get("project", fields.get("account")),
-        fields.get("queue"),
-        job_ncpus(fields),
-        submit_time(fields),
-        start,
-        _integer(fields, "Exit_status", -_MAX_INT32, _MAX_INT32),
-    )
+    return job_attributes.completed_job(record.job_id, fields)

@@ -7,7 +7,13 @@ the accounting log (``user``, ``group``, ``queue``); SQL spells the first two
 
 from typing import NamedTuple, Optional
 
-__all__ = ["CompletedJob", "JobRequest", "HistoryRow"]
+__all__ = ["CompletedJob", "JobRequest", "HistoryRow", "MAX_EPOCH", "MAX_INT32"]
+
+MAX_EPOCH = 10 ** 11
+"""The latest time a record may hold (year ~5138): anything later is corruption."""
+
+MAX_INT32 = 2 ** 31 - 1
+"""The largest duration, core count or exit status: the integer columns of ``completed_jobs``."""
 
 
 class CompletedJob(NamedTuple):

@@ -205,8 +205,8 @@ def _resource_value(name, value):
     return value
 
 
-_JOB_ATTRIBUTES = ("id", "euser", "egroup", "project", "queue", "Job_Name", "job_state", "ctime", "qtime",
-                   "stime", "obittime", "Exit_status")
+_JOB_ATTRIBUTES = ("id", "euser", "egroup", "project", "Account_Name", "queue", "Job_Name", "job_state", "ctime",
+                   "qtime", "stime", "obittime", "Exit_status", "exec_host", "exec_vnode")
 
 
 class Job:

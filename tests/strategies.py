@@ -230,3 +230,29 @@ def accounting_lines(draw):
 def accounting_logs(max_lines=40):
     """A list of accounting-log lines (bytes, without their newline)."""
     return st.lists(accounting_lines(), min_size=5, max_size=max_lines)
+
+
+_JOBOBIT_NAMES = st.sampled_from(["alice", "bob", "o'brien", "Ωmega", "用户", "my project", 'say "hi"'])
+
+
+@st.composite
+def finished_pbs_jobs(draw):
+    """A finished PBS job as ``(attributes, Resource_List, resources_used)``, jobobit's types (ints, durations).
+
+    What an E record and the jobobit hook both show, each attribute or
+    resource sometimes unset; ``obittime`` never before ``stime``.
+    """
+    stime = draw(st.integers(0, 2 * 10 ** 9))
+    attributes = {"id": draw(st.from_regex(r"[0-9]{1,6}(\[[0-9]{1,3}\])?\.svr", fullmatch=True)),
+                  "euser": draw(_JOBOBIT_NAMES), "stime": stime, "obittime": stime + draw(st.integers(0, 10 ** 6))}
+    optional = {"egroup": _JOBOBIT_NAMES, "project": _JOBOBIT_NAMES, "Account_Name": _JOBOBIT_NAMES,
+                "ctime": st.integers(0, stime), "qtime": st.integers(0, stime), "Exit_status": st.integers(-29, 300),
+                "exec_host": st.sampled_from(["n1/0*4", "n1/0*2+n2/0*2", "n1/0"]),
+                "exec_vnode": st.sampled_from(["(n1:ncpus=4)", "(n1:ncpus=2)+(n2:ncpus=2)", "(n1:mem=1gb)"])}
+    requested = {"ncpus": st.integers(0, 4096), "select": st.sampled_from(["1:ncpus=4", "2:ncpus=8+1:ncpus=2"]),
+                 "walltime": st.integers(0, 30 * 86400), "soft_walltime": st.integers(1, 86400)}
+    used = {"walltime": st.integers(0, 10 ** 6), "ncpus": st.integers(0, 4096)}
+    chosen = [{name: draw(values) for name, values in sorted(choices.items()) if draw(st.booleans())}
+              for choices in (optional, requested, used)]
+    attributes.update(chosen[0])
+    return attributes, chosen[1], chosen[2]

@@ -15,11 +15,11 @@ What each event shows (see docs/install.md and the OpenPBS hook guide):
 
 from typing import NamedTuple, Optional
 
-from ..jobs import CompletedJob
+from .. import job_attributes
+from ..errors import AccountingError
 
-__all__ = ["JobView", "queuejob_view", "runjob_view", "modifyjob_view", "completed_job", "resource_seconds"]
-
-_MAX_INT32 = 2 ** 31 - 1
+__all__ = ["JobView", "queuejob_view", "runjob_view", "modifyjob_view", "completed_job", "e_record_fields",
+           "resource_seconds"]
 
 
 class JobView(NamedTuple):
@@ -96,46 +96,50 @@ def _creation_time(job):
     return int(value)
 
 
+_ATTRIBUTES = (("user", "euser"), ("group", "egroup"), ("project", "project"), ("account", "Account_Name"),
+               ("ctime", "ctime"), ("qtime", "qtime"), ("start", "stime"), ("end", "obittime"),
+               ("Exit_status", "Exit_status"), ("exec_host", "exec_host"), ("exec_vnode", "exec_vnode"))
+"""E-record field -> the job attribute a jobobit hook reads it from."""
+
+_RESOURCES = (("Resource_List", ("ncpus", "select", "nodes", "walltime", "soft_walltime")),
+              ("resources_used", ("walltime", "ncpus")))
+"""The resources the E record and the completed row use, by where PBS keeps them."""
+
+_ATTRIBUTE_OF = dict(_ATTRIBUTES)
+
+
 def completed_job(job):
     """The ``CompletedJob`` of a jobobit event, or None for an array parent or a job that never started.
 
-    As in the accounting E record: runtime is ``resources_used.walltime``, else
-    end - start. ValueError names a field PBS gave in an unexpected form.
+    The rules are the accounting E record's (``predictor.job_attributes``); the
+    E record PBS writes after this event may say one second more in ``end``.
+    ValueError names a job attribute PBS gave in an unexpected form.
     """
     job_id = _text(job.id)
-    start = _epoch(job.stime, "stime")
-    if job_id is None or "[]" in job_id or start is None:
+    if job_id is None:
         return None
-    used = job.resources_used
-    used_walltime = None if used is None else used["walltime"]
-    end = _epoch(job.obittime, "obittime")
-    runtime = _seconds(used_walltime, "resources_used.walltime")
-    if runtime is None:
-        runtime = max(0, (start if end is None else end) - start)
-    return CompletedJob(
-        job_id=job_id, user=_required_text(job.euser, "euser"), runtime_s=min(runtime, _MAX_INT32),
-        end_time=start + runtime if end is None else end,
-        walltime_s=resource_seconds(job, "walltime"), soft_walltime_s=resource_seconds(job, "soft_walltime"),
-        group=_text(job.egroup), project=_text(job.project), queue=_queue_name(job),
-        ncpus=_seconds(_resource(job, "ncpus"), "Resource_List.ncpus"),
-        submit_time=_epoch(job.ctime, "ctime"), start_time=start,
-        exit_status=_seconds(job.Exit_status, "Exit_status", low=-_MAX_INT32),
-    )
+    try:
+        return job_attributes.completed_job(job_id, e_record_fields(job))
+    except AccountingError as err:
+        field = _ATTRIBUTE_OF.get(err.field, err.field)
+        raise ValueError("jobobit: {}: {}".format(field, err.reason)) from err
 
 
-def _required_text(value, field):
-    if not value:
-        raise ValueError("jobobit: job has no {}".format(field))
-    return str(value)
+def e_record_fields(job):
+    """The finished job's attributes as an E record gives them: ``{field: text}``, unset ones left out."""
+    fields = {}
+    for field, attribute in _ATTRIBUTES:
+        _put(fields, field, getattr(job, attribute, None))
+    _put(fields, "queue", _queue_name(job))
+    for where, names in _RESOURCES:
+        resources = getattr(job, where)
+        for name in names:
+            _put(fields, where + "." + name, None if resources is None else resources[name])
+    return fields
 
 
-def _epoch(value, field):
-    return _seconds(value, field, high=10 ** 11)
-
-
-def _seconds(value, field, low=0, high=_MAX_INT32):
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError("jobobit: {} is not an integer in [{}, {}]: {!r}".format(field, low, high, value))
-    return int(value)
+def _put(fields, field, value):
+    # An int (a pbs.duration too) as its seconds: the text of a pbs.duration is the form it was given in.
+    text = str(int(value)) if isinstance(value, int) and not isinstance(value, bool) else str(value)
+    if value is not None and text:
+        fields[field] = text

@@ -35,3 +35,13 @@ def test_empty_machine_is_refused():
     """A machine of no core is a configuration error."""
     with pytest.raises(ValueError):
         Cluster.of_cores(0)
+
+
+@pytest.mark.parametrize("ncpus, runtime, nodes, runs", [(1, 0, None, True), (100, 10, None, True),
+                                                         (0, 10, None, False), (101, 10, None, False),
+                                                         (4, -1, None, False), (1, 10, 11, False)])
+def test_can_run_needs_one_to_capacity_units_and_no_negative_runtime(ncpus, runtime, nodes, runs):
+    """A job runs on the machine iff it occupies 1 to capacity units for a runtime >= 0."""
+    cluster = Cluster.of_cores(100) if nodes is None else Cluster.of_nodes(10, 16)
+    assert cluster.can_run(Job("1", "u", 0, runtime, 10, ncpus, nodes=nodes)) is runs
+

@@ -81,6 +81,19 @@ def test_jobs_wider_than_the_machine_are_left_out_with_a_note():
     assert [job.job_id for job in jobs] == ["2"] and "1 jobs left out" in notes[0]
 
 
+def test_simulation_and_its_job_filter_agree_on_what_runs():
+    """runnable_jobs keeps exactly the jobs the engine accepts; the engine refuses the others by id."""
+    cluster = Cluster.of_cores(8)
+    jobs = [Job(str(index), "u", index, runtime, 60, ncpus) for index, (ncpus, runtime) in
+            enumerate([(1, 5), (8, 5), (9, 5), (0, 5), (2, -1)])]
+    kept, notes = simulate.runnable_jobs(jobs, cluster)
+    assert [done.job.job_id for done in simulate_jobs(kept, PREDICTORS["user"], cluster)] == ["0", "1"]
+    assert notes and "3 jobs left out" in notes[0]
+    for refused in jobs[2:]:
+        with pytest.raises(ValueError, match="job {} cannot run here".format(refused.job_id)):
+            simulate_jobs([refused], PREDICTORS["user"], cluster)
+
+
 def test_run_writes_table_json_and_jobs_csv(swf, tmp_path, capsys):
     """One run: text table on stdout, the JSON tables, one CSV row per job and predictor."""
     json_path, jobs_path = str(tmp_path / "m.json"), str(tmp_path / "jobs.csv")

@@ -46,6 +46,10 @@ class Cluster(NamedTuple):
         for_cores = -(-job.ncpus // self.cores_per_node)
         return max(job.nodes or 0, for_cores)
 
+    def can_run(self, job):
+        """Whether the machine can run ``job`` at all: it occupies 1 to ``capacity`` units for a runtime >= 0."""
+        return 1 <= self.width(job) <= self.capacity and job.runtime_s >= 0
+
     def cores_held(self, width):
         """Cores behind ``width`` units (for utilization)."""
         return width * (self.cores_per_node or 1)

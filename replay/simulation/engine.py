@@ -98,11 +98,9 @@ def requested_s(job):
 
 
 def _check_fits(job, cluster):
-    width = cluster.width(job)
-    if not 1 <= width <= cluster.capacity:
-        raise ValueError("job {} needs {} units; the machine has {}".format(job.job_id, width, cluster.capacity))
-    if job.runtime_s < 0:
-        raise ValueError("job {} has a negative runtime {}".format(job.job_id, job.runtime_s))
+    if not cluster.can_run(job):
+        raise ValueError("job {} cannot run here: it needs {} units (the machine has {}) for {} s".format(
+            job.job_id, cluster.width(job), cluster.capacity, job.runtime_s))
 
 
 class _Engine:

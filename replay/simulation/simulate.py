@@ -123,7 +123,7 @@ def machine_of(args, trace):
 
 def runnable_jobs(jobs, cluster):
     """``(jobs that fit the machine, notes on the others)``."""
-    kept = [job for job in jobs if 1 <= cluster.width(job) <= cluster.capacity and job.runtime_s >= 0]
+    kept = [job for job in jobs if cluster.can_run(job)]
     notes = ()
     if len(kept) < len(jobs):
         notes = ("{} jobs left out: they request no core, more than the machine holds, or a negative runtime".format(

@@ -45,6 +45,7 @@ def _warn(message):
 
 def _keep_soft_walltime_within_walltime(event):
     """modifyjob: lower soft_walltime to a walltime lowered below it, or PBS rejects the user's qalter."""
+    # Written out rather than the package's clamp: this runs exactly when the package could not be used.
     try:
         if event.type != pbs.MODIFYJOB or _settings().get("mode") == "observe":
             return

@@ -42,8 +42,12 @@ LONG_WALLTIME_S = 86400
 
 
 def clamp(seconds, walltime_s):
-    """Bring a prediction into PBS's legal range ``[1, walltime]``."""
-    return min(max(seconds, 1), walltime_s)
+    """Bring a soft walltime into PBS's legal range ``[1, walltime]`` (just >= 1 s when ``walltime_s`` is None).
+
+    The one clamp: the predictors, the hooks and the replay use it.
+    """
+    at_least_1s = max(seconds, 1)
+    return at_least_1s if walltime_s is None else min(at_least_1s, walltime_s)
 
 
 def _has_walltime(walltime_s):

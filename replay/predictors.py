@@ -13,7 +13,7 @@ for jobs of a user that agree on them while the user's history is unchanged.
 
 from typing import Callable, NamedTuple, Optional, Tuple
 
-from predictor.algorithms import PARAMETERS, REGISTRY, make_algorithm
+from predictor.algorithms import PARAMETERS, REGISTRY, clamp, make_algorithm
 from predictor.errors import ConfigError
 
 from .errors import UsageError
@@ -47,9 +47,7 @@ def _algorithm(name, label=None, **parameters):
 
 def _clairvoyant(history, job):
     """The true runtime, as PBS could use it: within [1, walltime]."""
-    if job.walltime_s is None or job.walltime_s < 1:
-        return max(job.runtime_s, 1)
-    return min(max(job.runtime_s, 1), job.walltime_s)
+    return clamp(job.runtime_s, job.walltime_s if job.walltime_s and job.walltime_s >= 1 else None)
 
 
 PREDICTORS = dict(

@@ -16,6 +16,7 @@ import itertools
 from enum import IntEnum
 from typing import NamedTuple, Optional
 
+from predictor.algorithms import clamp
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 from .calendar import Calendar
@@ -229,9 +230,7 @@ class _Engine:
         soft = self.predictor.estimate(self.history.recent(job.user, window) if window else (), job)
         if soft is None:
             return None
-        soft = int(soft) if soft >= 1 else 1
-        walltime = self.walltime[index]
-        return soft if walltime is None or soft <= walltime else walltime
+        return clamp(int(soft), self.walltime[index])
 
     def _running_plan(self, index, elapsed):
         soft = self.soft_started[index]

@@ -28,7 +28,7 @@ from typing import NamedTuple, Tuple
 from .durations import format_duration
 
 __all__ = ["Column", "Table", "Report", "KINDS", "write_text", "write_json", "write_csv", "write_rows_csv",
-           "ROUND_DIGITS", "RUNTIME_CLASSES", "runtime_class_masks"]
+           "ROUND_DIGITS", "RUNTIME_CLASSES", "runtime_class_masks", "queue_masks"]
 
 ROUND_DIGITS = 6
 
@@ -112,6 +112,11 @@ def runtime_class_masks(runtime):
         mask = runtime > low if low else runtime >= 0
         masks.append((name, mask if high is None else mask & (runtime <= high)))
     return masks
+
+
+def queue_masks(queues):
+    """``(queue, mask)`` per queue name in ``queues`` (an object array), in name order."""
+    return [(queue, queues == queue) for queue in sorted(set(queues.tolist()))]
 
 
 def write_text(report, out):

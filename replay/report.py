@@ -27,14 +27,14 @@ last bit of a sum; same report, byte-identical output.
 import contextlib
 import sys
 
-from predictor.tables import (KINDS, ROUND_DIGITS, RUNTIME_CLASSES, Column, Report, Table, runtime_class_masks,
-                              write_csv, write_json, write_rows_csv, write_text)
+from predictor.tables import (KINDS, ROUND_DIGITS, RUNTIME_CLASSES, Column, Report, Table, queue_masks,
+                              runtime_class_masks, write_csv, write_json, write_rows_csv, write_text)
 
 from .errors import ReplayError
 from .outputs import STDOUT, OutputFiles
 
 __all__ = ["Column", "Table", "Report", "KINDS", "write_text", "write_json", "write_csv", "write_rows_csv",
-           "ROUND_DIGITS", "RUNTIME_CLASSES", "runtime_class_masks", "output_stream", "write_outputs",
+           "ROUND_DIGITS", "RUNTIME_CLASSES", "runtime_class_masks", "queue_masks", "output_stream", "write_outputs",
            "column_legend"]
 
 

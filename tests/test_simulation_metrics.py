@@ -64,3 +64,9 @@ def test_no_job_past_its_soft_walltime_has_no_ratio():
     values = dict(zip([column.key for column in GROUP_COLUMNS],
                       group_metrics(ScheduleColumns([done("a", 0, 0, 5, soft=10)], 10), np.ones(1, dtype=bool))))
     assert (values["past_soft_walltime"], values["past_soft_walltime_ratio_median"]) == (0.0, None)
+
+
+def test_runtime_is_the_scheduled_jobs_own():
+    """The metrics take each job's simulated runtime from its ScheduledJob, the one place the engine decides it."""
+    scheduled = [SCHEDULE[0], SCHEDULE[1]._replace(runtime_s=3)]
+    assert ScheduleColumns(scheduled, 10).runtime.tolist() == [100, 3]

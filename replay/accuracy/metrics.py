@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from ..predictors import predictor_legend
-from ..report import Column, Report, Table, column_legend, runtime_class_masks
+from ..report import Column, Report, Table, column_legend, queue_masks, runtime_class_masks
 from .accuracy import NO_PREDICTION
 
 __all__ = ["BADLY_UNDER_S", "METRIC_COLUMNS", "LEGEND", "eq3_accuracy", "error_metrics", "users_improved", "warmup_count",
@@ -176,10 +176,6 @@ def _group_rows(groups, columns, predictions, first):
     return rows
 
 
-def _queue_masks(queues):
-    return [(queue, queues == queue) for queue in sorted(set(queues.tolist()))]
-
-
 def accuracy_report(title, notes, jobs, predictions, warmup_fraction=0.0):
     """The accuracy Report: summary, by runtime class, by queue."""
     first = warmup_count(len(jobs), warmup_fraction)
@@ -193,7 +189,7 @@ def accuracy_report(title, notes, jobs, predictions, warmup_fraction=0.0):
               _WHO + (Column("runtime_class", "runtime"),) + METRIC_COLUMNS,
               _group_rows(runtime_class_masks(columns.runtime), columns, predictions, first)),
     ]
-    queues = _queue_masks(columns.queues)
+    queues = queue_masks(columns.queues)
     if len(queues) > 1:
         tables.append(Table("by_queue", "By queue", _WHO + (Column("queue", "queue"),) + METRIC_COLUMNS,
                             _group_rows(queues, columns, predictions, first)))

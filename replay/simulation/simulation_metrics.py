@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from ..report import Column, Table, runtime_class_masks
+from ..report import Column, Table, queue_masks, runtime_class_masks
 
 __all__ = ["DEFAULT_BSLD_TAU_S", "legend_meanings", "ScheduleColumns", "schedule_tables", "group_metrics", "machine_metrics",
            "GROUP_COLUMNS", "SUMMARY_COLUMNS"]
@@ -94,7 +94,7 @@ class ScheduleColumns:
         self.submit = np.fromiter((done.job.submit_time for done in scheduled), np.int64, count)
         self.start = np.fromiter((done.start_time for done in scheduled), np.int64, count)
         self.end = np.fromiter((done.end_time for done in scheduled), np.int64, count)
-        self.runtime = self.end - self.start
+        self.runtime = np.fromiter((done.runtime_s for done in scheduled), np.int64, count)
         self.wait = self.start - self.submit
         self.bsld = np.maximum((self.wait + self.runtime) / np.maximum(self.runtime, tau_s), 1.0)
         self.soft = np.fromiter((done.soft_walltime_started_s or 0 for done in scheduled), np.int64, count)
@@ -135,10 +135,6 @@ def machine_metrics(columns, widths_in_cores, machine_cores):
     return (used / (machine_cores * makespan) if makespan else None), makespan
 
 
-def _queue_masks(queues):
-    return [(queue, queues == queue) for queue in sorted(set(queues.tolist()))]
-
-
 def schedule_tables(runs, tau_s, widths_in_cores, machine_cores):
     """The Report's tables for ``runs`` (``{predictor: [ScheduledJob]}``) and their columns by predictor."""
     columns = {name: ScheduleColumns(scheduled, tau_s) for name, scheduled in runs.items()}
@@ -148,7 +144,7 @@ def schedule_tables(runs, tau_s, widths_in_cores, machine_cores):
         summary.append((name,) + group_metrics(cols, everyone) + machine_metrics(cols, widths_in_cores,
                                                                                   machine_cores))
         by_class += [(name, group) + group_metrics(cols, mask) for group, mask in runtime_class_masks(cols.runtime)]
-        by_queue += [(name, group) + group_metrics(cols, mask) for group, mask in _queue_masks(cols.queues)]
+        by_queue += [(name, group) + group_metrics(cols, mask) for group, mask in queue_masks(cols.queues)]
     tables = [Table("summary", "All jobs", _WHO + SUMMARY_COLUMNS, summary),
               Table("by_runtime_class", "By runtime class (simulated runtime <= 2 h, 2-24 h, > 24 h)",
                     _WHO + (Column("runtime_class", "runtime"),) + GROUP_COLUMNS, by_class)]

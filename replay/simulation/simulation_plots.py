@@ -8,18 +8,13 @@ import os
 
 import numpy as np
 
+from predictor.figures import pyplot, save
+
 from ..report import runtime_class_masks
 
 __all__ = ["plot_simulation", "class_boxes"]
 
 _HOUR = 3600.0
-
-
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as pyplot
-    return pyplot
 
 
 _MEAN = {"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black", "markersize": 5}
@@ -32,9 +27,9 @@ def class_boxes(groups, path, title, ylabel):
     Each box: quartiles, the median as a thick black line, the mean as a white
     diamond, whiskers to 1.5 IQR; each class is labelled with its job count.
     """
-    pyplot = _pyplot()
+    plt = pyplot()
     labels = list(next(iter(groups.values())).keys()) if groups else []
-    figure, axes = pyplot.subplots(figsize=(max(6, 1.2 * len(groups) * max(len(labels), 1)), 5))
+    figure, axes = plt.subplots(figsize=(max(6, 1.2 * len(groups) * max(len(labels), 1)), 5))
     try:
         width = 0.8 / max(len(labels), 1)
         for offset, label in enumerate(labels):
@@ -52,10 +47,9 @@ def class_boxes(groups, path, title, ylabel):
         axes.set_ylabel(ylabel)
         axes.set_title(title + "\n(boxes: quartiles; black line: median; white diamond: mean)", fontsize="medium")
         axes.legend(fontsize="small")
-        figure.tight_layout()
-        figure.savefig(path, dpi=100, metadata={"Software": None})
+        save(figure, path)
     finally:
-        pyplot.close(figure)
+        plt.close(figure)
 
 
 def _jobs(by_predictor):

@@ -7,18 +7,13 @@ same bytes.
 
 import os
 
+from predictor.figures import pyplot, save
+
 __all__ = ["plot_sweep"]
 
 _HOUR = 3600.0
 _FIGURES = (("wait_mean_s", "sweep_wait_mean.png", "mean wait, hours", 1.0 / _HOUR),
             ("bsld_mean", "sweep_bsld_mean.png", "mean bounded slowdown", 1.0))
-
-
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as pyplot
-    return pyplot
 
 
 def _bars(table, key, scale):
@@ -37,8 +32,8 @@ def _bars(table, key, scale):
 
 
 def _figure(path, title, ylabel, scenarios, values):
-    pyplot = _pyplot()
-    figure, axes = pyplot.subplots(figsize=(max(6, 0.9 * len(scenarios) * max(len(values), 1)), 5))
+    plt = pyplot()
+    figure, axes = plt.subplots(figsize=(max(6, 0.9 * len(scenarios) * max(len(values), 1)), 5))
     try:
         width = 0.8 / max(len(values), 1)
         for offset, (name, heights) in enumerate(values.items()):
@@ -49,10 +44,9 @@ def _figure(path, title, ylabel, scenarios, values):
         axes.set_ylabel(ylabel)
         axes.set_title(title)
         axes.legend(fontsize="small")
-        figure.tight_layout()
-        figure.savefig(path, dpi=100, metadata={"Software": None})
+        save(figure, path)
     finally:
-        pyplot.close(figure)
+        plt.close(figure)
 
 
 def plot_sweep(out_dir, report):

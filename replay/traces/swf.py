@@ -21,6 +21,8 @@ signal, is written as 5).
 import re
 import sys
 
+from predictor.jobs import MAX_EPOCH
+
 from .files import raw_lines
 from .trace import Job, Trace
 
@@ -39,7 +41,7 @@ _HEADER = re.compile(r";\s*([A-Za-z]+)\s*:\s*(.*?)\s*")
 _HEADER_INTEGERS = ("MaxProcs", "MaxNodes", "UnixStartTime")
 _EXIT_OF_STATUS = {1: 0, 0: 1, 5: 271}
 _NAMED = re.compile(r"([ugq])(-?[0-9]+)")
-_MAX_VALUE = 10 ** 11
+_MAX_VALUE = MAX_EPOCH
 """Larger than any SWF time (seconds: year 5138), count or number: corruption, which would overflow later."""
 _DIGITS = re.compile(r"[0-9]+")
 _QUEUE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,14}")

@@ -20,6 +20,7 @@ from .durations import format_duration
 from .errors import ConfigError, PredictorError
 from .exits import exit_status
 from .files import migrations
+from .jobs import MAX_EPOCH
 
 __all__ = ["main", "build_parser"]
 
@@ -142,7 +143,7 @@ def _add_predict(commands):
     predict.add_argument("--user", required=True, help="the job owner's user name, as in the accounting log")
     predict.add_argument("--walltime", required=True, type=duration, help="[[HH:]MM:]SS, at least 1 s")
     _add_algorithm(predict)
-    predict.add_argument("--submit-time", type=whole_number(0, 10 ** 11, "epoch seconds"),
+    predict.add_argument("--submit-time", type=whole_number(0, MAX_EPOCH, "epoch seconds"),
                          help="tang: the job's submission, epoch seconds (default: now)")
     predict.add_argument("--timeout", type=bounded(float, 0.001, _MAX_TIMEOUT_S, "seconds"), default=2.0,
                          help="seconds for connecting and querying together (default 2)")

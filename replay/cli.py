@@ -83,6 +83,9 @@ def _accuracy_arguments(parser):
     parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
     parser.add_argument("--jobs-csv", metavar="FILE", help="write one row per job with every prediction")
     parser.add_argument("--plot", metavar="DIR", help="write PNG figures (V curve, box plots) into DIR")
+    parser.add_argument("--classify", action="store_true",
+                        help="add the small/large classification table: precision and recall of Zrigui et al.'s "
+                             "online classifier (what simulate --policy small-first orders by)")
 
 
 def _replay(trace, predictor_names, instants):
@@ -119,6 +122,9 @@ def _run_accuracy(args):
         trace.name, trace.source_format.upper(), len(trace.jobs))
     report = accuracy_report(title, tuple(trace.stats.notes(len(trace.jobs))) + notes, trace.jobs, predictions,
                              args.warmup)
+    if args.classify:
+        from .classification.table import with_classification
+        report = with_classification(report, trace.jobs)
     first = warmup_count(len(trace.jobs), args.warmup)
     with OutputFiles() as files:
         write_outputs(args, report, job_table(trace.jobs, predictions, first), files)

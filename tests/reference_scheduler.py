@@ -8,9 +8,11 @@ it simulates (predictors, policy keys, extension rules, the Cluster's widths)
 come from the package.
 """
 
+import math
+
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
-from replay.simulation.classification import Completion, SizeClassifier
+from replay.classification import Completion, Submission
 from replay.simulation.engine import FIVE_YEARS_S, ScheduledJob, requested_s
 from replay.simulation.extension import EXTENSIONS
 from replay.simulation.policies import POLICIES, QueuedJob
@@ -31,9 +33,11 @@ class _Reference:
         self.walltime = [job.walltime_s if job.walltime_s and job.walltime_s >= 1 else settings.default_walltime_s
                          for job in self.jobs]
         self.start, self.end, self.soft_queued, self.soft_started, self.reservation = {}, {}, {}, {}, {}
+        self.soft_queued_again = {}  # a requeued job waits with the soft walltime runjob gave it
         self.waiting, self.running = [], []
-        self.classifier = SizeClassifier(self.jobs[0].submit_time) if self.policy.classifies and jobs else None
+        self.classifier = self.policy.classifier(self.jobs[0].submit_time) if self.policy.classifies and jobs else None
         self.small = {}
+        self.rerun_after, self.reruns = {}, {}  # small-first safeguard: killed after that long, and how often
 
     def run(self):
         now, submitted = None, 0
@@ -73,17 +77,24 @@ class _Reference:
         return held if walltime is None or job.runtime_s <= walltime else min(held, walltime)
 
     def _ends_at(self, index):
-        return self.start[index] + self._held(index)
+        limit = self.rerun_after.get(index)
+        return self.start[index] + (self._held(index) if limit is None else min(self._held(index), limit))
 
     def _end_jobs(self, now):
         for index in [index for index in self.running if self._ends_at(index) == now]:
             self.running.remove(index)
+            if now - self.start[index] < self._held(index):  # the safeguard: back to the queue, as large
+                del self.rerun_after[index]
+                self.reruns[index] = self.reruns.get(index, 0) + 1
+                self.small[index] = False
+                self.soft_queued_again[index] = self.soft_started[index]
+                self.waiting.append(index)
+                continue
             self.end[index] = now
             job = self.jobs[index]
             self.history.add_row(job.user, HistoryRow(now, job.job_id, self._runtime(index), self.walltime[index]))
             if self.classifier is not None:
-                self.classifier.observe(Completion(now, job.user, requested_s(job), self.cluster.width(job),
-                                                   self._runtime(index)))
+                self.classifier.observe(Completion(index, now, self._runtime(index)))
 
     def _predict(self, job, index):
         window = self.predictor.window
@@ -96,14 +107,21 @@ class _Reference:
     def _submit(self, index):
         job = self.jobs[index]
         self.soft_queued[index] = self._predict(job, index)
-        self.small[index] = self.classifier is not None and self.classifier.is_small(
-            job.user, requested_s(job), self.cluster.width(job), job.submit_time)
+        self.small[index] = False
+        if self.classifier is not None:
+            verdict = self.classifier.classify(Submission(index, job.submit_time, job.user, requested_s(job),
+                                                          job.ncpus))
+            self.small[index] = verdict.small
+            if verdict.small and self.policy.reruns_false_small:
+                self.rerun_after[index] = math.ceil(verdict.divider_s)
         self.waiting.append(index)
 
     def _walltime_plan(self, index):
         return self.walltime[index] or FIVE_YEARS_S
 
     def _queued_plan(self, index):
+        if index in self.soft_queued_again:
+            return self.soft_queued_again[index] or self._walltime_plan(index)
         return self.soft_queued[index] or self._walltime_plan(index)
 
     def _running_plan_end(self, index, now):
@@ -152,7 +170,7 @@ class _Reference:
         return ScheduledJob(job, self.start[index], self.end[index], held, self.cluster.width(job), walltime,
                             self.soft_queued[index], soft, self.reservation.get(index),
                             self._extensions(soft, walltime or FIVE_YEARS_S, held),
-                            walltime is not None and job.runtime_s > walltime)
+                            walltime is not None and job.runtime_s > walltime, self.reruns.get(index, 0))
 
     def _extensions(self, soft, walltime_plan, runtime):
         """Step through the plans one by one: how often the job outlived its plan."""

@@ -201,11 +201,23 @@ def test_tang_with_parameters_selectable():
     assert parse("x.swf", "--predictors", "tang,tang:percentile=70").predictors == ("tang", "tang:percentile=70")
 
 
-def test_classification_note_only_for_a_classifying_policy():
-    """small-first adds the precision/recall note; fifo adds nothing."""
-    from replay.simulation.engine import SchedulerSettings
-    week = 7 * 86400
-    jobs = [Job("a", "alice", 0, 10, 100, 1, end_time=10), Job("b", "alice", week, 5, 6, 1, end_time=week + 5)]
-    assert simulate.classification_notes(jobs, Cluster.of_cores(4), SchedulerSettings()) == ()
-    note, = simulate.classification_notes(jobs, Cluster.of_cores(4), SchedulerSettings(policy="small-first"))
-    assert "precision 100.0%, recall 100.0%" in note and "(1 jobs after the first week)" in note
+def test_small_first_adds_the_classification_table_and_rerun_notes(swf, tmp_path):
+    """small-first: the classification table in JSON, a safeguard note per predictor, reruns in the jobs CSV;
+    small-first-no-rerun: no safeguard note; fifo: neither."""
+    def outputs(policy):
+        json_path, jobs_path = str(tmp_path / "{}.json".format(policy)), str(tmp_path / "{}.csv".format(policy))
+        simulate.run(parse(swf, "--predictors", "user,v1", "--policy", policy, "--json", json_path, "--jobs-csv",
+                           jobs_path))
+        report = json.load(open(json_path))
+        return report, list(csv.DictReader(open(jobs_path)))
+    report, rows = outputs("small-first")
+    assert [table["key"] for table in report["tables"]][-1] == "classification"
+    assert [note for note in report["notes"] if note.startswith("small-first safeguard")] == [
+        "small-first safeguard, predictor {}: 0 jobs predicted small ran past the divider and were killed there "
+        "and queued again as large (0.0% of the jobs)".format(name) for name in ("user", "v1")]
+    assert {row["reruns"] for row in rows} == {"0"}
+    report, _ = outputs("small-first-no-rerun")
+    assert report["tables"][-1]["key"] == "classification"
+    assert not [note for note in report["notes"] if note.startswith("small-first safeguard")]
+    report, _ = outputs("fifo")
+    assert "classification" not in [table["key"] for table in report["tables"]]

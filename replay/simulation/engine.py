@@ -13,14 +13,15 @@ and the soft-walltime extension rule (``replay.simulation.extension``).
 
 import heapq
 import itertools
+import math
 from enum import IntEnum
 from typing import NamedTuple, Optional
 
 from predictor.algorithms import clamp
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
+from ..classification import Completion, Submission
 from .calendar import Calendar
-from .classification import Completion, SizeClassifier
 from .extension import EXTENSIONS
 from .policies import POLICIES, QueuedJob
 from .scheduler import Scheduler
@@ -72,6 +73,8 @@ class ScheduledJob(NamedTuple):
     reservation_time: Optional[int]
     extensions: int
     killed: bool
+    reruns: int = 0
+    """Times the small-first safeguard killed the job and queued it again (the runs before its last)."""
 
 
 _PROGRESS_EVERY = 256
@@ -114,8 +117,8 @@ class _Engine:
         self.scheduler = Scheduler(self.calendar, POLICIES[settings.policy], settings.strict_ordering,
                                    settings.backfill_depth, settings.selective)
         self.history = MemoryHistory(max(predictor.window, 1))
-        classifies = self.scheduler.policy.classifies and bool(self.jobs)
-        self.classifier = SizeClassifier(self.jobs[0].submit_time) if classifies else None
+        policy = self.scheduler.policy
+        self.classifier = policy.classifier(self.jobs[0].submit_time) if policy.classifies and self.jobs else None
         for job in self.jobs:
             _check_fits(job, cluster)
         self.width = [cluster.width(job) for job in self.jobs]
@@ -128,6 +131,7 @@ class _Engine:
         count = len(self.jobs)
         self.start, self.end = [None] * count, [None] * count
         self.soft_queued, self.soft_started = [None] * count, [None] * count
+        self.rerun_after, self.reruns = [None] * count, [0] * count  # the small-first safeguard
         self._heap = []
         self._seq = itertools.count()
         self._cycle_pending = self._armed_tick = self._armed_for = self._last_cycle = None
@@ -177,18 +181,20 @@ class _Engine:
         # queuejob sees only what the user sent: no default walltime yet.
         soft = self.soft_queued[index] = self._predict(job, index)
         walltime_plan, width = self.walltime_plan[index], self.width[index]
-        small = self.classifier is not None and self.classifier.is_small(job.user, requested_s(job), width, now)
+        small = self.classifier is not None and self._classify(index, job)
         self.scheduler.submit(QueuedJob(index, job.submit_time, soft or walltime_plan, width, walltime_plan, small),
                               now)
 
     def _on_end(self, now, index):
-        self.end[index] = now
         self.calendar.remove(index)
         self.scheduler.changed = True
+        if now - self.start[index] < self.held[index]:
+            self._rerun(index, now)
+            return
+        self.end[index] = now
         job = self.jobs[index]
         if self.classifier is not None:
-            self.classifier.observe(Completion(now, job.user, requested_s(job), self.width[index],
-                                               self.runtime[index]))
+            self.classifier.observe(Completion(index, now, self.runtime[index]))
         if self.predictor.window:
             self.history.add_row(job.user, HistoryRow(now, job.job_id, self.runtime[index], self.walltime[index]))
         if self.scheduler.queue:
@@ -219,11 +225,34 @@ class _Engine:
         if self.walltime[index] != job.walltime_s:
             job = job._replace(walltime_s=self.walltime[index])  # runjob sees defaults applied
         self.soft_started[index] = self._predict(job, index)
-        self._push(now + self.held[index], _END, index)
+        self._push(now + self._run_for(index), _END, index)
         planned_end = now + self._running_plan(index, 0)
         if planned_end != self.calendar.planned_end[index]:
             self.calendar.move(index, planned_end)
             self.scheduler.changed = True
+
+    # The small/large classification and its safeguard (Zrigui et al.): a job predicted small that is
+    # still running once it has run the divider (rounded up to a second) is killed there and queued
+    # again as large, as qrerun would; it keeps its submission time and the runjob soft walltime.
+
+    def _classify(self, index, job):
+        verdict = self.classifier.classify(Submission(index, job.submit_time, job.user, requested_s(job), job.ncpus))
+        if verdict.small and self.scheduler.policy.reruns_false_small:
+            self.rerun_after[index] = math.ceil(verdict.divider_s)
+        return verdict.small
+
+    def _run_for(self, index):
+        """How long the job runs this time: until its end, or until the safeguard kills it."""
+        held, limit = self.held[index], self.rerun_after[index]
+        return held if limit is None or held <= limit else limit
+
+    def _rerun(self, index, now):
+        self.rerun_after[index] = None
+        self.reruns[index] += 1
+        walltime_plan = self.walltime_plan[index]
+        self.scheduler.submit(QueuedJob(index, self.jobs[index].submit_time, self.soft_started[index] or walltime_plan,
+                                        self.width[index], walltime_plan), now)
+        self._request_cycle(now)
 
     def _predict(self, job, index):
         window = self.predictor.window
@@ -262,4 +291,4 @@ class _Engine:
         killed = walltime is not None and job.runtime_s > walltime
         extensions = self.extension.count(soft, self.walltime_plan[index], end - start) if soft else 0
         return ScheduledJob(job, start, end, end - start, self.width[index], walltime, self.soft_queued[index],
-                            soft, self.scheduler.reservations.get(index), extensions, killed)
+                            soft, self.scheduler.reservations.get(index), extensions, killed, self.reruns[index])

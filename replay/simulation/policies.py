@@ -3,12 +3,16 @@
 Each entry of ``POLICIES`` is a ``Policy``: ``key(job, now)`` sorts the queue
 ascending (``job`` is a ``QueuedJob``); ``static`` says the key ignores
 ``now``, so the engine may keep the queue sorted instead of re-sorting it every
-cycle; ``classifies`` asks the engine to classify each job small or large at
-submission (``QueuedJob.small``, see ``replay.simulation.classification``).
-Every key ends with the job's index, so no two jobs tie.
+cycle; ``classifier`` makes the engine classify each job small or large at
+submission (``QueuedJob.small``, see ``replay.classification``), and
+``reruns_false_small`` adds Zrigui et al.'s safeguard: a job predicted small
+that runs past the divider is killed and queued again as large (what
+``qrerun`` does in PBS). Every key ends with the job's index, so no two jobs tie.
 """
 
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Optional
+
+from ..classification import SizeClassifier
 
 __all__ = ["QueuedJob", "Policy", "POLICIES", "fifo", "shortest_soft_walltime_first", "wfp",
            "small_first", "STARVATION_THRESHOLD_S"]
@@ -35,11 +39,22 @@ class QueuedJob(NamedTuple):
 
 
 class Policy(NamedTuple):
-    """A job order: ``key(job, now)``; ``static`` when the key does not depend on ``now``."""
+    """A job order: ``key(job, now)``; ``static`` when the key does not depend on ``now``.
+
+    ``classifier(origin)``, if given, makes the ``SizeClassifier`` that classifies each job when
+    it is queued; ``reruns_false_small``: kill a job predicted small once it has run past the
+    divider, and queue it again as large.
+    """
 
     key: Callable
     static: bool
-    classifies: bool = False
+    classifier: Optional[Callable] = None
+    reruns_false_small: bool = False
+
+    @property
+    def classifies(self):
+        """Whether jobs are classified small or large when they are queued."""
+        return self.classifier is not None
 
 
 def fifo(job, now):
@@ -70,6 +85,7 @@ POLICIES = {
     "fifo": Policy(fifo, True),
     "sjf": Policy(shortest_soft_walltime_first, True),
     "wfp": Policy(wfp, False),
-    "small-first": Policy(small_first, False, classifies=True),
+    "small-first": Policy(small_first, False, SizeClassifier, reruns_false_small=True),
+    "small-first-no-rerun": Policy(small_first, False, SizeClassifier),
 }
 """The registry: ``--policy`` name -> order. ``fifo`` is the default."""

@@ -13,15 +13,15 @@ import numpy as np
 
 from predictor.arguments import duration
 
+from ..classification.table import with_classification
 from ..errors import ReplayError
 from ..predictors import predictor_legend, resolve
 from ..options import add_input_arguments, predictor_names, whole_number
 from ..outputs import OutputFiles, check_outputs
 from ..report import Report, column_legend, write_outputs
 from ..traces.readers import read_trace
-from .classification import LoggedJob, classification_quality
 from .cluster import Cluster
-from .engine import SchedulerSettings, requested_s, simulate_jobs
+from .engine import SchedulerSettings, simulate_jobs
 from .extension import EXTENSIONS
 from .policies import POLICIES
 from .simulation_metrics import DEFAULT_BSLD_TAU_S, legend_meanings, schedule_tables
@@ -45,7 +45,9 @@ def add_arguments(parser):
                              "e.g. tang:percentile=70".format(",".join(DEFAULT_PREDICTORS)))
     parser.add_argument("--policy", choices=sorted(POLICIES), default=_DEFAULTS.policy,
                         help="job order: fifo (submission, default), sjf (shortest soft walltime first), "
-                             "small-first (jobs predicted small first, Zrigui et al.), "
+                             "small-first (jobs predicted small first, Zrigui et al.; a false small job is "
+                             "killed at the divider and queued again as large), small-first-no-rerun (the same "
+                             "without that), "
                              "wfp (Tang et al. eq. 5: (wait / planned)^3 x cores, highest first)")
     parser.add_argument("--backfill-depth", type=whole_number(0, MAX_BACKFILL_DEPTH), default=_DEFAULTS.backfill_depth,
                         metavar="N", help="top jobs with a reservation (default 1; 0: no backfilling)")
@@ -139,19 +141,18 @@ def recorded_notes(jobs, names):
             "as 'user' does",)
 
 
-def classification_notes(jobs, cluster, settings):
-    """For a policy that classifies: precision and recall of the "small" class, learned from the log's
-    completions (Zrigui et al.'s accuracy table), whatever the simulated schedule."""
-    if not POLICIES[settings.policy].classifies:
+def rerun_notes(runs, settings):
+    """With the small-first safeguard: per predictor, how many jobs it killed and queued again."""
+    if not POLICIES[settings.policy].reruns_false_small:
         return ()
-    quality = classification_quality(LoggedJob(job.submit_time, job.end_time, job.user, requested_s(job),
-                                               cluster.width(job), job.runtime_s) for job in jobs)
-    counted = sum(quality)
-    if not quality.precision() or not quality.recall():
-        return ("small/large classification: {} jobs after the first week, no small job predicted "
-                "or found".format(counted),)
-    return ("small/large classification over the log's completions: precision {:.1%}, recall {:.1%} for "
-            "'small' ({} jobs after the first week)".format(quality.precision(), quality.recall(), counted),)
+    return tuple("small-first safeguard, predictor {}: {:,} jobs predicted small ran past the divider and were "
+                 "killed there and queued again as large ({:.1%} of the jobs)".format(
+                     name, sum(1 for done in scheduled if done.reruns), _share(scheduled))
+                 for name, scheduled in runs.items())
+
+
+def _share(scheduled):
+    return sum(1 for done in scheduled if done.reruns) / len(scheduled) if scheduled else 0.0
 
 
 def _settings_note(settings, tau_s):
@@ -173,7 +174,7 @@ def simulation_report(title, notes, runs, cluster, tau_s):
 
 JOB_HEADER = ["predictor", "job_id", "user", "queue", "submit_time", "ncpus", "walltime_s", "runtime_s",
               "start_time", "end_time", "wait_s", "bsld", "soft_walltime_queued_s", "soft_walltime_started_s",
-              "reservation_time", "extensions", "killed"]
+              "reservation_time", "extensions", "killed", "reruns"]
 
 
 def job_table(runs, columns):
@@ -186,7 +187,7 @@ def job_table(runs, columns):
                 yield [name, job.job_id, job.user, job.queue, job.submit_time, job.ncpus, done.walltime_s,
                        done.runtime_s, done.start_time, done.end_time, done.start_time - job.submit_time, slowdown,
                        done.soft_walltime_queued_s, done.soft_walltime_started_s, done.reservation_time,
-                       done.extensions, int(done.killed)]
+                       done.extensions, int(done.killed), done.reruns]
     return JOB_HEADER, rows()
 
 
@@ -221,8 +222,10 @@ def run(args):
     title = "PBS scheduling simulation of {} ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(jobs))
     notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (
-        machine_note, _settings_note(settings, args.bsld_tau_s)) + classification_notes(jobs, cluster, settings)
+        machine_note, _settings_note(settings, args.bsld_tau_s)) + rerun_notes(runs, settings)
     report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau_s)
+    if POLICIES[settings.policy].classifies:
+        report = with_classification(report, jobs)
     with OutputFiles() as files:
         write_outputs(args, report, job_table(runs, columns), files)
         if args.plot:

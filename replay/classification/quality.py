@@ -1,0 +1,88 @@
+"""How well the online classifier does over a log: precision, recall and accuracy of the "small" class.
+
+``classify_log`` replays a log through a ``SizeClassifier``: each job is
+classified when it was submitted, after the classifier was told of every job
+the log shows completed by then (a job ending at the instant of a submission
+counts as completed, as in the simulation). As the paper does, learning follows
+the log, not any simulated schedule.
+
+A job is *truly small* when its runtime is below the divider it was judged
+against (the one in force at its submission). Jobs of the first week, which
+have no divider, are not counted.
+"""
+
+from typing import NamedTuple, Optional
+
+from .classifier import WEEK_S, Completion, SizeClassifier
+from .features import Submission
+
+__all__ = ["LoggedJob", "Quality", "classify_log", "quality_of"]
+
+
+class LoggedJob(NamedTuple):
+    """A job of the log as ``classify_log`` reads it; ``end_time`` None: never learned from."""
+
+    submit_time: int
+    end_time: Optional[int]
+    user: str
+    walltime_s: Optional[int]
+    ncpus: int
+    runtime_s: int
+
+
+class Quality(NamedTuple):
+    """Counts of the "small" class (Zrigui et al. eqs. 1-3): true/false small, true/false large."""
+
+    true_small: int
+    false_small: int
+    true_large: int
+    false_large: int
+
+    def precision(self):
+        """Of the jobs predicted small, the share that were small; None when none was predicted small."""
+        predicted = self.true_small + self.false_small
+        return self.true_small / predicted if predicted else None
+
+    def recall(self):
+        """Of the small jobs, the share predicted small; None when none was small."""
+        actual = self.true_small + self.false_large
+        return self.true_small / actual if actual else None
+
+    def accuracy(self):
+        """Of all the jobs counted, the share classified right; None when none was counted."""
+        counted = sum(self)
+        return (self.true_small + self.true_large) / counted if counted else None
+
+
+def classify_log(jobs, week_s=WEEK_S, seed=0):
+    """Each ``LoggedJob``'s ``Classification``, in the order given."""
+    order = sorted(range(len(jobs)), key=lambda index: (jobs[index].submit_time, index))
+    if not order:
+        return []
+    rank = [0] * len(jobs)  # the job's key: its place in submission order
+    for key, index in enumerate(order):
+        rank[index] = key
+    ends = sorted((index for index in order if jobs[index].end_time is not None),
+                  key=lambda index: (jobs[index].end_time, index))
+    classifier = SizeClassifier(jobs[order[0]].submit_time, week_s, seed)
+    results, learned = [None] * len(jobs), 0
+    for index in order:
+        job = jobs[index]
+        while learned < len(ends) and jobs[ends[learned]].end_time <= job.submit_time:
+            done = ends[learned]
+            classifier.observe(Completion(rank[done], jobs[done].end_time, jobs[done].runtime_s))
+            learned += 1
+        results[index] = classifier.classify(Submission(rank[index], job.submit_time, job.user, job.walltime_s,
+                                                        job.ncpus))
+    return results
+
+
+def quality_of(classifications, runtimes_s):
+    """The ``Quality`` of ``classifications`` against the runtimes; jobs without a divider are left out."""
+    counts = [0, 0, 0, 0]
+    for classification, runtime_s in zip(classifications, runtimes_s):
+        if classification is None or classification.divider_s is None:
+            continue
+        truly_small = runtime_s < classification.divider_s
+        counts[(0 if classification.small else 2) + (classification.small != truly_small)] += 1
+    return Quality(*counts)

@@ -99,6 +99,23 @@ def small_traces(draw, max_jobs=12, max_cores=12):
 
 
 @st.composite
+def classified_traces(draw, max_cores=4):
+    """``(cores, jobs)`` for the small/large classifier with a 60 s week: alice's jobs mostly run 5 s,
+    bob's 60 s, and now and then one runs 100 s, so jobs predicted small run past the divider."""
+    from replay.traces.trace import Job
+
+    cores = draw(st.integers(1, max_cores))
+    jobs = []
+    for index in range(draw(st.integers(10, 40))):
+        user = draw(st.sampled_from(["alice", "bob"]))
+        usual = 5 if user == "alice" else 60
+        jobs.append(Job("{}.sim".format(index), user, draw(st.integers(0, 300)),
+                        draw(st.sampled_from([usual, usual, 100])), draw(st.sampled_from([None, 200])),
+                        draw(st.integers(1, cores)), occupancy_s=draw(st.one_of(st.none(), st.integers(0, 150)))))
+    return cores, jobs
+
+
+@st.composite
 def plan_boundary_traces(draw, max_jobs=12, max_cores=6):
     """``(cores, jobs)`` where soft-walltime plans run out at event instants and reach walltimes.
 

@@ -1,13 +1,23 @@
-"""Online small/large classification (Zrigui et al.): divider, rule and weekly learning, by hand."""
+"""Online small/large classification (Zrigui et al.): divider, features, weekly learning, quality."""
 
-from replay.simulation.classification import (WEEK_S, Completion, LoggedJob, Quality, SizeClassifier,
-                                              classification_quality, divider_s, predict_small)
+import io
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replay.classification import (FEATURE_NAMES, WEEK_S, Classification, Completion, LoggedJob, Quality,
+                                   SizeClassifier, Submission, classify_log, divider_s, quality_of)
+from replay.classification.features import CategoryHistory, job_features
+from replay.classification.table import classification_table, with_classification
+from replay.report import Report, write_text
+from replay.traces.trace import Job
 
 WEEK = 100  # a short week keeps the hand computations readable
+DAY = 86400
 
 
-def done(end, runtime, user="alice", walltime=1000, width=1):
-    return Completion(end, user, walltime, width, runtime)
+def submission(key, submit, user="alice", walltime=1000, ncpus=1):
+    return Submission(key, submit, user, walltime, ncpus)
 
 
 def test_divider_is_the_median_runtime():
@@ -17,96 +27,171 @@ def test_divider_is_the_median_runtime():
     assert divider_s([]) is None
 
 
-def test_everything_is_large_without_a_divider():
-    """Before a divider exists (the first week) every job is large."""
-    assert not predict_small(1, 1, 1, None)
-
-
-def test_a_walltime_below_the_divider_is_small():
-    """A job that cannot run past the divider is small, even with a large history."""
-    assert predict_small(19, 500, 500, 20)
-    assert not predict_small(20, None, None, 20)
-
-
-def test_the_last_job_of_the_same_requested_runtime_decides_first():
-    """The (user, requested runtime) category's last runtime wins over the (user, width) one."""
-    assert predict_small(1000, 5, 500, 20)
-    assert not predict_small(1000, 500, 5, 20)
-    assert not predict_small(1000, 20, None, 20)  # runtime equal to the divider: large
-
-
-def test_the_width_category_is_the_fallback():
-    """Without a job of the same requested runtime, the last one of the same width decides."""
-    assert predict_small(None, None, 5, 20)
-    assert not predict_small(None, None, None, 20)
-
-
-def test_first_week_is_large_and_the_divider_comes_from_the_previous_week():
-    """Week 1 uses week 0's median (20); week 2 uses week 1's (150), not weeks 0 and 1 together."""
-    classifier = SizeClassifier(0, WEEK)
-    for end, runtime in [(10, 10), (20, 20), (30, 30)]:
-        classifier.observe(done(end, runtime))
-    assert not classifier.is_small("alice", 1000, 1, 50)  # week 0: nothing learned yet
-    assert not classifier.is_small("alice", 1000, 1, 100)  # week 1: divider 20, the last alice job ran 30
-    assert classifier.divider == 20
-    assert classifier.is_small("alice", 15, 1, 100)
-    classifier.observe(done(150, 100))
-    classifier.observe(done(160, 200))
-    assert classifier.divider == 20  # this week's completions wait for the next week
-    assert not classifier.is_small("alice", 1000, 1, 250)
-    assert classifier.divider == 150  # median of 100 and 200; the last alice job ran 200
-
-
-def test_current_week_completions_are_not_used():
-    """A completion of the current week changes nothing until the week ends."""
-    classifier = SizeClassifier(0, WEEK)
-    classifier.observe(done(10, 50, user="bob", walltime=500))
-    assert not classifier.is_small("alice", 1000, 1, 110)  # divider 50, alice has no history
-    classifier.observe(done(120, 1, user="alice", walltime=1000))
-    classifier.observe(done(130, 100, user="bob", walltime=500))
-    assert not classifier.is_small("alice", 1000, 1, 140)
-    assert classifier.is_small("alice", 1000, 1, 200)  # week 2: divider 50.5, its last job ran 1 s
-
-
-def test_a_quiet_week_keeps_the_last_divider():
-    """With no completion in the previous week the divider stays as it was."""
-    classifier = SizeClassifier(0, WEEK)
-    classifier.observe(done(10, 40))
-    classifier.is_small("alice", 1000, 1, 100)
-    assert classifier.divider == 40
-    classifier.is_small("alice", 1000, 1, 350)  # weeks 1 and 2 had no completion
-    assert classifier.divider == 40
-
-
-def test_same_instant_completions_learn_the_same_in_any_order():
-    """Two jobs of a category ending together: the longer counts as the last, whatever the order."""
-    decisions = []
-    for runtimes in ([5, 500], [500, 5]):
-        classifier = SizeClassifier(0, WEEK)
-        classifier.observe(done(1, 100, user="bob"))
-        for runtime in runtimes:
-            classifier.observe(done(50, runtime))
-        decisions.append(classifier.is_small("alice", 1000, 1, 100))
-    assert decisions == [False, False]  # divider 100 (median of 5, 100, 500); last alice job 500
-
-
 def test_weeks_are_seven_days():
     """The learning period is the paper's week."""
     assert WEEK_S == 7 * 86400
 
 
-def logged(submit, end, runtime, user="alice", walltime=1000):
-    return LoggedJob(submit, end, user, walltime, 1, runtime)
+def test_first_week_is_large_without_a_divider():
+    """Before any week has ended every job is large, with no divider."""
+    classifier = SizeClassifier(0, WEEK)
+    assert classifier.classify(submission(0, 0)) == Classification(False, None)
+    classifier.observe(Completion(0, 10, 5))
+    assert classifier.classify(submission(1, 99)) == Classification(False, None)
 
 
-def test_quality_counts_each_class_against_the_divider_at_submission():
-    """Week 0 (divider 20 from 10, 20, 30) is not counted; then one of each: TS, FS, TL, FL."""
-    jobs = [logged(0, 10, 10, user="a"), logged(1, 21, 20, user="b"), logged(2, 32, 30, user="c"),
-            logged(100, 105, 5, user="a"),    # a's last ran 10: small, runs 5: true small
-            logged(101, 200, 99, user="b"),   # b's last ran 20 = divider: large, but requested 15 -> small
-            logged(102, 200, 50, user="c"),   # c's last ran 30: large, runs 50: true large
-            logged(103, 200, 5, user="c")]    # large again, runs 5: false large
-    jobs[4] = jobs[4]._replace(walltime_s=15, runtime_s=25)  # small by request, ran past the divider: false small
-    quality = classification_quality(jobs, WEEK)
-    assert quality == Quality(true_small=1, false_small=1, true_large=1, false_large=1)
-    assert quality.precision() == 0.5 and quality.recall() == 0.5
+def test_divider_is_the_median_of_the_previous_week_only():
+    """Week 1 is judged against week 0's median (20); week 2 against week 1's (150), not weeks 0 and 1."""
+    classifier = SizeClassifier(0, WEEK)
+    for key, runtime in enumerate([10, 20, 30]):
+        classifier.classify(submission(key, key))
+        classifier.observe(Completion(key, 50 + key, runtime))
+    assert classifier.classify(submission(3, 100)).divider_s == 20
+    classifier.classify(submission(4, 101))
+    classifier.observe(Completion(3, 150, 100))
+    classifier.observe(Completion(4, 160, 200))
+    assert classifier.classify(submission(5, 170)).divider_s == 20  # this week's completions wait for its end
+    assert classifier.classify(submission(6, 250)).divider_s == 150
+
+
+def test_a_quiet_week_keeps_the_last_divider():
+    """With no completion in the previous week the divider stays as it was."""
+    classifier = SizeClassifier(0, WEEK)
+    classifier.classify(submission(0, 0))
+    classifier.observe(Completion(0, 10, 40))
+    assert classifier.classify(submission(1, 350)).divider_s == 40  # weeks 1 and 2 had no completion
+
+
+def test_a_completion_at_the_week_boundary_belongs_to_the_next_week():
+    """A job ending at the very instant a week starts is learned at the end of that week."""
+    classifier = SizeClassifier(0, WEEK)
+    classifier.classify(submission(0, 0))
+    classifier.classify(submission(1, 1))
+    classifier.observe(Completion(0, 50, 10))
+    classifier.observe(Completion(1, 100, 99))
+    assert classifier.classify(submission(2, 100)).divider_s == 10
+    assert classifier.classify(submission(3, 200)).divider_s == 99
+
+
+def test_the_forest_learns_the_requested_walltime_that_tells_small_from_large():
+    """Week 0: 1000 s requests ran 10 s, 5000 s requests ran 900 s (divider 455): week 1 follows the request."""
+    classifier = SizeClassifier(0, WEEK)
+    for key in range(8):
+        walltime, runtime = (1000, 10) if key % 2 else (5000, 900)
+        classifier.classify(submission(key, 0, user="u{}".format(key), walltime=walltime))
+        classifier.observe(Completion(key, 50, runtime))
+    assert classifier.classify(submission(8, 100, user="new", walltime=1000)) == Classification(True, 455)
+    assert classifier.classify(submission(9, 100, user="new", walltime=5000)) == Classification(False, 455)
+
+
+def test_features_count_only_the_known_jobs_of_each_category():
+    """Lags: the last three known classes of a category in submission order; share: small among them."""
+    history = CategoryHistory()
+    monday = 4 * DAY  # 1970-01-05 was a Monday
+    for key, (submit, walltime, ncpus, small) in enumerate([(monday + 30, 1000, 4, True), (monday + 10, 1000, 2, False),
+                                                            (monday + 20, 500, 4, True), (monday + 40, 1000, 4, False)]):
+        history.add(submission(key, submit, walltime=walltime, ncpus=ncpus), small)
+    history.add(submission(9, monday, user="bob", walltime=1000, ncpus=4), True)
+    row = dict(zip(FEATURE_NAMES, job_features(submission(10, monday + 7 * DAY + 3600, walltime=1000, ncpus=4),
+                                                history)))
+    assert (row["walltime_s"], row["ncpus"], row["hour"], row["weekday"]) == (1000, 4, 1, 0)
+    # walltime 1000, by submission: 10 s large, 30 s small, 40 s large; last first:
+    assert [row["walltime_lag_{}".format(lag)] for lag in (1, 2, 3)] == [0, 1, 0]
+    assert [row["ncpus_lag_{}".format(lag)] for lag in (1, 2, 3)] == [0, 1, 1]  # 40 s, 30 s, 20 s
+    assert [row["weekday_lag_{}".format(lag)] for lag in (1, 2, 3)] == [0, 1, 1]  # Monday: 40, 30, 20 s
+    assert (row["walltime_small_share"], row["ncpus_small_share"], row["weekday_small_share"]) == (1 / 3, 2 / 3, 0.5)
+    new_user = dict(zip(FEATURE_NAMES, job_features(submission(11, monday, user="carol"), history)))
+    assert new_user["walltime_lag_1"] == -1 and new_user["ncpus_small_share"] == -1
+
+
+def logged(submit, end, runtime, user="alice", walltime=1000, ncpus=1):
+    return LoggedJob(submit, end, user, walltime, ncpus, runtime)
+
+
+@st.composite
+def logs(draw):
+    """A few weeks of jobs (week = ``WEEK``), with a pivot instant inside."""
+    jobs = []
+    for _ in range(draw(st.integers(5, 40))):
+        submit = draw(st.integers(0, 5 * WEEK))
+        runtime = draw(st.integers(0, 3 * WEEK))
+        jobs.append(logged(submit, submit + draw(st.integers(0, 20)) + runtime, runtime,
+                           user=draw(st.sampled_from(["alice", "bob", "carol"])),
+                           walltime=draw(st.sampled_from([None, 30, 100, 300])), ncpus=draw(st.integers(1, 4))))
+    return jobs, draw(st.integers(0, 5 * WEEK))
+
+
+@given(logs(), st.data())
+@settings(max_examples=150, deadline=None)
+def test_no_look_ahead(case, data):
+    """Changing the runtime or end of a job that ends after an instant never changes a classification
+    made at or before it."""
+    jobs, pivot = case
+    changed = [job._replace(runtime_s=data.draw(st.integers(0, 3 * WEEK)),
+                            end_time=data.draw(st.integers(max(pivot + 1, job.submit_time), 10 * WEEK)))
+               if job.end_time > pivot else job for job in jobs]
+    before, after = classify_log(jobs, WEEK), classify_log(changed, WEEK)
+    assert [verdict for job, verdict in zip(jobs, before) if job.submit_time <= pivot] == \
+        [verdict for job, verdict in zip(jobs, after) if job.submit_time <= pivot]
+
+
+@given(logs())
+@settings(max_examples=50, deadline=None)
+def test_deterministic(case):
+    """The same log gives the same classifications, run after run."""
+    jobs, _ = case
+    assert classify_log(jobs, WEEK) == classify_log(list(jobs), WEEK)
+
+
+def test_completions_at_one_instant_learn_the_same_in_any_order():
+    """Jobs ending together are folded in the same way whatever order they are told in."""
+    decisions = []
+    for order in ([0, 1, 2, 3], [3, 1, 2, 0]):
+        classifier = SizeClassifier(0, WEEK)
+        for key in range(4):
+            classifier.classify(submission(key, key, walltime=100 * (key + 1)))
+        for key in order:
+            classifier.observe(Completion(key, 50, [5, 500, 7, 700][key]))
+        decisions.append([classifier.classify(submission(4 + key, 100, walltime=100 * (key + 1)))
+                          for key in range(4)])
+    assert decisions[0] == decisions[1]
+
+
+def test_quality_counts_each_class_against_the_divider_of_the_job():
+    """TS, FS, TL, FL against each job's own divider; jobs without a divider are left out."""
+    verdicts = [Classification(False, None), Classification(True, 20), Classification(True, 20),
+                Classification(False, 20), Classification(False, 50), Classification(True, 50)]
+    quality = quality_of(verdicts, [5, 19, 20, 100, 49, 10])
+    assert quality == Quality(true_small=2, false_small=1, true_large=1, false_large=1)
+    assert (quality.precision(), quality.recall(), quality.accuracy()) == (2 / 3, 2 / 3, 3 / 5)
+    assert Quality(0, 0, 0, 0).precision() is None and Quality(0, 0, 3, 0).recall() is None
+
+
+def test_classify_log_learns_a_job_ending_at_a_submission_instant():
+    """A job that ends at the very second another is submitted is known to it (ends come first)."""
+    jobs = [logged(0, 10, 10, user="a"), logged(10, 20, 10, user="b"), logged(WEEK, WEEK + 5, 5)]
+    assert classify_log(jobs, WEEK)[2].divider_s == 10  # both week-0 completions, the one at 10 included
+
+
+def trace_job(number, submit, runtime, walltime):
+    return Job(str(number), "u{}".format(number % 3), submit, runtime, walltime, 1, start_time=submit,
+               end_time=submit + runtime)
+
+
+def test_table_row_and_legend():
+    """One row of counts and ratios; the legend explains every header; the first week is not counted."""
+    jobs = [trace_job(number, number * 60, 30 if number % 2 else 3000, 600 if number % 2 else 7200)
+            for number in range(20)]
+    jobs += [trace_job(100 + number, WEEK_S + number * 60, 30 if number % 2 else 3000, 600 if number % 2 else 7200)
+             for number in range(10)]
+    table = classification_table(jobs)
+    row = dict(zip([column.key for column in table.columns], table.rows[0]))
+    assert row["classified"] == 10 and row["small"] == 0.5 and row["divider_median_s"] == 1515
+    assert (row["true_small"], row["false_small"], row["true_large"], row["false_large"]) == (5, 0, 5, 0)
+    assert (row["precision"], row["recall"], row["accuracy"]) == (1.0, 1.0, 1.0)
+    report = with_classification(Report("t", (), ()), jobs)
+    text = io.StringIO()
+    write_text(report, text)
+    legend = text.getvalue().split("\nLegend:\n", 1)[1]
+    named = {name for line in legend.splitlines() for name in line.strip().split(": ", 1)[0].split(", ")}
+    assert {column.header for column in table.columns} <= named

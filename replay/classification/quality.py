@@ -62,15 +62,17 @@ def classify_log(jobs, week_s=WEEK_S, seed=0):
     rank = [0] * len(jobs)  # the job's key: its place in submission order
     for key, index in enumerate(order):
         rank[index] = key
-    ends = sorted((index for index in order if jobs[index].end_time is not None),
-                  key=lambda index: (jobs[index].end_time, index))
+    # A job is learned from once it has ended, and never before it was submitted (a log may say otherwise).
+    learned_at = [None if job.end_time is None else max(job.end_time, job.submit_time) for job in jobs]
+    ends = sorted((index for index in order if learned_at[index] is not None),
+                  key=lambda index: (learned_at[index], index))
     classifier = SizeClassifier(jobs[order[0]].submit_time, week_s, seed)
     results, learned = [None] * len(jobs), 0
     for index in order:
         job = jobs[index]
-        while learned < len(ends) and jobs[ends[learned]].end_time <= job.submit_time:
+        while learned < len(ends) and learned_at[ends[learned]] <= job.submit_time:
             done = ends[learned]
-            classifier.observe(Completion(rank[done], jobs[done].end_time, jobs[done].runtime_s))
+            classifier.observe(Completion(rank[done], learned_at[done], jobs[done].runtime_s))
             learned += 1
         results[index] = classifier.classify(Submission(rank[index], job.submit_time, job.user, job.walltime_s,
                                                         job.ncpus))

@@ -60,3 +60,12 @@ def test_small_first_sends_a_starving_job_to_the_head():
     assert order("small-first", jobs, STARVATION_THRESHOLD_S - 1) == [1, 0]
     assert order("small-first", jobs, STARVATION_THRESHOLD_S) == [0, 1]
     assert POLICIES["small-first"].classifies and not POLICIES["small-first"].static
+
+
+def test_small_first_without_rerun_orders_the_same_and_never_reruns():
+    """small-first-no-rerun: the same order and classifier as small-first, without the safeguard."""
+    with_rerun, without = POLICIES["small-first"], POLICIES["small-first-no-rerun"]
+    assert (without.key, without.static, without.classifier) == (with_rerun.key, with_rerun.static,
+                                                                 with_rerun.classifier)
+    assert with_rerun.reruns_false_small and not without.reruns_false_small
+    assert not any(policy.classifies for name, policy in POLICIES.items() if not name.startswith("small-first"))

@@ -215,3 +215,15 @@ def test_recorded_left_out_when_the_log_has_none(golden_log, capsys):
     main([golden_log])
     out = capsys.readouterr().out
     assert "predictor 'recorded' left out" in out and "\nrecorded " not in out
+
+
+def test_classify_adds_the_classification_table_to_text_json_and_csv(golden_log, tmp_path, capsys):
+    """--classify: one more table, in the text (with its legend), the JSON and the CSV; without it, none."""
+    json_path, csv_path = str(tmp_path / "m.json"), str(tmp_path / "m.csv")
+    assert main([golden_log, "--predictors", "user", "--classify", "--json", json_path, "--csv", csv_path]) in (0, 1)
+    text = capsys.readouterr().out
+    assert "Small/large classification at submission" in text and "  TS, FS, TL, FL: " in text
+    assert json.load(open(json_path))["tables"][-1]["key"] == "classification"
+    assert "classification" in {row["table"] for row in csv.DictReader(open(csv_path))}
+    main([golden_log, "--predictors", "user", "--json", json_path])
+    assert "classification" not in [table["key"] for table in json.load(open(json_path))["tables"]]

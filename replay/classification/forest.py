@@ -36,10 +36,10 @@ MAX_THRESHOLDS = 31
 class ForestSettings(NamedTuple):
     """How big the forest is; ``max_rows``: bootstrap rows per tree (fewer when the history is shorter)."""
 
-    trees: int = 31
-    max_depth: int = 14
+    trees: int = 21
+    max_depth: int = 12
     min_leaf: int = 2
-    max_rows: int = 20000
+    max_rows: int = 3000
 
 
 class Forest(NamedTuple):
@@ -186,17 +186,13 @@ _NO_GAIN = 1e-9
 """A split must lower the impurity by more than this (rounding)."""
 
 
-def _try_every_feature(rows, stuck, feature, cut, gain, min_leaf, bin_count):
-    """Nodes none of whose drawn features can split them (constant there) look at every feature, as
-    scikit-learn keeps drawing features until one can; ``feature``, ``cut``, ``gain`` are updated."""
-    if not stuck.any():
-        return
-    renumber = np.cumsum(stuck) - 1
-    stuck_rows = rows.only(stuck[rows.local])
-    stuck_rows = stuck_rows._replace(local=renumber[stuck_rows.local])
-    count, features = int(np.count_nonzero(stuck)), rows.bins.shape[1]
-    every = np.broadcast_to(np.arange(features), (count, features))
-    feature[stuck], cut[stuck], gain[stuck] = _level_splits(stuck_rows, count, every, min_leaf, bin_count)
+def _drawn_features(rows, count, chosen, rng):
+    """Per node, ``chosen`` features drawn at random among those not constant in it (constant ones only
+    when too few vary), as scikit-learn draws: a constant feature cannot split a node and does not count."""
+    starts = np.searchsorted(rows.local, np.arange(count))
+    varies = np.minimum.reduceat(rows.bins, starts, axis=0) != np.maximum.reduceat(rows.bins, starts, axis=0)
+    priority = rng.random((count, rows.bins.shape[1])) + ~varies
+    return np.argsort(priority, axis=1)[:, :chosen]
 
 
 def grow_forest(rows, labels, rng, settings=ForestSettings()):
@@ -219,9 +215,8 @@ def grow_forest(rows, labels, rng, settings=ForestSettings()):
             break
         nodes, in_play = nodes[splittable], in_play._replace(local=local).only(splittable[local])
         in_play = in_play._replace(local=np.searchsorted(nodes, in_play.node))
-        features_of_node = np.argsort(rng.random((len(nodes), rows.shape[1])), axis=1)[:, :chosen]
+        features_of_node = _drawn_features(in_play, len(nodes), chosen, rng)
         slot, cut, gain = _level_splits(in_play, len(nodes), features_of_node, settings.min_leaf, bin_count)
         feature = features_of_node[np.arange(len(nodes)), slot]
-        _try_every_feature(in_play, np.isneginf(gain), feature, cut, gain, settings.min_leaf, bin_count)
         nodes, in_play = growth.split(nodes, gain > _NO_GAIN, feature, cut, thresholds, in_play)
     return growth.forest(settings.trees)

@@ -31,7 +31,7 @@ import psycopg2
 
 from .chunks import chunk_rows, parse_chunk
 from .errors import DatabaseError
-from .logfile import READ_ERRORS, LogFile, tail_sha1_of_lines
+from .logfile import READ_ERRORS, LogFile, directory_logs, tail_sha1_of_lines
 from .pgstore import describe_error
 from .queries import COPY_STAGING, CREATE_STAGING, PROGRESS_GET, PROGRESS_PUT, UPSERT_ONE, UPSERT_STAGED
 
@@ -60,12 +60,12 @@ class IngestStats:
 
 
 def expand_paths(paths):
-    """``(files, missing)``: files as given, directories as their files sorted by name."""
+    """``(files, missing)``: files as given, directories as their ``YYYYMMDD[.gz]`` files sorted by name
+    (``logfile.directory_logs``, the rule the replay follows too)."""
     files, missing = [], []
     for path in paths:
         if os.path.isdir(path):
-            names = sorted(name for name in os.listdir(path) if not name.startswith("."))
-            files.extend(os.path.join(path, name) for name in names if os.path.isfile(os.path.join(path, name)))
+            files.extend(directory_logs(path)[0])
         elif os.path.isfile(path):
             files.append(path)
         else:
@@ -119,6 +119,12 @@ def nothing_to_load(paths):
 def empty_directories(paths):
     """The directories among ``paths`` that hold no file to read."""
     return [path for path in paths if os.path.isdir(path) and not expand_paths([path])[0]]
+
+
+def _ignored_files(paths):
+    """``(directory, count)`` for the directories among ``paths`` holding files that are not accounting files."""
+    counts = [(path, directory_logs(path)[1]) for path in paths if os.path.isdir(path)]
+    return [(path, count) for path, count in counts if count]
 
 
 def _pause(interval_s, should_stop, sleep):
@@ -238,8 +244,11 @@ class Ingester:
         return self.stats
 
     def _check_paths(self, paths, count=True):
-        """The files under ``paths``; missing paths and empty directories reported (and counted if ``count``)."""
+        """The files under ``paths``; missing paths and empty directories reported (and counted if ``count``),
+        other files in directories reported."""
         files, missing = expand_paths(paths)
+        for path, ignored in _ignored_files(paths):
+            self._on_warning("{}: {} file(s) not named YYYYMMDD or YYYYMMDD.gz, not read".format(path, ignored))
         for path in missing:
             self.stats.missing += count
             self._on_warning("{}: no such file or directory".format(path))

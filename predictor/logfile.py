@@ -1,4 +1,13 @@
-"""An accounting file as the ingester reads it: plain or gzip-compressed.
+"""Accounting files: which files of a directory are logs, and one file as the ingester reads it.
+
+One rule for the ingester and the replay. A directory holds PBS's daily
+``YYYYMMDD`` files (``server_priv/accounting``) and the ones sites archive as
+``YYYYMMDD.gz``; every other name in it (an editor's ``20240101~`` or
+``.20240101.swp``, a ``README``, a ``20240101.bak`` copy) is left alone, since
+reading a backup would count its jobs twice. A file named on the command line
+is read whatever its name. A file is decompressed when it starts with gzip's
+magic bytes, whatever its name: a compressed file renamed without ``.gz``, or
+a plain one given a ``.gz`` name, is still read as what it is.
 
 Offsets are positions in the (decompressed) text. Every read opens its own
 handle, so checking a checksum never moves the line reader. Sites keep old
@@ -14,13 +23,18 @@ decompressed, up to ``n`` bytes of good lines.
 import gzip
 import hashlib
 import os
+import re
 import zlib
 
-__all__ = ["LogFile", "READ_ERRORS", "tail_sha1_of_lines"]
+__all__ = ["LogFile", "READ_ERRORS", "tail_sha1_of_lines", "open_log", "directory_logs", "LOG_NAME"]
 
 READ_ERRORS = (OSError, EOFError, zlib.error)
 """What reading a damaged or vanished file can raise (gzip's BadGzipFile is an OSError)."""
 
+LOG_NAME = re.compile(r"[0-9]{8}(?:\.gz)?")
+"""The name of an accounting file in a directory: ``YYYYMMDD`` or ``YYYYMMDD.gz``."""
+
+_GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
 _TAIL = 256
 _HEAD_MAX = 4096
@@ -28,6 +42,25 @@ _HEAD_MAX = 4096
 
 def _sha1(data):
     return hashlib.sha1(data).hexdigest()
+
+
+def open_log(path):
+    """``path`` opened to read bytes: decompressed if it starts with gzip's magic bytes, whatever its name."""
+    with open(path, "rb") as probe:
+        magic = probe.read(len(_GZIP_MAGIC))
+    return gzip.open(path, "rb") if magic == _GZIP_MAGIC else open(path, "rb")
+
+
+def directory_logs(directory):
+    """``(logs, ignored)``: the paths of the accounting files in ``directory`` in name order, and the
+    number of other entries there, hidden ones (``.name``) not counted.
+
+    OSError if the directory cannot be listed.
+    """
+    names = sorted(os.listdir(directory))
+    logs = [os.path.join(directory, name) for name in names
+            if LOG_NAME.fullmatch(name) and os.path.isfile(os.path.join(directory, name))]
+    return logs, len([name for name in names if not name.startswith(".")]) - len(logs)
 
 
 def tail_sha1_of_lines(lines, offset):
@@ -49,14 +82,13 @@ class LogFile:
 
     def __init__(self, path):
         self.path = path
-        self._open = gzip.open if path.endswith(".gz") else open
 
     def read_at(self, offset, size, until=None):
         """Up to ``size`` bytes from ``offset`` (fewer at the end of the file), or up to ``until`` once read.
 
         Reads no further than needed, so damage after them raises nothing.
         """
-        with self._open(self.path, "rb") as handle:
+        with open_log(self.path) as handle:
             handle.seek(offset)
             data = b""
             while len(data) < size and not (until and until in data):
@@ -99,7 +131,7 @@ class LogFile:
             yield lines, offset
 
     def _complete_lines(self, offset):
-        with self._open(self.path, "rb") as handle:
+        with open_log(self.path) as handle:
             handle.seek(offset)
             pending = b""
             while True:

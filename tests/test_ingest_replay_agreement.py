@@ -1,10 +1,15 @@
 """The ingester (into the real PostgreSQL test database) and the replay read the same jobs from the same lines."""
 
+import gzip
+import os
+
 import psycopg2
 import pytest
 
-from predictor.ingest import Ingester
+from predictor.ingest import Ingester, expand_paths
+from replay.traces.files import accounting_files
 from replay.traces.readers import load_trace
+from replay.traces.trace import ReadStats
 
 T = 1775822400
 
@@ -63,3 +68,33 @@ def test_ingester_and_replay_agree_on_every_job(db, log):
     assert replayed == ingested(db, log)
     assert replayed == {"1.svr": (4, 540), "2.svr": (4, 5), "3.torque": (8, 600), "4.torque": (3, 600),
                         "5[1].svr": (1, 600), "3073070.[hostname_1]": (2, 600)}
+
+
+def end_line(job_id):
+    return LINES[0].format(T, T + 60, T + 660).replace(";1.svr;", ";{};".format(job_id)) + "\n"
+
+
+@pytest.fixture
+def mixed_directory(tmp_path):
+    """An accounting directory as sites have them: daily files, archived ones, and files that are not logs."""
+    (tmp_path / "20260410").write_text(end_line("10.svr"))
+    (tmp_path / "20260411.gz").write_bytes(gzip.compress(end_line("11.svr").encode()))
+    (tmp_path / "20260412.gz").write_text(end_line("12.svr"))  # named .gz, never compressed
+    (tmp_path / "20260413").write_bytes(gzip.compress(end_line("13.svr").encode()))  # compressed, not renamed
+    (tmp_path / "20260410~").write_text(end_line("99.svr"))  # an editor's backup
+    (tmp_path / ".20260410.swp").write_text(end_line("98.svr"))
+    (tmp_path / "README").write_text(end_line("97.svr"))
+    return str(tmp_path)
+
+
+def test_ingester_and_replay_pick_the_same_files(mixed_directory):
+    """One rule for both commands: a directory's YYYYMMDD and YYYYMMDD.gz files, in name order."""
+    picked = expand_paths([mixed_directory])[0]
+    assert picked == accounting_files([mixed_directory], ReadStats())
+    assert [os.path.basename(path) for path in picked] == ["20260410", "20260411.gz", "20260412.gz", "20260413"]
+
+
+def test_ingester_and_replay_read_the_same_jobs_from_a_directory(db, mixed_directory):
+    """Compression told by content, backups and other files left alone: the same jobs in both."""
+    replayed = {job.job_id for job in load_trace([mixed_directory]).jobs}
+    assert replayed == set(ingested(db, mixed_directory)) == {"10.svr", "11.svr", "12.svr", "13.svr"}

@@ -1,13 +1,14 @@
 """predictor.logfile: reading accounting files by offset, plain or gzip."""
 
 import gzip
+import os
 import zlib
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from predictor.logfile import LogFile, tail_sha1_of_lines
+from predictor.logfile import LogFile, directory_logs, tail_sha1_of_lines
 
 lines_strategy = st.lists(st.binary(max_size=120).map(lambda b: b.replace(b"\n", b"")), min_size=1, max_size=30)
 
@@ -60,3 +61,21 @@ def test_read_error_comes_after_every_whole_line_before_it(tmp_path):
         for lines, _ in chunks:
             got += lines
     assert got == readable.split(b"\n")[:-1]
+
+
+@pytest.mark.parametrize("name, compress", [("20260410", True), ("20260410.gz", False)])
+def test_compression_told_by_content_not_name(tmp_path, name, compress):
+    """A compressed file without .gz, or a plain one named .gz, is read as what it holds."""
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(b"first\nsecond\n") if compress else b"first\nsecond\n")
+    assert list(LogFile(str(path)).line_chunks(0, 10)) == [([b"first", b"second"], 13)]
+
+
+def test_directory_logs_are_the_daily_files_in_name_order(tmp_path):
+    """YYYYMMDD and YYYYMMDD.gz files are logs; backups, other names and subdirectories are counted, hidden ones not."""
+    for name in ["20260411", "20260410.gz", "20260410", "20260410~", "20260410.bak", "README", ".20260410.swp"]:
+        (tmp_path / name).write_text("")
+    (tmp_path / "20260412").mkdir()
+    logs, ignored = directory_logs(str(tmp_path))
+    assert [os.path.basename(path) for path in logs] == ["20260410", "20260410.gz", "20260411"]
+    assert ignored == 4

@@ -2,33 +2,27 @@
 
 Gzip-compressed files (``20240101.gz``, ``trace.swf.gz``) are read as they
 are, since sites archive their accounting logs that way. A damaged compressed
-file ends early, the rest of it reported through ``on_reject``.
+file ends early, the rest of it reported through ``on_reject``. Which files
+of a directory are accounting logs, and which files are compressed, is the
+ingester's rule (``predictor.logfile``).
 """
 
 import gzip
 import os
-import re
 import zlib
+
+from predictor.logfile import directory_logs, open_log
 
 from ..errors import TraceError
 
 __all__ = ["raw_lines", "accounting_files"]
-
-_GZIP_MAGIC = b"\x1f\x8b"
-_ACCOUNTING_NAME = re.compile(r"[0-9]{8}(\.gz)?")
-
-
-def _open_binary(path):
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    return gzip.open(path, "rb") if magic == _GZIP_MAGIC else open(path, "rb")
 
 
 def raw_lines(path, on_reject):
     """Yield ``(line_no, bytes)`` without the line end; a damaged file ends early, reported."""
     line_no = 0
     try:
-        with _open_binary(path) as stream:
+        with open_log(path) as stream:
             for line_no, raw in enumerate(stream, 1):
                 yield line_no, raw.rstrip(b"\r\n")
     except (EOFError, zlib.error, gzip.BadGzipFile) as err:
@@ -44,9 +38,7 @@ def accounting_files(paths, stats):
         if not os.path.isdir(path):
             files.append(path)
             continue
-        names = sorted(os.listdir(path))
-        chosen = [name for name in names if _ACCOUNTING_NAME.fullmatch(name)
-                  and os.path.isfile(os.path.join(path, name))]
-        stats.ignored_files += len([name for name in names if not name.startswith(".")]) - len(chosen)
-        files.extend(os.path.join(path, name) for name in chosen)
+        logs, ignored = directory_logs(path)
+        stats.ignored_files += ignored
+        files.extend(logs)
     return files

@@ -7,6 +7,8 @@ of a directory are accounting logs, and which files are compressed, is the
 ingester's rule (``predictor.logfile``).
 """
 
+import contextlib
+import gc
 import gzip
 import os
 import zlib
@@ -15,7 +17,15 @@ from predictor.logfile import directory_logs, open_log
 
 from ..errors import TraceError
 
-__all__ = ["raw_lines", "accounting_files"]
+__all__ = ["raw_lines", "whole_file", "accounting_files", "collection_paused"]
+
+
+_DAMAGED = (EOFError, zlib.error, gzip.BadGzipFile)
+"""What reading a damaged compressed file raises (BadGzipFile is an OSError: catch it first)."""
+
+
+def _unreadable(path, err):
+    return TraceError("{}: cannot read: {}".format(path, err.strerror or err))
 
 
 def raw_lines(path, on_reject):
@@ -25,10 +35,21 @@ def raw_lines(path, on_reject):
         with open_log(path) as stream:
             for line_no, raw in enumerate(stream, 1):
                 yield line_no, raw.rstrip(b"\r\n")
-    except (EOFError, zlib.error, gzip.BadGzipFile) as err:
+    except _DAMAGED as err:
         on_reject(path, line_no + 1, "file unreadable from here on (damaged compression: {})".format(err))
     except OSError as err:
-        raise TraceError("{}: cannot read: {}".format(path, err.strerror or err)) from err
+        raise _unreadable(path, err) from err
+
+
+def whole_file(path):
+    """The (decompressed) bytes of ``path``; None if its compression is damaged: ``raw_lines`` says where."""
+    try:
+        with open_log(path) as stream:
+            return stream.read()
+    except _DAMAGED:
+        return None
+    except OSError as err:
+        raise _unreadable(path, err) from err
 
 
 def accounting_files(paths, stats):
@@ -42,3 +63,16 @@ def accounting_files(paths, stats):
         stats.ignored_files += ignored
         files.extend(logs)
     return files
+
+
+@contextlib.contextmanager
+def collection_paused():
+    """No garbage collection inside: a reader makes a tuple per job and keeps them all, and the
+    collector would walk the growing list again and again for no cycle to find."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

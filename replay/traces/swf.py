@@ -18,15 +18,20 @@ running job gives); the writer maps back (any exit status >= 256, killed by a
 signal, is written as 5).
 """
 
+import functools
+import itertools
 import re
 import sys
 
+import numpy as np
+
 from predictor.jobs import MAX_EPOCH
 
-from .files import raw_lines
+from . import swfscan
+from .files import collection_paused, raw_lines, whole_file
 from .trace import Job, Trace
 
-__all__ = ["read_swf", "write_swf", "FIELD_NAMES"]
+__all__ = ["read_swf", "read_swf_lines", "write_swf", "FIELD_NAMES"]
 
 FIELD_NAMES = (
     "job number", "submit time", "wait time", "run time", "allocated processors", "average CPU time",
@@ -97,13 +102,18 @@ def _trailing_queue(extra):
     return sys.intern(names[0]) if len(names) == 1 else None
 
 
+_NO_SUBMIT = "submit time unknown"
+_NO_RUN = "never ran, or start or run time unknown"
+_NO_PROCESSORS = "processor count unknown"
+
+
 def _skip_reason(values):
     if values[1] < 0:
-        return "submit time unknown"
+        return _NO_SUBMIT
     if values[2] < 0 or values[3] < 0:
-        return "never ran, or start or run time unknown"
+        return _NO_RUN
     if values[4] < 0 and values[7] < 0:
-        return "processor count unknown"
+        return _NO_PROCESSORS
     return None
 
 
@@ -127,6 +137,73 @@ def _job(values, job_id, procs_per_node):
     )
 
 
+def _skipped(columns, stats):
+    """Which rows of ``columns`` (field -> values) are jobs that never ran (``_skip_reason``), counted."""
+    no_submit = columns[1] < 0
+    no_run = ~no_submit & ((columns[2] < 0) | (columns[3] < 0))
+    no_processors = ~no_submit & ~no_run & (columns[4] < 0) & (columns[7] < 0)
+    for reason, rows in ((_NO_SUBMIT, no_submit), (_NO_RUN, no_run), (_NO_PROCESSORS, no_processors)):
+        count = int(rows.sum())
+        if count:
+            stats.skipped[reason] = stats.skipped.get(reason, 0) + count
+    return no_submit | no_run | no_processors
+
+
+def _names(prefix, numbers, unknown=None):
+    """``_name`` of each of ``numbers``, each name made once."""
+    names = {number: _name(prefix, number) or unknown for number in set(numbers)}
+    return [names[number] for number in numbers]
+
+
+def _known(values):
+    return [value if value >= 0 else None for value in values.tolist()]
+
+
+def _node_counts(ncpus, line_indexes, node_sizes):
+    """``_nodes`` of each job, with the header's processors per node as it stood at the job's line."""
+    if len(node_sizes) == 1 or (len(node_sizes) == 2 and not len(line_indexes[line_indexes < node_sizes[1][0]])):
+        per_node = node_sizes[-1][1]  # the usual: the header, then the jobs
+        return (-(-ncpus // per_node)).tolist() if per_node else [None] * len(ncpus)
+    changed_at = np.array([index for index, _ in node_sizes])
+    sizes = np.array([size or 0 for _, size in node_sizes])
+    per_node = sizes[np.searchsorted(changed_at, line_indexes, side="right") - 1]
+    nodes = -(-ncpus // np.maximum(per_node, 1))
+    return [count if size else None for count, size in zip(nodes.tolist(), per_node.tolist())]
+
+
+_NEW_JOB = functools.partial(tuple.__new__, Job)
+"""``Job`` from a tuple of all its fields, without a Python call per job."""
+
+
+def _fast_jobs(scan, node_sizes, stats):
+    """``(line indexes, submit times, jobs)`` of the lines numpy read that ran, as ``_job`` makes them, in
+    submission order (then line order); ``node_sizes``: ``[(line index, processors per node from there on)]``."""
+    ran = ~_skipped(dict(zip(_USED, scan.values.T)), stats)
+    values, lines = scan.values[ran], scan.fast[ran]
+    order = np.lexsort((lines, values[:, _USED.index(1)]))
+    columns = dict(zip(_USED, values[order].T))
+    lines = lines[order]
+    ncpus = np.where(columns[4] >= 0, columns[4], columns[7])
+    start = columns[1] + columns[2]
+    fields = (map(str, columns[0].tolist()), _names("u", columns[11].tolist(), "unknown"), columns[1].tolist(),
+              columns[3].tolist(), _known(columns[8]), ncpus.tolist(), start.tolist(), (start + columns[3]).tolist(),
+              _node_counts(ncpus, lines, node_sizes), _names("q", columns[14].tolist()), itertools.repeat(None),
+              itertools.repeat(None), [_EXIT_OF_STATUS.get(status) for status in columns[10].tolist()],
+              _names("g", columns[12].tolist()), itertools.repeat(None))
+    return lines, columns[1], list(map(_NEW_JOB, zip(*fields)))
+
+
+def _submission_order(fast, careful):
+    """The jobs of ``_fast_jobs`` and of ``careful`` (``[(line index, Job)]``) by submit time, then line."""
+    lines, submits, jobs = fast
+    if not careful:
+        return jobs
+    lines = np.concatenate((lines, [index for index, _ in careful]))
+    submits = np.concatenate((submits, [job.submit_time for _, job in careful]))
+    both = jobs + [job for _, job in careful]
+    return [both[index] for index in np.lexsort((lines, submits)).tolist()]
+
+
 def _read_header(text, header):
     match = _HEADER.fullmatch(text)
     if not match:
@@ -145,12 +222,13 @@ def _procs_per_node(header):
     return None
 
 
-def _take_line(text, header, stats, jobs):
+def _take_line(text, header, stats):
+    """The job of one line, or None (header, blank, skipped); ValueError names what is wrong."""
     if text.startswith(";"):
         _read_header(text, header)
-        return
+        return None
     if not text or text.isspace():
-        return
+        return None
     values, extra = _values(text)
     queue = None
     if extra:
@@ -160,28 +238,67 @@ def _take_line(text, header, stats, jobs):
     reason = _skip_reason(values)
     if reason:
         stats.skip(reason)
-        return
+        return None
     job = _job(values, str(values[0]), _procs_per_node(header))
-    jobs.append(job if queue is None else job._replace(queue=queue))
+    return job if queue is None else job._replace(queue=queue)
 
 
-def read_swf(path, stats, on_reject):
-    """Read one SWF file into a ``Trace`` (jobs in submission order)."""
+def _read_line(path, line_no, raw, header, stats, on_reject):
+    """``_take_line`` of the bytes of one line, a bad line reported and counted."""
+    try:
+        return _take_line(raw.decode("utf-8"), header, stats)
+    except UnicodeDecodeError as err:
+        stats.rejected += 1
+        on_reject(path, line_no, "not valid UTF-8 (byte {})".format(err.start))
+    except ValueError as err:
+        stats.rejected += 1
+        on_reject(path, line_no, str(err))
+    return None
+
+
+def _trace(path, jobs, stats, header):
+    return Trace(jobs, "swf", (path,), stats, header.get("MaxProcs"), header.get("MaxNodes"),
+                 header.get("UnixStartTime"))
+
+
+def read_swf_lines(path, stats, on_reject):
+    """``read_swf`` one line at a time: for a file whose compression is damaged, and the benchmark."""
     header, jobs = {}, []
     stats.files += 1
     for line_no, raw in raw_lines(path, on_reject):
         stats.lines += 1
-        try:
-            _take_line(raw.decode("utf-8"), header, stats, jobs)
-        except UnicodeDecodeError as err:
-            stats.rejected += 1
-            on_reject(path, line_no, "not valid UTF-8 (byte {})".format(err.start))
-        except ValueError as err:
-            stats.rejected += 1
-            on_reject(path, line_no, str(err))
+        job = _read_line(path, line_no, raw, header, stats, on_reject)
+        if job is not None:
+            jobs.append(job)
     jobs.sort(key=lambda job: job.submit_time)
-    return Trace(jobs, "swf", (path,), stats, header.get("MaxProcs"), header.get("MaxNodes"),
-                 header.get("UnixStartTime"))
+    return _trace(path, jobs, stats, header)
+
+
+def read_swf(path, stats, on_reject):
+    """Read one SWF file into a ``Trace`` (jobs in submission order).
+
+    numpy reads the plainly well-formed job lines of the whole file at once
+    (``swfscan``); the other lines are read one by one, as ``read_swf_lines``
+    reads them all, in file order, so headers, extra fields and errors come
+    out the same.
+    """
+    data = whole_file(path)
+    if data is None:
+        return read_swf_lines(path, stats, on_reject)
+    with collection_paused():
+        scan = swfscan.scan_lines(data, _USED, _MAX_VALUE)
+        stats.files += 1
+        stats.lines += len(scan.starts)
+        header, careful, node_sizes = {}, [], [(-1, None)]
+        bounds = zip(scan.careful.tolist(), scan.starts[scan.careful].tolist(), scan.ends[scan.careful].tolist())
+        for index, start, end in bounds:
+            job = _read_line(path, index + 1, data[start:end].rstrip(b"\r\n"), header, stats, on_reject)
+            if job is not None:
+                careful.append((index, job))
+            if _procs_per_node(header) != node_sizes[-1][1]:
+                node_sizes.append((index, _procs_per_node(header)))
+        jobs = _submission_order(_fast_jobs(scan, node_sizes, stats), careful)
+    return _trace(path, jobs, stats, header)
 
 
 class _Numbering:

@@ -273,3 +273,47 @@ def finished_pbs_jobs(draw):
               for choices in (optional, requested, used)]
     attributes.update(chosen[0])
     return attributes, chosen[1], chosen[2]
+
+
+_swf_numbers = st.one_of(st.integers(-1, 10 ** 6), st.integers(-10 ** 11, 10 ** 11)).map(str)
+_swf_odd_fields = st.one_of(st.integers(-10 ** 20, 10 ** 20).map(str), st.sampled_from([
+    "007", "-0", "1.5", "-", "--1", "1-2", ".", "1e3", "+5", "x", "{0,1}", "NULL", "batch", "nodes=1:ppn=4",
+    "0000000000000000001", "100000000001", "-100000000000", "٣"]))
+_swf_blanks = st.sampled_from([" ", "  ", "\t", " \t", "\r", "\x0b", "\x0c", "\x1c", "\xa0"])
+
+
+@st.composite
+def _swf_job_line(draw):
+    odd = draw(st.booleans())  # else every field a plain number: the lines the fast path takes
+    fields = draw(st.lists(st.one_of(_swf_numbers, _swf_odd_fields) if odd else _swf_numbers,
+                           min_size=18, max_size=18))
+    fields += draw(st.sampled_from([[], [], [], ["q1"], ["{0,1}", "batch"], ["7"]]) if odd else st.just([]))
+    if odd and draw(st.integers(0, 4)) == 0:
+        fields = fields[:draw(st.integers(0, len(fields)))]
+    spaces = st.sampled_from([" ", " ", "   ", "\t"] + ([" \r", "\x0b"] if odd else []))
+    separators = draw(st.lists(spaces, min_size=len(fields), max_size=len(fields)))
+    line = "".join(separator + field for separator, field in zip(separators, fields))
+    return line if draw(st.booleans()) else line.lstrip()
+
+
+_swf_headers = st.one_of(
+    st.sampled_from(["; Version: 2.2", ";", "; Note: x", "; Queue: 1 batch", "; MaxProcs: x", "  ; MaxNodes: 2"]),
+    st.builds("; {}: {}".format, st.sampled_from(["MaxProcs", "MaxNodes", "UnixStartTime"]),
+              st.one_of(st.sampled_from([1, 2, 4, 8, 16]), st.integers(-2, 200))),
+)
+
+
+@st.composite
+def swf_texts(draw, max_lines=30):
+    """SWF file contents (bytes) mixing plain job lines with every oddity the reader must name alike."""
+    lines = draw(st.lists(st.one_of(_swf_job_line(), _swf_job_line(), _swf_job_line(), _swf_headers, _swf_blanks,
+                                    st.just("")),
+                          max_size=max_lines))
+    text = "".join(line + draw(st.sampled_from(["\n", "\n", "\n", "\r\n", "\x0c\n"])) for line in lines)
+    data = text.encode("utf-8")
+    if data and draw(st.booleans()):
+        data = data[:-1]  # no newline after the last line
+    if data and draw(st.integers(0, 9)) == 0:
+        at = draw(st.integers(0, len(data)))
+        data = data[:at] + draw(st.sampled_from([b"\xff", b"\x00", b"\xc3"])) + data[at:]
+    return data

@@ -25,23 +25,23 @@ depend on the machine's time zone (PBS writes local time; readers use the
 epoch fields, never the timestamp).
 """
 
+import functools
 import itertools
-import re
 import sys
 import time
 
-from predictor.accounting import (array_subjob, completed_job, is_array_parent, parse_fields, parse_record,
-                                  submit_time)
+from predictor.accounting import array_subjob, is_array_parent
 from predictor.durations import format_duration
 from predictor.errors import AccountingError
+from predictor.jobs import CompletedJob
 
-from .files import accounting_files, raw_lines
+from .files import accounting_files, collection_paused
+from .pbsscan import scans
 from .trace import Job, Trace
 
 __all__ = ["read_accounting", "record_line", "record_kinds", "record_time", "RECORD_ORDER"]
 
 _QUEUED, _RUNNING, _DELETED = "queued", "running", "deleted"
-_DIGITS = re.compile(r"[0-9]{1,9}")
 
 
 class _LogState:
@@ -63,29 +63,33 @@ def _seen(state, job_id):
         state.first_seen[job_id] = next(state.counter)
 
 
-def _queued(state, record):
-    _seen(state, record.job_id)
-    state.in_flight[record.job_id] = _QUEUED
-    if is_array_parent(record.job_id) and record.job_id not in state.array_queued:
-        submit = submit_time(parse_fields(record.body))
+def _queued(state, event):
+    _, _, job_id, parent = event
+    _seen(state, job_id)
+    state.in_flight[job_id] = _QUEUED
+    if parent is not None and job_id not in state.array_queued:
+        submit, problem = parent
+        if problem is not None:
+            raise AccountingError(problem)
         if submit is not None:
-            state.array_queued[record.job_id] = (state.first_seen[record.job_id], submit)
+            state.array_queued[job_id] = (state.first_seen[job_id], submit)
 
 
-def _started(state, record):
-    _seen(state, record.job_id)
-    state.in_flight[record.job_id] = _RUNNING
+def _started(state, event):
+    _seen(state, event[2])
+    state.in_flight[event[2]] = _RUNNING
 
 
-def _deleted(state, record):
-    if state.in_flight.get(record.job_id) == _QUEUED:
-        state.in_flight[record.job_id] = _DELETED
+def _deleted(state, event):
+    if state.in_flight.get(event[2]) == _QUEUED:
+        state.in_flight[event[2]] = _DELETED
 
 
-def _rerun(state, record):
-    state.in_flight[record.job_id] = _QUEUED
-    if record.job_id not in state.rerun_ids:
-        state.rerun_ids[record.job_id] = True
+def _rerun(state, event):
+    job_id = event[2]
+    state.in_flight[job_id] = _QUEUED
+    if job_id not in state.rerun_ids:
+        state.rerun_ids[job_id] = True
         state.stats.reruns += 1
 
 
@@ -94,7 +98,12 @@ def _interned(name):
     return None if name is None else sys.intern(name)
 
 
-def _replay_job(done):
+_NEW_JOB = functools.partial(tuple.__new__, Job)
+"""``Job`` from a tuple of all its fields, without a Python call per job."""
+_COMPLETED_JOB = functools.partial(tuple.__new__, CompletedJob)
+
+
+def _replay_job(done, nodes):
     if done.submit_time is None:
         raise AccountingError("missing (and no qtime)", "ctime")
     if done.start_time < done.submit_time:
@@ -102,12 +111,11 @@ def _replay_job(done):
     if done.ncpus is None:
         raise AccountingError("no ncpus, select or nodes resource, and no exec_vnode or exec_host",
                               "Resource_List.ncpus")
-    return Job(
-        job_id=done.job_id, user=_interned(done.user), submit_time=done.submit_time, runtime_s=done.runtime_s,
-        walltime_s=done.walltime_s, ncpus=done.ncpus, start_time=done.start_time, end_time=done.end_time,
-        queue=_interned(done.queue), project=_interned(done.project), soft_walltime_s=done.soft_walltime_s,
-        exit_status=done.exit_status, group=_interned(done.group), occupancy_s=_occupancy(done),
-    )
+    return _NEW_JOB((
+        done.job_id, _interned(done.user), done.submit_time, done.runtime_s, done.walltime_s, done.ncpus,
+        done.start_time, done.end_time, nodes, _interned(done.queue), _interned(done.project),
+        done.soft_walltime_s, done.exit_status, _interned(done.group), _occupancy(done),
+    ))
 
 
 def _occupancy(done):
@@ -116,24 +124,19 @@ def _occupancy(done):
     return None if held == done.runtime_s else held
 
 
-def _nodect(fields):
-    text = fields.get("Resource_List.nodect", "")
-    return int(text) if _DIGITS.fullmatch(text) else None
-
-
-def _ended(state, record):
-    fields = parse_fields(record.body)
-    done = completed_job(record, fields)
-    state.in_flight.pop(record.job_id, None)
-    _seen(state, record.job_id)
-    order = (state.first_seen.pop(record.job_id), -1)
+def _ended(state, event):
+    _, _, job_id, done, nodes = event
+    done = None if done is None else _COMPLETED_JOB(done)
+    state.in_flight.pop(job_id, None)
+    _seen(state, job_id)
+    order = (state.first_seen.pop(job_id), -1)
     if done is None:
-        if not is_array_parent(record.job_id):
+        if not is_array_parent(job_id):
             state.stats.skip("ended without starting (E record without start)")
-        elif record.job_id not in state.arrays_with_runs:
+        elif job_id not in state.arrays_with_runs:
             state.stats.skip("job array none of whose subjobs ran")
         return
-    subjob = array_subjob(record.job_id)
+    subjob = array_subjob(job_id)
     if subjob is not None:
         parent, index = subjob
         state.arrays_with_runs[parent] = True
@@ -141,39 +144,30 @@ def _ended(state, record):
         if parent in state.array_queued:  # no Q record of its own: it was queued with its parent
             parent_order, submit = state.array_queued[parent]
             order, done = (parent_order, index), done._replace(submit_time=submit)
-    job = _replay_job(done)._replace(nodes=_nodect(fields))
-    if state.jobs.pop(record.job_id, None) is not None:
+    job = _replay_job(done, nodes)
+    if state.jobs.pop(job_id, None) is not None:
         state.stats.replaced += 1
-    state.jobs[record.job_id] = (order, job)
+    state.jobs[job_id] = (order, job)
 
 
-_HANDLERS = {"Q": _queued, "S": _started, "s": _started, "D": _deleted, "R": _rerun, "E": _ended}
-"""Record type -> handler; the other types (A, M, a, z, r, L, reservations...) say nothing we use."""
+def _rejected(state, event):
+    raise AccountingError(event[2])
 
 
-def _take_line(state, raw):
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise AccountingError("not valid UTF-8 (byte {})".format(err.start)) from None
-    if not text.strip():
-        return
-    record = parse_record(text)
-    handler = _HANDLERS.get(record.record_type)
-    if handler is not None:
-        handler(state, record)
+_HANDLERS = {"Q": _queued, "S": _started, "D": _deleted, "R": _rerun, "E": _ended, "!": _rejected}
+"""Event (``pbsscan``) -> what it does to the state."""
 
 
-def _read_file(state, path, on_reject):
+def _replay_events(state, path, scan, on_reject):
     stats = state.stats
     stats.files += 1
-    for line_no, raw in raw_lines(path, on_reject):
-        stats.lines += 1
+    stats.lines += scan.lines
+    for event in scan.events:
         try:
-            _take_line(state, raw)
+            _HANDLERS[event[0]](state, event)
         except AccountingError as err:
             stats.rejected += 1
-            on_reject(path, line_no, str(err))
+            on_reject(path, event[1], str(err))
 
 
 def _count_left_in_flight(state):
@@ -186,12 +180,19 @@ def _count_left_in_flight(state):
             state.stats.incomplete += 1
 
 
-def read_accounting(paths, stats, on_reject):
-    """Read accounting files and ``YYYYMMDD`` directories into a ``Trace``."""
+def read_accounting(paths, stats, on_reject, workers=None):
+    """Read accounting files and ``YYYYMMDD`` directories into a ``Trace``.
+
+    The files are scanned (``pbsscan``) by up to ``workers`` processes (None:
+    one per CPU when there is enough to read, 0: in this process); their
+    events are replayed here in file order, so the result and the order of
+    the reports do not depend on ``workers``.
+    """
     state = _LogState(stats)
     files = accounting_files(paths, stats)
-    for path in files:
-        _read_file(state, path, on_reject)
+    with collection_paused():
+        for path, scan in zip(files, scans(files, workers)):
+            _replay_events(state, path, scan, on_reject)
     _count_left_in_flight(state)
     # Submission order; at one submit time, the order the log first mentions the jobs.
     ordered = sorted(state.jobs.values(), key=lambda entry: (entry[1].submit_time, entry[0]))

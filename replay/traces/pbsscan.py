@@ -126,12 +126,12 @@ def _events_line_by_line(numbered_raw):
 
 
 def _split(text, line_end):
-    """``text`` split as iterating over the file splits it, each line without its line end."""
+    """``text`` split as iterating over the file splits it (a ``\\r`` before the newline is left to
+    ``parse_record``, which drops it)."""
     lines = text.split(line_end)
     if not lines[-1]:
         lines.pop()
-    carriage_return = "\r" if line_end == "\n" else b"\r"
-    return [line.rstrip(carriage_return) for line in lines] if carriage_return in text else lines
+    return lines
 
 
 def scan_file(path):

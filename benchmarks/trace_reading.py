@@ -17,7 +17,11 @@ digest of the jobs, reported lines and counters: the table says whether both
 revisions read the same. For PBS directories this checkout is also timed
 with its workers off (``1 process``), to tell the parallel gain from the rest.
 
-    python benchmarks/trace_reading.py [--baseline REV] [--repeat 5] [--data DIR] [--json FILE] [--profile]
+    python benchmarks/trace_reading.py [--baseline REV] [--repeat 5] [--data DIR] [--synthetic JOBS]
+        [--json FILE] [--profile]
+
+``--synthetic JOBS`` adds the seeded synthetic SWF trace of
+``benchmarks/replay_accuracy.py`` with that many jobs.
 
 ``--profile`` prints, for each revision, the functions taking most of the
 time reading KTH-SP2 and the KTH-SP2 accounting directory (cProfile, one
@@ -157,6 +161,8 @@ def main(argv=None):
     parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git revision of the readers to compare with")
     parser.add_argument("--repeat", type=int, default=5, help="rounds; the best of each reader is kept")
     parser.add_argument("--data", default=DEFAULT_DATA, help="directory holding the SWF traces")
+    parser.add_argument("--synthetic", type=int, default=0, metavar="JOBS",
+                        help="also a synthetic SWF trace of JOBS jobs (replay_accuracy.py's)")
     parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument("--profile", action="store_true", help="print where each revision spends its time")
     args = parser.parse_args(argv)
@@ -166,6 +172,10 @@ def main(argv=None):
         inputs = [("KTH-SP2 (SWF)", kth), ("CEA-Curie sample (SWF)", os.path.join(args.data, "CEA-Curie-2011-sample.swf")),
                   ("HPC2N (PBS, 58 .gz files)", os.path.join(ROOT, "traces", "hpc2n-2002-accounting")),
                   ("KTH-SP2 (PBS, daily files)", build_accounting(kth, work))]
+        if args.synthetic:
+            from replay_accuracy import synthetic_swf  # same directory
+            synthetic_swf(os.path.join(work, "synthetic.swf"), args.synthetic)
+            inputs.insert(2, ("synthetic {:,} jobs (SWF)".format(args.synthetic), os.path.join(work, "synthetic.swf")))
         swf_readers = [("baseline " + args.baseline, old, "auto"), ("this checkout", ROOT, "auto")]
         pbs_readers = swf_readers + [("... 1 process", ROOT, "0")]
         rows = []

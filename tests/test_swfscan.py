@@ -4,6 +4,7 @@ import gzip
 
 import numpy as np
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from replay.traces import swfscan
 from replay.traces.swf import read_swf, read_swf_lines
@@ -70,3 +71,12 @@ def test_empty_file_has_no_lines():
     """No bytes, no lines."""
     scan = swfscan.scan_lines(b"", USED, 10 ** 11)
     assert len(scan.starts) == 0 and scan.values.shape == (0, len(USED)) and np.array_equal(scan.careful, [])
+
+
+@settings(max_examples=200)
+@given(data=swf_texts(), block_size=st.integers(1, 200))
+def test_blocks_scan_like_the_whole(data, block_size):
+    """Scanning a file a block at a time finds the lines, fields and values of one whole pass."""
+    pieces = swfscan.scan_lines(data, USED, 10 ** 11, block_size)
+    whole = swfscan.scan_lines(data, USED, 10 ** 11, 1 << 30)
+    assert all(np.array_equal(piece, part) for piece, part in zip(pieces, whole))

@@ -171,8 +171,21 @@ def _node_counts(ncpus, line_indexes, node_sizes):
     return [count if size else None for count, size in zip(nodes.tolist(), per_node.tolist())]
 
 
+_ROWS_AT_A_TIME = 1 << 14
 _NEW_JOB = functools.partial(tuple.__new__, Job)
 """``Job`` from a tuple of all its fields, without a Python call per job."""
+
+
+def _jobs_of_rows(columns, lines, node_sizes):
+    """The ``Job`` of each row of ``columns`` (field -> values), as ``_job`` makes it."""
+    ncpus = np.where(columns[4] >= 0, columns[4], columns[7])
+    start = columns[1] + columns[2]
+    fields = (map(str, columns[0].tolist()), _names("u", columns[11].tolist(), "unknown"), columns[1].tolist(),
+              columns[3].tolist(), _known(columns[8]), ncpus.tolist(), start.tolist(), (start + columns[3]).tolist(),
+              _node_counts(ncpus, lines, node_sizes), _names("q", columns[14].tolist()), itertools.repeat(None),
+              itertools.repeat(None), [_EXIT_OF_STATUS.get(status) for status in columns[10].tolist()],
+              _names("g", columns[12].tolist()), itertools.repeat(None))
+    return list(map(_NEW_JOB, zip(*fields)))
 
 
 def _fast_jobs(scan, node_sizes, stats):
@@ -181,16 +194,12 @@ def _fast_jobs(scan, node_sizes, stats):
     ran = ~_skipped(dict(zip(_USED, scan.values.T)), stats)
     values, lines = scan.values[ran], scan.fast[ran]
     order = np.lexsort((lines, values[:, _USED.index(1)]))
-    columns = dict(zip(_USED, values[order].T))
-    lines = lines[order]
-    ncpus = np.where(columns[4] >= 0, columns[4], columns[7])
-    start = columns[1] + columns[2]
-    fields = (map(str, columns[0].tolist()), _names("u", columns[11].tolist(), "unknown"), columns[1].tolist(),
-              columns[3].tolist(), _known(columns[8]), ncpus.tolist(), start.tolist(), (start + columns[3]).tolist(),
-              _node_counts(ncpus, lines, node_sizes), _names("q", columns[14].tolist()), itertools.repeat(None),
-              itertools.repeat(None), [_EXIT_OF_STATUS.get(status) for status in columns[10].tolist()],
-              _names("g", columns[12].tolist()), itertools.repeat(None))
-    return lines, columns[1], list(map(_NEW_JOB, zip(*fields)))
+    values, lines = values[order], lines[order]
+    jobs = []
+    for first in range(0, len(lines), _ROWS_AT_A_TIME):  # a slice's Python objects stay in the cache
+        rows = slice(first, first + _ROWS_AT_A_TIME)
+        jobs += _jobs_of_rows(dict(zip(_USED, values[rows].T)), lines[rows], node_sizes)
+    return lines, values[:, _USED.index(1)], jobs
 
 
 def _submission_order(fast, careful):

@@ -64,8 +64,13 @@ print(json.dumps({"wall_s": wall, "cpu_s": cpu, "lines": trace.stats.lines, "job
 
 _PROFILE = r'''
 import cProfile, pstats, sys
-from replay.traces import readers
-cProfile.run("readers.load_trace([sys.argv[1]])", sys.argv[2])
+from replay.traces import pbslog, readers
+from replay.traces.trace import ReadStats
+path, workers = sys.argv[1], sys.argv[4]
+if workers == "auto":
+    cProfile.run("readers.load_trace([path])", sys.argv[2])
+else:
+    cProfile.run("pbslog.read_accounting([path], ReadStats(), None, workers=int(workers))", sys.argv[2])
 pstats.Stats(sys.argv[2]).sort_stats("tottime").print_stats(int(sys.argv[3]))
 '''
 
@@ -140,20 +145,20 @@ def measure(name, path, trees, repeat):
 
 
 def print_rows(rows):
-    print("{:<26} {:<16} {:>8} {:>8} {:>8} {:>12} {:>7}  {}".format(
+    print("{:<32} {:<16} {:>9} {:>8} {:>8} {:>10} {:>7}  {}".format(
         "trace", "reader", "lines", "wall s", "CPU s", "lines/s", "ratio", "same jobs and reports"))
     for row in rows:
-        print("{trace:<26} {reader:<16} {lines:>8,} {wall_s:>8.3f} {cpu_s:>8.3f} {lines_per_s:>12,.0f} "
+        print("{trace:<32} {reader:<16} {lines:>9,} {wall_s:>8.3f} {cpu_s:>8.3f} {lines_per_s:>10,.0f} "
               "{ratio:>6.2f}x  {same}".format(**row), flush=True)
 
 
-def profile(trees, paths, top):
-    for label, tree, _ in trees:
-        for path in paths:
-            print("=== {}: {}".format(label, os.path.basename(path)), flush=True)
-            with tempfile.NamedTemporaryFile() as stats:
-                subprocess.run([sys.executable, "-c", _PROFILE, path, stats.name, str(top)], cwd=tree, check=True,
-                               env=dict(os.environ, PYTHONPATH=tree))
+def profile(runs, top):
+    """cProfile's busiest functions for each ``(label, tree, path, workers)`` of ``runs``."""
+    for label, tree, path, workers in runs:
+        print("=== {}: {}".format(label, os.path.basename(path)), flush=True)
+        with tempfile.NamedTemporaryFile() as stats:
+            subprocess.run([sys.executable, "-c", _PROFILE, path, stats.name, str(top), workers], cwd=tree,
+                           check=True, env=dict(os.environ, PYTHONPATH=tree))
 
 
 def main(argv=None):
@@ -169,7 +174,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as work:
         old = baseline_tree(args.baseline, os.path.join(work, "baseline"))
         kth = os.path.join(args.data, "KTH-SP2-1996-2.2.swf")
-        inputs = [("KTH-SP2 (SWF)", kth), ("CEA-Curie sample (SWF)", os.path.join(args.data, "CEA-Curie-2011-sample.swf")),
+        curie = os.path.join(args.data, "CEA-Curie-2011-sample.swf")
+        inputs = [("KTH-SP2 (SWF)", kth), ("CEA-Curie sample (SWF)", curie),
                   ("HPC2N (PBS, 58 .gz files)", os.path.join(ROOT, "traces", "hpc2n-2002-accounting")),
                   ("KTH-SP2 (PBS, daily files)", build_accounting(kth, work))]
         if args.synthetic:
@@ -186,7 +192,10 @@ def main(argv=None):
             with open(args.json, "w") as out:
                 json.dump(rows, out, indent=1)
         if args.profile:
-            profile(swf_readers, [kth, inputs[-1][1]], 14)
+            (old_label, _, _), (new_label, _, _) = swf_readers
+            accounting = inputs[-1][1]
+            profile([(old_label, old, kth, "auto"), (new_label, ROOT, kth, "auto"),
+                     (old_label, old, accounting, "auto"), (new_label + ", 1 process", ROOT, accounting, "0")], 14)
 
 
 if __name__ == "__main__":

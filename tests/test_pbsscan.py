@@ -23,8 +23,9 @@ def line(kind, job_id, body=""):
 
 
 def ended(job_id, start, end, ctime=T):
-    return line("E", job_id, "user=alice queue=workq ctime={} start={} end={} Resource_List.ncpus=2 "
-                             "Resource_List.walltime=01:00:00 resources_used.walltime=00:00:10".format(ctime, start, end))
+    body = ("user=alice queue=workq ctime={} start={} end={} Resource_List.ncpus=2 Resource_List.walltime=01:00:00 "
+            "resources_used.walltime=00:00:10")
+    return line("E", job_id, body.format(ctime, start, end))
 
 
 def line_by_line(path):

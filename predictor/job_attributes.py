@@ -18,9 +18,9 @@ from .jobs import MAX_EPOCH, MAX_INT32, CompletedJob
 __all__ = ["completed_job", "job_ncpus", "submit_time", "array_subjob", "is_array_parent"]
 
 _INTEGER = re.compile(r"-?[0-9]+")
-_DIGITS = re.compile(r"[0-9]+")
+_DIGITS = re.compile(r"[0-9]{1,18}")  # int() refuses over 4300 digits; 18 fit any count
 _HMS = re.compile(r"([0-9]{1,9}):([0-5][0-9]):([0-5][0-9])")  # how pbs_server writes durations
-_ARRAY_JOB_ID = re.compile(r"([0-9]+)\[([0-9]*)\]((?:\..*)?)", re.DOTALL)  # 123[4].svr, 123[].svr, 123[4]
+_ARRAY_JOB_ID = re.compile(r"([0-9]+)\[([0-9]{0,18})\]((?:\..*)?)", re.DOTALL)  # 123[4].svr, 123[].svr, 123[4]
 
 
 def _integer(fields, key, low, high, required=False):
@@ -31,8 +31,8 @@ def _integer(fields, key, low, high, required=False):
         return None
     if not _INTEGER.fullmatch(text):
         raise AccountingError("not an integer: {!r}".format(text[:40]), key)
-    value = int(text)
-    if not low <= value <= high:
+    value = int(text) if len(text) <= 30 else None  # int() refuses over 4300 digits
+    if value is None or not low <= value <= high:
         raise AccountingError("out of range [{}, {}]: {}".format(low, high, text[:40]), key)
     return value
 

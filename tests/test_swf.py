@@ -70,6 +70,7 @@ def test_jobs_that_did_not_run_are_skipped_with_reason(tmp_path, line, reason):
     (swf_line(1, 0, 0, "1.5", 2), "field 4 (run time): not an integer: '1.5'"),
     (swf_line(1, 10 ** 15, 0, 10, 2), "field 2 (submit time): out of range: 1000000000000000"),
     (swf_line(1, 0, 0, 10, 2, 1.5, -1, 2, -10 ** 12), "field 9 (requested time): out of range: -1000000000000"),
+    (swf_line(1, "9" * 5000, 0, 10, 2), "field 2 (submit time): out of range: " + "9" * 20),
 ])
 def test_malformed_line_named_and_skipped(tmp_path, line, message):
     """A bad line is reported with its number and field; the next line is still read."""
@@ -81,6 +82,12 @@ def test_decimal_in_an_unused_field_is_fine(tmp_path):
     """Average CPU time often has decimals; the replay does not use it."""
     trace, rejects = read(tmp_path, swf_line(1, 0, 0, 10, 2, "552.21") + "\n")
     assert rejects == [] and len(trace.jobs) == 1
+
+
+def test_header_number_too_long_for_int_rejected(tmp_path):
+    """A header number of thousands of digits is reported like any out-of-range value."""
+    trace, rejects = read(tmp_path, "; MaxProcs: " + "9" * 5000 + "\n" + RAN + "\n")
+    assert rejects == [(1, "header MaxProcs: not an integer in range: '" + "9" * 20 + "'")] and len(trace.jobs) == 1
 
 
 def test_bad_header_value_rejected(tmp_path):

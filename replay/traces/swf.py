@@ -40,12 +40,12 @@ FIELD_NAMES = (
 )
 _USED = (0, 1, 2, 3, 4, 7, 8, 10, 11, 12, 14)
 _INTEGER = re.compile(r"-?[0-9]+")
-_LINE = re.compile(r"\s+".join(r"(-?[0-9]+)" if index in _USED else r"\S+" for index in range(18))
+_LINE = re.compile(r"\s+".join(r"(-?[0-9]{1,30})" if index in _USED else r"\S+" for index in range(18))
                    + r"(?:\s+(.*))?")
 _HEADER = re.compile(r";\s*([A-Za-z]+)\s*:\s*(.*?)\s*")
 _HEADER_INTEGERS = ("MaxProcs", "MaxNodes", "UnixStartTime")
 _EXIT_OF_STATUS = {1: 0, 0: 1, 5: 271}
-_NAMED = re.compile(r"([ugq])(-?[0-9]+)")
+_NAMED = re.compile(r"([ugq])(-?[0-9]{1,30})")
 _MAX_VALUE = MAX_EPOCH
 """Larger than any SWF time (seconds: year 5138), count or number: corruption, which would overflow later."""
 _DIGITS = re.compile(r"[0-9]+")
@@ -86,6 +86,8 @@ def _check_fields(fields):
         text = fields[index]
         if not _INTEGER.fullmatch(text):
             raise ValueError("field {} ({}): not an integer: {!r}".format(index + 1, FIELD_NAMES[index], text[:20]))
+        if len(text) > 30:  # int() refuses over 4300 digits; anything this long is out of range anyway
+            raise ValueError("field {} ({}): out of range: {}".format(index + 1, FIELD_NAMES[index], text[:20]))
         values[index] = int(text)
     _check_range(values)
     return values, " ".join(fields[18:])
@@ -219,7 +221,7 @@ def _read_header(text, header):
         return
     key, value = match.groups()
     if key in _HEADER_INTEGERS:
-        if not _INTEGER.fullmatch(value) or abs(int(value)) > _MAX_VALUE:
+        if not _INTEGER.fullmatch(value) or len(value) > 30 or abs(int(value)) > _MAX_VALUE:
             raise ValueError("header {}: not an integer in range: {!r}".format(key, value[:20]))
         header[key] = int(value)
 

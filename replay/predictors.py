@@ -9,11 +9,15 @@ v1-v3, v3-deployed are the hooks' own code (predictor.algorithms).
 ``reads`` names the Job fields ``estimate`` looks at (None: not declared).
 With the history, they decide the estimate, so a replay may reuse one value
 for jobs of a user that agree on them while the user's history is unchanged.
+
+``algorithm`` is the ``predictor.algorithms.Algorithm`` that ``estimate``
+calls, if any: knowing it, a replay may compute the same values for a whole
+trace at once.
 """
 
 from typing import Callable, NamedTuple, Optional, Tuple
 
-from predictor.algorithms import PARAMETERS, REGISTRY, clamp, make_algorithm
+from predictor.algorithms import PARAMETERS, REGISTRY, Algorithm, clamp, make_algorithm
 from predictor.errors import ConfigError
 
 from .errors import UsageError
@@ -29,6 +33,7 @@ class ReplayPredictor(NamedTuple):
     window: int
     estimate: Callable
     reads: Optional[Tuple[str, ...]] = None
+    algorithm: Optional[Algorithm] = None
 
 
 def _algorithm(name, label=None, **parameters):
@@ -38,11 +43,12 @@ def _algorithm(name, label=None, **parameters):
         raise UsageError(str(err)) from None
     if not REGISTRY[name].reads_submit_time:
         return ReplayPredictor(label or name, algorithm.window,
-                               lambda history, job: algorithm.predict(history, job.walltime_s), ("walltime_s",))
+                               lambda history, job: algorithm.predict(history, job.walltime_s), ("walltime_s",),
+                               algorithm)
     # A time window counts back from the job's submission (the hooks: its ctime).
     return ReplayPredictor(label or name, algorithm.window,
                            lambda history, job: algorithm.predict(history, job.walltime_s, job.submit_time),
-                           ("walltime_s", "submit_time"))
+                           ("walltime_s", "submit_time"), algorithm)
 
 
 def _clairvoyant(history, job):

@@ -12,17 +12,28 @@ the hook at runjob could not have seen its accounting record). That is the tie
 rule. ``predict at submit`` is what the queuejob hook would have set,
 ``predict at start`` what the runjob hook would have set.
 
-The history is the hooks' own in-memory store (predictor.history.MemoryHistory)
-and each estimate the registry's function (replay/predictors.py), called with
-the user's newest rows, newest first. Two shortcuts keep the values exact:
+Two ways give the same values:
 
-* a predictor with ``window == 0`` reads no history: it is called once per job
-  (with an empty history), and that value stands for both instants;
-* between two completions of a user's jobs the user's history does not
-  change, so a value computed for one of the user's jobs is reused for the
-  user's other jobs that agree on the fields the predictors declare they read
-  (``ReplayPredictor.reads``; a predictor without ``reads`` is recomputed per
-  job). The cache of a user is dropped at each completion of theirs.
+* vectorised (vectorised.py): the registry's predictors, for every job at
+  once, each job's history being a range of the trace's completions sorted as
+  the history store sorts them. This is how the registry's entries and their
+  ``ALGORITHM:param=value`` variants are computed, unless the trace has a job
+  id twice for one user (the store would replace the first row) or numbers
+  too large for exact int64 arithmetic;
+* the event walk: the hooks' own in-memory store
+  (predictor.history.MemoryHistory) fed with each completion, and each
+  estimate the registry's function (replay/predictors.py) called with the
+  user's newest rows, newest first. For every other predictor. Two shortcuts
+  keep it exact and quicker:
+
+  - a predictor with ``window == 0`` reads no history: it is called once per
+    job (with an empty history), and that value stands for both instants;
+  - between two completions of a user's jobs the user's history does not
+    change, so a value computed for one of the user's jobs is reused for the
+    user's other jobs that agree on the fields the predictors declare they
+    read (``ReplayPredictor.reads``; a predictor without ``reads`` is
+    recomputed per job). The cache of a user is dropped at each completion of
+    theirs.
 """
 
 import array
@@ -36,6 +47,7 @@ from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
 from ..predictors import history_capacity
+from .vectorised import NO_PREDICTION, VectorisedTrace
 
 __all__ = ["Predictions", "replay_accuracy", "event_order", "job_table", "NO_PREDICTION", "INSTANTS", "SUBMIT", "START", "END"]
 
@@ -44,9 +56,6 @@ SUBMIT, START, END = 0, 1, 2
 
 INSTANTS = ("submit", "start")
 """Prediction instants, indexed by event kind: queuejob's view and runjob's."""
-
-NO_PREDICTION = -1
-"""Stands for None (no soft walltime) in the prediction arrays."""
 
 _CHUNK = 1 << 16  # events between two progress reports
 
@@ -199,22 +208,39 @@ def replay_accuracy(jobs, predictors, on_progress=None, instants=INSTANTS):
     """Every predictor's value for every job at the ``instants`` (``Predictions``).
 
     ``jobs`` need recorded start and end times; ``on_progress(done, total)``
-    is called now and then while the events are walked. An instant not asked
-    for is not computed (its events are not even walked).
+    is called now and then while the events are walked, and once at the end.
+    An instant not asked for is not computed.
     """
     instants = tuple(instant for instant in INSTANTS if instant in instants)
     times = _checked_times(jobs)  # first: it checks them
     values = np.full((len(instants), len(jobs), len(predictors)), NO_PREDICTION, dtype=np.int64)
-    history_based = [index for index, predictor in enumerate(predictors) if predictor.window > 0]
-    for index, predictor in enumerate(predictors):
-        if predictor.window == 0:
-            values[:, :, index] = _static_values(jobs, predictor)
-    if history_based and jobs and instants:
+    walked = _vectorised_values(jobs, predictors, times, instants, values) if jobs and instants else []
+    for index in walked:
+        if predictors[index].window == 0:
+            values[:, :, index] = _static_values(jobs, predictors[index])
+    history_based = [index for index in walked if predictors[index].window > 0]
+    if history_based:
         chosen = [predictors[index] for index in history_based]
         computed = _history_values(jobs, chosen, times, instants, on_progress)
         for slot, instant_values in enumerate(computed):
             values[slot][:, history_based] = instant_values
+    elif on_progress is not None:
+        on_progress(1, 1)
     return Predictions(tuple(predictor.name for predictor in predictors), instants, values)
+
+
+def _vectorised_values(jobs, predictors, times, instants, values):
+    """Fills ``values`` with the predictors that have a vectorised form; the indexes of the others."""
+    trace = VectorisedTrace(jobs, times)
+    walked = []
+    for index, predictor in enumerate(predictors):
+        computed = trace.values(predictor, instants)
+        if computed is None:
+            walked.append(index)
+        else:
+            for slot, instant_values in enumerate(computed):
+                values[slot, :, index] = instant_values
+    return walked
 
 
 def job_table(jobs, predictions, first=0):

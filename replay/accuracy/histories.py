@@ -1,0 +1,110 @@
+"""Every job's history as a range of the trace's completions: what the vectorised predictors read.
+
+The trace's jobs, sorted as the history store sorts a user's rows — by user,
+then end time, then job id — are the *completions*. A user's completions are
+one block of that order, oldest first. The history of a job at instant t (the
+user's jobs that ended strictly before t, newest first, the tie rule of
+accuracy.py) is then the end of the user's block up to the first completion at
+or after t: positions ``[oldest, newest)``, newest last; its last ``window``
+rows are ``[max(oldest, newest - window), newest)``. One ``searchsorted``
+finds ``newest`` for every job at once.
+
+This holds when a user's job ids are distinct: ``MemoryHistory`` replaces a
+row whose job id comes again, which no range can show. ``TraceColumns.ranged``
+says whether a trace can be served this way.
+"""
+
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["TraceColumns", "Completions", "Histories"]
+
+_EXACT_BELOW = 2 ** 31
+"""Runtimes and walltimes below this keep every product of two of them exact in int64."""
+
+
+class TraceColumns:
+    """The jobs' fields as arrays (walltime: 0 for none), and the users as codes 0, 1, 2 ..."""
+
+    def __init__(self, jobs, times):
+        self.jobs = jobs
+        self.submit_time, self.start_time, self.end_time = (
+            times[field] for field in ("submit_time", "start_time", "end_time"))
+        self.runtime_s = np.fromiter(map(operator.attrgetter("runtime_s"), jobs), np.int64, len(jobs))
+        self.walltime_s = np.fromiter((walltime or 0 for walltime in map(operator.attrgetter("walltime_s"), jobs)),
+                                      np.int64, len(jobs))
+        codes = {}
+        self.users = np.fromiter((codes.setdefault(user, len(codes)) for user in map(operator.attrgetter("user"), jobs)),
+                                 np.int64, len(jobs))
+        self.user_count = len(codes)
+
+    def ranged(self):
+        """Whether histories are ranges of completions (distinct job ids per user) and the arithmetic stays exact."""
+        if not self.runtime_s.size:
+            return True
+        span = int(self.end_time.max()) - int(self.submit_time.min()) + 1
+        if (self.user_count + 1) * span >= 2 ** 62 or max(np.abs(self.runtime_s).max(),
+                                                           np.abs(self.walltime_s).max()) >= _EXACT_BELOW:
+            return False
+        job_ids = list(map(operator.attrgetter("job_id"), self.jobs))
+        return len(set(job_ids)) == len(job_ids) or len(set(zip(self.users.tolist(), job_ids))) == len(job_ids)
+
+
+class Completions:
+    """The trace's jobs in history order: by user, then end time, then job id; and where each user's block starts."""
+
+    def __init__(self, columns):
+        self.columns = columns
+        self.base = int(columns.submit_time.min()) if columns.submit_time.size else 0
+        self.span = int(columns.end_time.max()) - self.base + 1 if columns.end_time.size else 1
+        keys = columns.users * self.span + (columns.end_time - self.base)
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        _order_ties_by_job_id(order, self.keys, columns.jobs)
+        self.order = order
+        self.first_of_user = np.concatenate(([0], np.cumsum(np.bincount(columns.users, minlength=columns.user_count))))
+        self.runtime_s = columns.runtime_s[order]
+        self.walltime_s = columns.walltime_s[order]
+        self._shared = {}
+
+    def count_before(self, users, times):
+        """Per job, the position of the first of ``users``' completions at or after ``times``."""
+        offsets = np.maximum(times - self.base, 0)  # nothing ends before the first submission
+        return np.searchsorted(self.keys, users * self.span + offsets, side="left")
+
+    def shared(self, key, build):
+        """``build()``, computed once per key: tables several predictors or instants read."""
+        if key not in self._shared:
+            self._shared[key] = build()
+        return self._shared[key]
+
+
+def _order_ties_by_job_id(order, keys, jobs):
+    """Completions of one user at one end time, in job id order (the store's order), in place."""
+    tied = np.flatnonzero(keys[1:] == keys[:-1])
+    if not tied.size:
+        return
+    gaps = np.diff(tied) > 1
+    run_starts = tied[np.concatenate(([True], gaps))]
+    run_ends = tied[np.concatenate((gaps, [True]))] + 2
+    for start, end in zip(run_starts.tolist(), run_ends.tolist()):
+        order[start:end] = sorted(order[start:end].tolist(), key=lambda index: jobs[index].job_id)
+
+
+class Histories(NamedTuple):
+    """At one instant, job ``j``'s history is completions ``[oldest[j], newest[j])``, newest last."""
+
+    oldest: np.ndarray
+    newest: np.ndarray
+
+    @classmethod
+    def at(cls, completions, times):
+        """The histories of every job at its own instant ``times[j]`` (its submission or its start)."""
+        users = completions.columns.users
+        return cls(completions.first_of_user[users], completions.count_before(users, times))
+
+    def last(self, window):
+        """Where the last ``window`` rows of each history begin."""
+        return np.maximum(self.oldest, self.newest - window)

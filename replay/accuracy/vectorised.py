@@ -1,0 +1,214 @@
+"""The registry's predictors for a whole trace at once, with numpy: a second implementation for the replay.
+
+``predictor.algorithms`` stays the reference (the hooks run it, job by job);
+the functions here give the same value for every job, to the second, from
+each job's history as a range of the trace's completions (histories.py):
+
+* v1, v2: the mean of the last ``window`` runtimes is a difference of two
+  cumulative sums, divided with ``//`` (the reference truncates);
+* v3, v3-deployed: the highest runtime/walltime of the last ``window`` rows
+  is a range maximum over the ratios' exact ranks (windows.py), then
+  ``runtime * walltime // past walltime`` in integers, as the reference;
+* tang: the eligible rows (the last ``window``, ended at most ``window_days``
+  before the submission, with key ``user+walltime`` the same walltime) are one
+  range — of the completions, or of the completions grouped by walltime — and
+  the nearest-rank percentile is the k-th smallest of that range;
+* user, recorded, clairvoyant (the registry's own entries): read no history.
+
+A predictor outside the registry, or any history-reading one on a trace whose
+histories are not ranges (a user's job id seen twice) or whose numbers are too
+large for exact int64 products, gets None here and is walked job by job.
+"""
+
+import operator
+from functools import partial
+
+import numpy as np
+
+from predictor.algorithms import DAY_S, LONG_WALLTIME_S
+
+from ..predictors import PREDICTORS
+from .histories import Completions, Histories, TraceColumns
+from .windows import RangeMax, RangeOrder, exact_ranks
+
+__all__ = ["VectorisedTrace", "NO_PREDICTION"]
+
+NO_PREDICTION = -1
+"""Stands for None (no soft walltime), as in accuracy.py."""
+
+
+def _legal(seconds, walltime, usable):
+    """Where ``usable``, the seconds within PBS's ``[1, walltime]``; else the walltime; none without a walltime."""
+    values = np.where(usable, np.minimum(np.maximum(seconds, 1), walltime), walltime)
+    return np.where(walltime >= 1, values, NO_PREDICTION)
+
+
+def _mean_runtime(algorithm, completions, histories):
+    sums = completions.shared("runtime sums", lambda: np.concatenate(([0], np.cumsum(completions.runtime_s))))
+    oldest = histories.last(algorithm.window)
+    rows = histories.newest - oldest
+    mean = (sums[histories.newest] - sums[oldest]) // np.maximum(rows, 1)
+    return _legal(mean + algorithm.reserve_s, completions.columns.walltime_s, rows > 0)
+
+
+def _ranked(completions, numerators):
+    """Exact ranks of ``numerators / walltime`` over the completions with a walltime (-1 for the others)."""
+    valid = completions.walltime_s > 0
+    valid_ranks, rank_numerators, rank_denominators = exact_ranks(numerators[valid], completions.walltime_s[valid])
+    ranks = np.full(valid.size, -1, dtype=np.int64)
+    ranks[valid] = valid_ranks
+    return ranks, rank_numerators, rank_denominators
+
+
+def _scaled(rank_numerators, rank_denominators, ranks, walltime):
+    """``walltime x`` the fraction of each rank, truncated (0 where ``ranks`` is -1: unused)."""
+    if not rank_numerators.size:
+        return np.zeros(walltime.size, dtype=np.int64)
+    picked = np.maximum(ranks, 0)
+    return rank_numerators[picked] * walltime // rank_denominators[picked]
+
+
+def _scaled_by_max_ratio(algorithm, completions, histories, double_long):
+    ranks, numerators, denominators = completions.shared("ratios", lambda: _ranked(completions, completions.runtime_s))
+    table = completions.shared(("highest ratio", algorithm.window), lambda: RangeMax(ranks, algorithm.window))
+    oldest, newest = histories.last(algorithm.window), histories.newest
+    best = np.full(newest.size, -1, dtype=np.int64)
+    some = newest > oldest
+    best[some] = table.query(oldest[some], newest[some])
+    walltime = completions.columns.walltime_s
+    scaled = _scaled(numerators, denominators, best, walltime)
+    if double_long:
+        scaled = np.where(walltime > LONG_WALLTIME_S, scaled * 2, scaled)
+    return _legal(scaled + algorithm.reserve_s, walltime, best >= 0)
+
+
+def _usage_ranks(completions):
+    """Tang's R = min(runtime, walltime) / walltime, ranked; rows without a walltime rank above all."""
+    ranks, numerators, denominators = _ranked(
+        completions, np.minimum(completions.runtime_s, completions.walltime_s))
+    ranks[ranks < 0] = numerators.size
+    return ranks, numerators, denominators
+
+
+def _user_rows(completions, oldest, newest):
+    """Key ``user``: the eligible rows are the range itself, less the rows without a walltime (ranked last)."""
+    def build():
+        ranks, numerators, denominators = completions.shared("usage", lambda: _usage_ranks(completions))
+        with_walltime = np.concatenate(([0], np.cumsum(completions.walltime_s > 0)))
+        return with_walltime, RangeOrder(ranks, max(int(numerators.size).bit_length(), 1))
+    with_walltime, order = completions.shared("usage by user", build)
+    return oldest, newest, with_walltime[newest] - with_walltime[oldest], order
+
+
+def _walltime_groups(completions):
+    """The completions grouped by (user, walltime), in history order within a group; a search key per row."""
+    users = completions.columns.users[completions.order]
+    positions = np.arange(users.size)
+    grouped = np.lexsort((positions, completions.walltime_s, users))
+    changes = np.concatenate(([False], (np.diff(users[grouped]) != 0) | (np.diff(completions.walltime_s[grouped]) != 0)))
+    group = np.cumsum(changes)
+    group_of_position = np.empty(users.size, dtype=np.int64)
+    group_of_position[grouped] = group
+    group_of_job = np.empty(users.size, dtype=np.int64)
+    group_of_job[completions.order] = group_of_position
+    ranks, numerators, _ = completions.shared("usage", lambda: _usage_ranks(completions))
+    order = RangeOrder(ranks[grouped], max(int(numerators.size).bit_length(), 1))
+    return group * (users.size + 1) + grouped, group_of_job, order
+
+
+def _same_walltime_rows(completions, oldest, newest):
+    """Key ``user+walltime``: the rows of the job's own (user, walltime) group within the range."""
+    keys, group_of_job, order = completions.shared("usage by user and walltime",
+                                                   lambda: _walltime_groups(completions))
+    group_start = group_of_job * (group_of_job.size + 1)
+    low = np.searchsorted(keys, group_start + oldest, side="left")
+    high = np.searchsorted(keys, group_start + newest, side="left")
+    return low, high, high - low, order
+
+
+_TANG_ROWS = {"user": _user_rows, "user+walltime": _same_walltime_rows}
+
+
+def _tang(algorithm, completions, histories):
+    columns = completions.columns
+    since = columns.submit_time - algorithm.window_days * DAY_S  # counted back from the submission at both instants
+    oldest = np.maximum(histories.last(algorithm.window), completions.count_before(columns.users, since))
+    low, high, count, order = _TANG_ROWS[algorithm.key](completions, oldest, histories.newest)
+    walltime = columns.walltime_s
+    enough = (walltime >= 1) & (count >= max(algorithm.min_history, 1))
+    rank = np.full(walltime.size, -1, dtype=np.int64)
+    nearest_rank = -(-algorithm.percentile * count[enough] // 100) - 1
+    rank[enough] = order.kth_smallest(low[enough], high[enough], nearest_rank)
+    _, numerators, denominators = completions.shared("usage", lambda: _usage_ranks(completions))
+    return _legal(_scaled(numerators, denominators, rank, walltime) + algorithm.reserve_s, walltime, enough)
+
+
+_ALGORITHM_FORMS = {
+    "v1": _mean_runtime,
+    "v2": _mean_runtime,
+    "v3": partial(_scaled_by_max_ratio, double_long=False),
+    "v3-deployed": partial(_scaled_by_max_ratio, double_long=True),
+    "tang": _tang,
+}
+"""Algorithm name -> ``form(algorithm, completions, histories)``: every job's value at one instant."""
+
+
+def _recorded(columns):
+    soft_walltimes = map(operator.attrgetter("soft_walltime_s"), columns.jobs)
+    return np.fromiter((NO_PREDICTION if value is None else value for value in soft_walltimes), np.int64,
+                       len(columns.jobs))
+
+
+def _clairvoyant(columns):
+    runtime = np.maximum(columns.runtime_s, 1)
+    return np.where(columns.walltime_s >= 1, np.minimum(runtime, columns.walltime_s), runtime)
+
+
+_STATIC_FORMS = {
+    "user": lambda columns: np.where(columns.walltime_s != 0, columns.walltime_s, NO_PREDICTION),
+    "recorded": _recorded,
+    "clairvoyant": _clairvoyant,
+}
+"""Registry name -> ``form(columns)``, for the registry's history-free entries themselves."""
+
+
+_INSTANT_TIMES = {"submit": "submit_time", "start": "start_time"}
+
+
+class VectorisedTrace:
+    """One trace's arrays, shared by the predictors computed on it."""
+
+    def __init__(self, jobs, times):
+        self.columns = TraceColumns(jobs, times)
+        self._completions = None
+        self._ranged = None
+        self._histories = {}
+
+    def values(self, predictor, instants):
+        """``predictor``'s value for every job at each of the ``instants`` (an array each), or None.
+
+        None: the predictor has no vectorised form, or it reads histories that
+        are not ranges of this trace (see the module's docstring).
+        """
+        if predictor.algorithm is not None and predictor.algorithm.name in _ALGORITHM_FORMS:
+            if not self._histories_are_ranges():
+                return None
+            form = _ALGORITHM_FORMS[predictor.algorithm.name]
+            return [form(predictor.algorithm, self._completions, self._histories_at(instant)) for instant in instants]
+        if PREDICTORS.get(predictor.name) is predictor and predictor.name in _STATIC_FORMS:
+            static = _STATIC_FORMS[predictor.name](self.columns)
+            return [static] * len(instants)
+        return None
+
+    def _histories_are_ranges(self):
+        if self._ranged is None:
+            self._ranged = self.columns.ranged()
+            if self._ranged:
+                self._completions = Completions(self.columns)
+        return self._ranged
+
+    def _histories_at(self, instant):
+        if instant not in self._histories:
+            times = getattr(self.columns, _INSTANT_TIMES[instant])
+            self._histories[instant] = Histories.at(self._completions, times)
+        return self._histories[instant]

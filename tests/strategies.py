@@ -317,3 +317,46 @@ def swf_texts(draw, max_lines=30):
         at = draw(st.integers(0, len(data)))
         data = data[:at] + draw(st.sampled_from([b"\xff", b"\x00", b"\xc3"])) + data[at:]
     return data
+
+
+@st.composite
+def dated_replay_jobs(draw, max_jobs=25, users=("alice", "bob", "carol")):
+    """Replay ``Job``s on a coarse clock (a tick of 1 s to 8 h), so times tie and tang's day windows bite.
+
+    Job ids are numbers as text in any order ("10" sorts before "9"), sometimes
+    repeated; walltimes may be missing or 0, runtimes 0 or past the walltime.
+    """
+    from replay.traces.trace import Job
+
+    tick = draw(st.sampled_from([1, 600, 3600, 28800]))
+    count = draw(st.integers(0, max_jobs))
+    if draw(st.booleans()):
+        job_ids = draw(st.lists(st.integers(1, 5), min_size=count, max_size=count))
+    else:
+        job_ids = draw(st.lists(st.integers(1, 30), min_size=count, max_size=count, unique=True))
+    jobs = []
+    for job_id in job_ids:
+        submit = draw(st.integers(0, 20)) * tick
+        start = submit + draw(st.integers(0, 5)) * tick
+        walltime = draw(st.one_of(st.none(), st.just(0), st.integers(1, 12).map(lambda ticks: ticks * tick)))
+        runtime = draw(st.integers(0, 10)) * tick + draw(st.sampled_from([0, 0, 0, 1, 59]))
+        jobs.append(Job(job_id=str(job_id), user=draw(st.sampled_from(users)), submit_time=submit, runtime_s=runtime,
+                        walltime_s=walltime, ncpus=1, start_time=start, end_time=start + runtime))
+    return sorted(jobs, key=lambda job: job.submit_time)
+
+
+@st.composite
+def algorithm_parameters(draw):
+    """``(name, parameters)`` for ``make_algorithm``: any registry algorithm, tiny windows included."""
+    from predictor.algorithms import ALGORITHMS, TANG_KEYS
+
+    name = draw(st.sampled_from(sorted(ALGORITHMS)))
+    parameters = {"window": draw(st.one_of(st.none(), st.integers(1, 20)))}
+    if name != "v1":
+        parameters["reserve_s"] = draw(st.one_of(st.none(), st.sampled_from([0, 1, 900, 7200])))
+    if name == "tang":
+        window = 1000 if parameters["window"] is None else parameters["window"]
+        parameters.update(percentile=draw(st.one_of(st.none(), st.integers(1, 100))),
+                          window_days=draw(st.one_of(st.none(), st.integers(1, 5))),
+                          min_history=draw(st.integers(0, min(window, 6))), key=draw(st.sampled_from(TANG_KEYS)))
+    return name, {parameter: value for parameter, value in parameters.items() if value is not None}

@@ -19,10 +19,26 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["TraceColumns", "Completions", "Histories"]
+__all__ = ["TraceColumns", "Completions", "Histories", "field", "codes"]
 
 _EXACT_BELOW = 2 ** 31
 """Runtimes and walltimes below this keep every product of two of them exact in int64."""
+
+
+def field(jobs, name, missing=None):
+    """The jobs' ``name`` field as int64 seconds; ``missing`` stands for None (None: the field has no None)."""
+    values = map(operator.attrgetter(name), jobs)
+    if missing is not None:
+        values = list(values)
+        values = map({None: missing}.get, values, values)  # get(v, v): ``missing`` for None, v itself otherwise
+    return np.fromiter(values, np.int64, len(jobs))
+
+
+def codes(values):
+    """``(codes, count)``: each distinct value numbered 0, 1, 2 ... in order of first appearance."""
+    values = list(values)
+    numbers = {value: number for number, value in enumerate(dict.fromkeys(values))}
+    return np.fromiter(map(numbers.__getitem__, values), np.int64, len(values)), len(numbers)
 
 
 class TraceColumns:
@@ -32,13 +48,9 @@ class TraceColumns:
         self.jobs = jobs
         self.submit_time, self.start_time, self.end_time = (
             times[field] for field in ("submit_time", "start_time", "end_time"))
-        self.runtime_s = np.fromiter(map(operator.attrgetter("runtime_s"), jobs), np.int64, len(jobs))
-        self.walltime_s = np.fromiter((walltime or 0 for walltime in map(operator.attrgetter("walltime_s"), jobs)),
-                                      np.int64, len(jobs))
-        codes = {}
-        self.users = np.fromiter((codes.setdefault(user, len(codes)) for user in map(operator.attrgetter("user"), jobs)),
-                                 np.int64, len(jobs))
-        self.user_count = len(codes)
+        self.runtime_s = field(jobs, "runtime_s")
+        self.walltime_s = field(jobs, "walltime_s", missing=0)
+        self.users, self.user_count = codes(map(operator.attrgetter("user"), jobs))
 
     def ranged(self):
         """Whether histories are ranges of completions (distinct job ids per user) and the arithmetic stays exact."""
@@ -48,8 +60,10 @@ class TraceColumns:
         if (self.user_count + 1) * span >= 2 ** 62 or max(np.abs(self.runtime_s).max(),
                                                            np.abs(self.walltime_s).max()) >= _EXACT_BELOW:
             return False
-        job_ids = list(map(operator.attrgetter("job_id"), self.jobs))
-        return len(set(job_ids)) == len(job_ids) or len(set(zip(self.users.tolist(), job_ids))) == len(job_ids)
+        if len(set(map(operator.attrgetter("job_id"), self.jobs))) == len(self.jobs):
+            return True
+        job_ids = map(operator.attrgetter("job_id"), self.jobs)
+        return len(set(zip(self.users.tolist(), job_ids))) == len(self.jobs)
 
 
 class Completions:

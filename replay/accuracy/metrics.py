@@ -30,17 +30,21 @@ Scheduling with Adjusted Runtime Estimates on Production Supercomputers";
 Rubio, Villapando, Matira & Aborot, "Correcting Job Walltime in a
 Resource-Constrained Environment".
 
-Sums are exact (integers, ``math.fsum``) so the figures do not depend on the
-order of a floating-point sum.
+Sums are exact (integers; floats summed exactly and rounded once, as
+``math.fsum`` does) so the figures do not depend on the order of a
+floating-point sum.
 """
 
 import math
+import operator
 
 import numpy as np
 
 from ..predictors import predictor_legend
 from ..report import Column, Report, Table, column_legend, queue_masks, runtime_class_masks
 from .accuracy import NO_PREDICTION
+from .histories import codes, field
+from .sums import exact_sum
 
 __all__ = ["BADLY_UNDER_S", "METRIC_COLUMNS", "LEGEND", "eq3_accuracy", "error_metrics", "users_improved", "warmup_count",
            "accuracy_report"]
@@ -111,7 +115,7 @@ def error_metrics(runtime, predicted):
     return (jobs, _share(jobs - count, jobs), _share(int(np.count_nonzero(error < 0)), count),
             _share(int(np.count_nonzero(error < -BADLY_UNDER_S)), count),
             int(absolute.sum()) / count, float(np.median(absolute)),
-            math.fsum(accuracy.tolist()) / count, float(np.median(accuracy)))
+            exact_sum(accuracy) / count, float(np.median(accuracy)))
 
 
 def users_improved(user_codes, runtime, predicted, walltime):
@@ -146,13 +150,11 @@ class _Columns:
 
     def __init__(self, jobs, first):
         measured = jobs[first:]
-        self.runtime = np.fromiter((job.runtime_s for job in measured), np.int64, len(measured))
-        self.walltime = np.fromiter((NO_PREDICTION if job.walltime_s is None else job.walltime_s
-                                     for job in measured), np.int64, len(measured))
-        self.queues = np.array([job.queue or "-" for job in measured], dtype=object)
-        codes = {}
-        self.user_codes = np.fromiter((codes.setdefault(job.user, len(codes)) for job in measured), np.int64,
-                                      len(measured))
+        self.runtime = field(measured, "runtime_s")
+        self.walltime = field(measured, "walltime_s", missing=NO_PREDICTION)
+        queues = list(map(operator.attrgetter("queue"), measured))
+        self.queues = np.array(list(map({None: "-", "": "-"}.get, queues, queues)), dtype=object)  # queue or "-"
+        self.user_codes = codes(map(operator.attrgetter("user"), measured))[0]
 
 
 def _summary_rows(columns, predictions, first):

@@ -20,7 +20,6 @@ histories are not ranges (a user's job id seen twice) or whose numbers are too
 large for exact int64 products, gets None here and is walked job by job.
 """
 
-import operator
 from functools import partial
 
 import numpy as np
@@ -28,7 +27,7 @@ import numpy as np
 from predictor.algorithms import DAY_S, LONG_WALLTIME_S
 
 from ..predictors import PREDICTORS
-from .histories import Completions, Histories, TraceColumns
+from .histories import Completions, Histories, TraceColumns, field
 from .windows import RangeMax, RangeOrder, exact_ranks
 
 __all__ = ["VectorisedTrace", "NO_PREDICTION"]
@@ -153,12 +152,6 @@ _ALGORITHM_FORMS = {
 """Algorithm name -> ``form(algorithm, completions, histories)``: every job's value at one instant."""
 
 
-def _recorded(columns):
-    soft_walltimes = map(operator.attrgetter("soft_walltime_s"), columns.jobs)
-    return np.fromiter((NO_PREDICTION if value is None else value for value in soft_walltimes), np.int64,
-                       len(columns.jobs))
-
-
 def _clairvoyant(columns):
     runtime = np.maximum(columns.runtime_s, 1)
     return np.where(columns.walltime_s >= 1, np.minimum(runtime, columns.walltime_s), runtime)
@@ -166,7 +159,7 @@ def _clairvoyant(columns):
 
 _STATIC_FORMS = {
     "user": lambda columns: np.where(columns.walltime_s != 0, columns.walltime_s, NO_PREDICTION),
-    "recorded": _recorded,
+    "recorded": lambda columns: field(columns.jobs, "soft_walltime_s", missing=NO_PREDICTION),
     "clairvoyant": _clairvoyant,
 }
 """Registry name -> ``form(columns)``, for the registry's history-free entries themselves."""

@@ -127,7 +127,8 @@ EDGES = [
 
 
 @pytest.mark.parametrize("name", ["v3-deployed", "v3-deployed:reserve_s=0", "tang:window_days=1:min_history=1",
-                                  "tang:window_days=1:min_history=2", "tang:window_days=1:min_history=1:key=user+walltime"])
+                                  "tang:window_days=1:min_history=2",
+                                  "tang:window_days=1:min_history=1:key=user+walltime"])
 def test_edges_of_the_day_window_and_the_long_walltime(name):
     """Ended exactly ``window_days`` before the submission counts; exactly 24 h is not over 24 h."""
     predictor = resolve(name)

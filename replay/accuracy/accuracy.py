@@ -39,7 +39,7 @@ Two ways give the same values:
 import array
 import gc
 import operator
-from typing import NamedTuple, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -47,7 +47,8 @@ from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
 from ..predictors import history_capacity
-from .vectorised import NO_PREDICTION, VectorisedTrace
+from .histories import NO_PREDICTION, TraceColumns
+from .vectorised import VectorisedTrace
 
 __all__ = ["Predictions", "replay_accuracy", "event_order", "job_table", "NO_PREDICTION", "INSTANTS", "SUBMIT", "START", "END"]
 
@@ -61,11 +62,16 @@ _CHUNK = 1 << 16  # events between two progress reports
 
 
 class Predictions(NamedTuple):
-    """``values[instant, job, predictor]``: seconds, or NO_PREDICTION, for the ``instants`` computed."""
+    """``values[instant, job, predictor]``: seconds, or NO_PREDICTION, for the ``instants`` computed.
+
+    ``columns``: the jobs' fields as arrays (``histories.TraceColumns``), as
+    the replay read them, for the metrics to reuse (None: not read).
+    """
 
     names: Tuple[str, ...]
     instants: Tuple[str, ...]
     values: np.ndarray
+    columns: Optional[TraceColumns] = None
 
     def at(self, instant, name):
         """One predictor's values for every job at ``instant`` ("submit" or "start")."""
@@ -214,7 +220,8 @@ def replay_accuracy(jobs, predictors, on_progress=None, instants=INSTANTS):
     instants = tuple(instant for instant in INSTANTS if instant in instants)
     times = _checked_times(jobs)  # first: it checks them
     values = np.full((len(instants), len(jobs), len(predictors)), NO_PREDICTION, dtype=np.int64)
-    walked = _vectorised_values(jobs, predictors, times, instants, values) if jobs and instants else []
+    trace = VectorisedTrace(jobs, times) if jobs and instants else None
+    walked = _vectorised_values(trace, predictors, instants, values) if trace else []
     for index in walked:
         if predictors[index].window == 0:
             values[:, :, index] = _static_values(jobs, predictors[index])
@@ -226,12 +233,12 @@ def replay_accuracy(jobs, predictors, on_progress=None, instants=INSTANTS):
             values[slot][:, history_based] = instant_values
     elif on_progress is not None:
         on_progress(1, 1)
-    return Predictions(tuple(predictor.name for predictor in predictors), instants, values)
+    return Predictions(tuple(predictor.name for predictor in predictors), instants, values,
+                       trace.columns if trace else None)
 
 
-def _vectorised_values(jobs, predictors, times, instants, values):
+def _vectorised_values(trace, predictors, instants, values):
     """Fills ``values`` with the predictors that have a vectorised form; the indexes of the others."""
-    trace = VectorisedTrace(jobs, times)
     walked = []
     for index, predictor in enumerate(predictors):
         computed = trace.values(predictor, instants)

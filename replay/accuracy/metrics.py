@@ -146,15 +146,18 @@ def warmup_count(jobs, warmup_fraction):
 
 
 class _Columns:
-    """The trace's per-job arrays the metrics need, measured jobs only."""
+    """The trace's per-job arrays the metrics need, measured jobs only (from the replay's ``read`` if given)."""
 
-    def __init__(self, jobs, first):
+    def __init__(self, jobs, first, read=None):
         measured = jobs[first:]
-        self.runtime = field(measured, "runtime_s")
-        self.walltime = field(measured, "walltime_s", missing=NO_PREDICTION)
+        if read is None:
+            self.runtime, self.walltime = field(measured, "runtime_s"), field(measured, "walltime_s", NO_PREDICTION)
+            self.user_codes = codes(map(operator.attrgetter("user"), measured))[0]
+        else:  # the codes number the users of every job, not only the measured ones: the counts are the same
+            self.runtime, self.walltime = read.runtime_s[first:], read.walltime_s[first:]
+            self.user_codes = read.users[first:]
         queues = list(map(operator.attrgetter("queue"), measured))
         self.queues = np.array(list(map({None: "-", "": "-"}.get, queues, queues)), dtype=object)  # queue or "-"
-        self.user_codes = codes(map(operator.attrgetter("user"), measured))[0]
 
 
 def _summary_rows(columns, predictions, first):
@@ -181,7 +184,7 @@ def _group_rows(groups, columns, predictions, first):
 def accuracy_report(title, notes, jobs, predictions, warmup_fraction=0.0):
     """The accuracy Report: summary, by runtime class, by queue."""
     first = warmup_count(len(jobs), warmup_fraction)
-    columns = _Columns(jobs, first)
+    columns = _Columns(jobs, first, predictions.columns)
     notes = tuple(notes) + ("warm-up: the first {} jobs ({:g} %) are left out of the metrics; {} jobs measured".format(
         first, 100 * warmup_fraction, len(jobs) - first),)
     tables = [

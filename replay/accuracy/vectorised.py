@@ -27,14 +27,10 @@ import numpy as np
 from predictor.algorithms import DAY_S, LONG_WALLTIME_S
 
 from ..predictors import PREDICTORS
-from .histories import Completions, Histories, TraceColumns, field
+from .histories import NO_PREDICTION, Completions, Histories, TraceColumns, field
 from .windows import RangeMax, RangeOrder, exact_ranks
 
 __all__ = ["VectorisedTrace", "NO_PREDICTION"]
-
-NO_PREDICTION = -1
-"""Stands for None (no soft walltime), as in accuracy.py."""
-
 
 def _legal(seconds, walltime, usable):
     """Where ``usable``, the seconds within PBS's ``[1, walltime]``; else the walltime; none without a walltime."""
@@ -104,7 +100,8 @@ def _walltime_groups(completions):
     users = completions.columns.users[completions.order]
     positions = np.arange(users.size)
     grouped = np.lexsort((positions, completions.walltime_s, users))
-    changes = np.concatenate(([False], (np.diff(users[grouped]) != 0) | (np.diff(completions.walltime_s[grouped]) != 0)))
+    walltimes = completions.walltime_s[grouped]
+    changes = np.concatenate(([False], (np.diff(users[grouped]) != 0) | (np.diff(walltimes) != 0)))
     group = np.cumsum(changes)
     group_of_position = np.empty(users.size, dtype=np.int64)
     group_of_position[grouped] = group

@@ -31,7 +31,7 @@ def exact_ranks(numerators, denominators):
     # Division of integers below 2**53 is correctly rounded, and rounding keeps order: sorting the
     # floats sorts the fractions, except that distinct fractions may round to one float.
     approximate = numerators / denominators
-    order = np.argsort(approximate, kind="stable")
+    order = np.argsort(approximate)
     _sort_float_ties_exactly(order, approximate[order], numerators, denominators)
     sorted_numerators, sorted_denominators = numerators[order], denominators[order]
     new_value = np.concatenate(([True], _differ(sorted_numerators, sorted_denominators)))

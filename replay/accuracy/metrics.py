@@ -112,10 +112,11 @@ def error_metrics(runtime, predicted):
     error = predicted - runtime
     absolute = np.abs(error)
     accuracy = eq3_accuracy(runtime, predicted)
+    # Sums before medians: the medians may reorder the arrays in place.
     return (jobs, _share(jobs - count, jobs), _share(int(np.count_nonzero(error < 0)), count),
             _share(int(np.count_nonzero(error < -BADLY_UNDER_S)), count),
-            int(absolute.sum()) / count, float(np.median(absolute)),
-            exact_sum(accuracy) / count, float(np.median(accuracy)))
+            int(absolute.sum()) / count, float(np.median(absolute, overwrite_input=True)),
+            exact_sum(accuracy) / count, float(np.median(accuracy, overwrite_input=True)))
 
 
 def users_improved(user_codes, runtime, predicted, walltime):
@@ -172,12 +173,14 @@ def _summary_rows(columns, predictions, first):
 
 
 def _group_rows(groups, columns, predictions, first):
+    groups = [(group, np.flatnonzero(mask)) for group, mask in groups]  # each group's jobs, found once
+    runtimes = [columns.runtime[jobs] for _, jobs in groups]
     rows = []
     for name in predictions.names:
         for instant in predictions.instants:
             predicted = predictions.at(instant, name)[first:]
-            for group, mask in groups:
-                rows.append((name, instant, group) + error_metrics(columns.runtime[mask], predicted[mask]))
+            for (group, jobs), runtime in zip(groups, runtimes):
+                rows.append((name, instant, group) + error_metrics(runtime, predicted[jobs]))
     return rows
 
 

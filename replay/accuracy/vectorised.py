@@ -30,7 +30,8 @@ from ..predictors import PREDICTORS
 from .histories import NO_PREDICTION, Completions, Histories, TraceColumns, field
 from .windows import RangeMax, RangeOrder, exact_ranks
 
-__all__ = ["VectorisedTrace", "NO_PREDICTION"]
+__all__ = ["VectorisedTrace"]
+
 
 def _legal(seconds, walltime, usable):
     """Where ``usable``, the seconds within PBS's ``[1, walltime]``; else the walltime; none without a walltime."""

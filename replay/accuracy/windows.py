@@ -2,8 +2,9 @@
 
 * ``exact_ranks``: fractions ``numerator/denominator`` replaced by their rank
   in exact order, so that comparing ranks compares the fractions exactly;
-* ``RangeMax``: the largest value of ``values[lo:hi]`` (a sparse table:
-  maxima over every range of length 2**k, two of which cover any range);
+* ``RangeMax``: the largest value of ``values[lo:hi]``, values below 2**31
+  (a sparse table: maxima over every range of length 2**k, two of which
+  cover any range);
 * ``RangeOrder``: the k-th smallest value of ``values[lo:hi]`` (a wavelet
   matrix: one pass per bit of the values, each pass over all the ranges).
 
@@ -69,23 +70,24 @@ class RangeMax:
 
     def __init__(self, values, longest):
         size = values.size
-        levels = [values]
-        span = 1
-        while span * 2 <= longest and span * 2 <= size:
-            below = levels[-1]
-            level = np.empty_like(values)
-            level[:size - span] = np.maximum(below[:size - span], below[span:])
-            level[size - span:] = below[size - span:]  # never read: their ranges would pass the end
-            levels.append(level)
-            span *= 2
-        self._table = np.concatenate(levels) if size else values
+        levels = 1
+        while 2 ** levels <= min(longest, size):
+            levels += 1
+        # Row k holds the maxima of values[i:i + 2**k]; its last 2**k - 1 entries are never read.
+        self._table = np.empty((levels, size), dtype=np.int32 if size < 2 ** 31 else np.int64)
+        self._table[0] = values
+        for level in range(1, levels):
+            span, below, row = 2 ** (level - 1), self._table[level - 1], self._table[level]
+            np.maximum(below[:size - span], below[span:], out=row[:size - span])
+            row[size - span:] = below[size - span:]
         self._size = size
 
     def query(self, lo, hi):
         """The maximum over each range ``[lo, hi)``; every range must be non-empty."""
         level = _floor_log2(hi - lo)
+        table = self._table.reshape(-1)
         base = level * self._size
-        return np.maximum(self._table[base + lo], self._table[base + hi - (1 << level)])
+        return np.maximum(table[base + lo], table[base + hi - (1 << level)]).astype(np.int64)
 
 
 class RangeOrder:

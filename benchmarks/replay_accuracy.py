@@ -130,7 +130,7 @@ def compare(name, codes, jobs, repeat):
 
 
 def command_run(replay_parent, trace_path):
-    """``(wall seconds, peak RSS MB)`` of ``python -m replay TRACE`` with the ``replay`` package in ``replay_parent``."""
+    """``(wall seconds, peak RSS MB)`` of ``python -m replay TRACE``, the ``replay`` package from ``replay_parent``."""
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join([replay_parent, ROOT]))
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "replay", trace_path], cwd=replay_parent, env=environment,

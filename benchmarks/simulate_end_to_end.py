@@ -161,18 +161,20 @@ def repeated_kth(kth, jobs, path):
 def million(trees, kth, jobs, folder):
     path = os.path.join(folder, "million.swf")
     repeated_kth(kth, jobs, path)
-    commands = (("simulate, 5 predictors, --workers 1", ["simulate", path, "--workers", "1"]),
-                ("simulate, 5 predictors, default workers", ["simulate", path]),
-                ("accuracy replay (python -m replay)", [path]))
+    # The baseline has no --workers: its simulate is one process, compared with --workers 1.
+    commands = (("simulate, 5 predictors, --workers 1", ["simulate", path], ["--workers", "1"], True),
+                ("simulate, 5 predictors, default workers", ["simulate", path], [], False),
+                ("accuracy replay (python -m replay)", [path], [], True))
     print("\n{:,} jobs (KTH-SP2 repeated):".format(jobs))
     print("{:<42} {:<9} {:>8} {:>8} {:>13} {:>13}".format("command", "tree", "wall s", "CPU s", "largest MB",
                                                          "all procs MB"))
     results = []
-    for label, arguments in commands:
+    for label, arguments, ours_only, baseline_too in commands:
         for tree_label, tree in trees.items():
-            if tree_label == "baseline" and "--workers" in arguments:
-                arguments = arguments[:-2]  # the baseline has no --workers: it runs serially
-            measure = replay(tree, arguments + ["--json", os.path.join(folder, "m.json")], 1)
+            if tree_label == "baseline" and not baseline_too:
+                continue
+            extra = ours_only if tree_label == "this" else []
+            measure = replay(tree, arguments + extra + ["--json", os.path.join(folder, "m.json")], 1)
             print("{:<42} {:<9} {:>8.1f} {:>8.1f} {:>13,.0f} {:>13,.0f}".format(
                 label, tree_label, measure.wall_s, measure.cpu_s, measure.peak_mb, measure.tree_peak_mb), flush=True)
             results.append({"command": label, "tree": tree_label, "wall_s": measure.wall_s, "cpu_s": measure.cpu_s,

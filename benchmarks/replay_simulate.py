@@ -1,118 +1,159 @@
-"""Benchmark: simulated jobs per second of ``replay simulate``'s engine. Not a test.
+"""Benchmark: jobs per second of ``replay simulate``'s engine, this tree against a baseline commit. Not a test.
+
+The baseline's ``replay`` and ``predictor`` packages are taken from git
+(``git archive REV``) into a temporary folder; both engines are imported into
+this one process and called in turn on the same jobs, round after round, so
+that load from other programs hits both alike. Each figure is the best CPU
+time (``time.process_time``) over ``--rounds`` rounds; trace reading is not
+timed. Every run's schedule is compared with the baseline's: the last column
+says whether they are identical.
 
 For each trace (default: KTH-SP2, 100 cores, and the CEA-Curie sample, 93,312
-cores, from shared/data), times ``simulate_jobs`` once per predictor, best of
-``--repeat`` runs (CPU time of this process, so other load on the machine
-counts less; wall time is shown too). Then two shape checks on the first trace:
+cores, from shared/data) and predictor, one line: baseline jobs/s, this tree's
+jobs/s, and their ratio. Then two shape checks of this tree's engine on the
+first trace: linear in jobs (the first 25 %, 50 % and 100 % of the jobs) and
+flat in machine size (the machine and every job ``--scale`` times wider: the
+same schedule at about the same speed).
 
-* linear in jobs: jobs/s on the first 25 %, 50 % and 100 % of the jobs;
-* flat in machine size: the same jobs on the machine as it is and on one
-  ``--scale`` times larger with every job ``--scale`` times wider. The
-  schedule must be the same (checked) and the jobs/s close.
-
-Usage:
-    python benchmarks/replay_simulate.py [--data DIR] [--traces A.swf,B.swf]
-        [--predictors user,clairvoyant,v3] [--repeat 3] [--scale 1000] [--json FILE]
-
-Goals (issue 5): >= 50,000 jobs/s on KTH-SP2 and >= 30,000 on the Curie sample
-for one predictor; AccaSim, the best Python simulator measured here, does about
-3,800 and 250.
+    python benchmarks/replay_simulate.py [--baseline REV] [--rounds 5] [--predictors user,v3,v1]
+        [--data DIR] [--traces A.swf,B.swf] [--scale 1000] [--json FILE]
 """
 
 import argparse
+import gc
 import json
 import os
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [ROOT]
-
-from replay.predictors import PREDICTORS  # noqa: E402
-from replay.simulation.cluster import Cluster  # noqa: E402
-from replay.simulation.engine import simulate_jobs  # noqa: E402
-from replay.simulation.simulate import runnable_jobs  # noqa: E402
-from replay.traces.readers import load_trace  # noqa: E402
-
 DEFAULT_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
 DEFAULT_TRACES = "KTH-SP2-1996-2.2.swf,CEA-Curie-2011-sample.swf"
+DEFAULT_BASELINE = "c0898b6"
+"""The last commit before the engine was made faster."""
+PACKAGES = ("replay", "predictor")
 
 
-def timed(jobs, predictor, cluster, repeat):
-    """``(best CPU seconds, wall seconds of that run, schedule)``."""
-    best = None
-    for _ in range(repeat):
-        cpu, wall = time.process_time(), time.perf_counter()
-        schedule = simulate_jobs(jobs, predictor, cluster)
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        if best is None or cpu < best[0]:
-            best = (cpu, wall, schedule)
-    return best
+def extract(rev, folder):
+    """The ``replay`` and ``predictor`` packages of commit ``rev``, unpacked under ``folder``."""
+    os.makedirs(folder, exist_ok=True)
+    archive = os.path.join(folder, "baseline.tar")
+    subprocess.run(["git", "-C", ROOT, "archive", "-o", archive, rev] + list(PACKAGES), check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(folder)
+    return folder
+
+
+def engine_of(tree):
+    """``(simulate_jobs, resolve, Cluster)`` imported from ``tree``, apart from any other tree's modules."""
+    for name in [name for name in sys.modules if name.split(".")[0] in PACKAGES]:
+        del sys.modules[name]
+    sys.path.insert(0, tree)
+    try:
+        from replay.predictors import resolve
+        from replay.simulation.cluster import Cluster
+        from replay.simulation.engine import simulate_jobs
+    finally:
+        sys.path.remove(tree)
+    return simulate_jobs, resolve, Cluster
+
+
+def cpu_seconds(engine, jobs, name, cores):
+    """``(CPU seconds, schedule as plain tuples)`` of one run."""
+    simulate_jobs, resolve, Cluster = engine
+    predictor, cluster = resolve(name), Cluster.of_cores(cores)
+    gc.collect()
+    started = time.process_time()
+    schedule = simulate_jobs(jobs, predictor, cluster)
+    return time.process_time() - started, [tuple(done[1:]) for done in schedule]
+
+
+def compare(engines, jobs, name, cores, rounds):
+    """Best CPU seconds of each engine over ``rounds`` interleaved rounds, and whether the schedules agree."""
+    best, schedules = {}, {}
+    for _ in range(rounds):
+        for label, engine in engines.items():
+            seconds, schedules[label] = cpu_seconds(engine, jobs, name, cores)
+            best[label] = min(best.get(label, seconds), seconds)
+    return best, len({repr(schedule) for schedule in schedules.values()}) == 1
 
 
 def load(path):
+    """The runnable jobs of an SWF trace and its machine size, read with this tree's reader."""
+    sys.path.insert(0, ROOT)
+    from replay.simulation.cluster import Cluster
+    from replay.simulation.simulate import runnable_jobs
+    from replay.traces.readers import load_trace
     trace = load_trace([path])
-    cluster = Cluster.of_cores(trace.max_procs)
-    jobs, _ = runnable_jobs(trace.jobs, cluster)
-    return jobs, cluster
+    jobs, _ = runnable_jobs(trace.jobs, Cluster.of_cores(trace.max_procs))
+    return jobs, trace.max_procs
 
 
-def throughput(trace_name, jobs, cluster, names, repeat):
+def throughput(engines, loaded, names, rounds):
+    print("{:<28} {:>7} {:<12} {:>7} {:>12} {:>12} {:>7}  {}".format(
+        "trace", "cores", "predictor", "jobs", "baseline j/s", "this j/s", "ratio", "same schedule"))
     rows = []
-    for name in names:
-        cpu, wall, _ = timed(jobs, PREDICTORS[name], cluster, repeat)
-        rows.append({"trace": trace_name, "cores": cluster.capacity, "predictor": name, "jobs": len(jobs),
-                     "cpu_s": round(cpu, 3), "wall_s": round(wall, 3), "jobs_per_s": int(len(jobs) / cpu)})
-        print("{:<28} {:>7} cores  {:<12} {:>6} jobs  {:6.3f} s CPU ({:6.3f} s wall)  {:>8,} jobs/s".format(
-            trace_name, cluster.capacity, name, len(jobs), cpu, wall, int(len(jobs) / cpu)), flush=True)
+    for trace_name, (jobs, cores) in loaded:
+        for name in names:
+            best, same = compare(engines, jobs, name, cores, rounds)
+            row = {"trace": trace_name, "cores": cores, "predictor": name, "jobs": len(jobs),
+                   "baseline_jobs_per_s": int(len(jobs) / best["baseline"]),
+                   "jobs_per_s": int(len(jobs) / best["this"]), "ratio": round(best["baseline"] / best["this"], 2),
+                   "same_schedule": same}
+            rows.append(row)
+            print("{trace:<28} {cores:>7} {predictor:<12} {jobs:>7} {baseline_jobs_per_s:>12,} {jobs_per_s:>12,} "
+                  "{ratio:>6.2f}x  {same_schedule}".format(**row), flush=True)
     return rows
 
 
-def linearity(jobs, cluster, name, repeat):
+def linearity(engine, jobs, cores, name, rounds):
     rows = []
     for share in (0.25, 0.5, 1.0):
         part = jobs[:int(len(jobs) * share)]
-        cpu, _, _ = timed(part, PREDICTORS[name], cluster, repeat)
-        rows.append({"share": share, "jobs": len(part), "jobs_per_s": int(len(part) / cpu)})
+        seconds = min(cpu_seconds(engine, part, name, cores)[0] for _ in range(rounds))
+        rows.append({"share": share, "jobs": len(part), "jobs_per_s": int(len(part) / seconds)})
         print("  first {:>4.0%} of the jobs: {:>6} jobs, {:>8,} jobs/s".format(share, len(part),
-                                                                             int(len(part) / cpu)), flush=True)
+                                                                             int(len(part) / seconds)), flush=True)
     return rows
 
 
-def flatness(jobs, cluster, name, repeat, scale):
+def flatness(engine, jobs, cores, name, rounds, scale):
     wide = [job._replace(ncpus=job.ncpus * scale) for job in jobs]
-    big = Cluster.of_cores(cluster.capacity * scale)
-    small_cpu, _, small_schedule = timed(jobs, PREDICTORS[name], cluster, repeat)
-    big_cpu, _, big_schedule = timed(wide, PREDICTORS[name], big, repeat)
-    same = [(done.start_time, done.end_time) for done in small_schedule] == \
-        [(done.start_time, done.end_time) for done in big_schedule]
+    small = min((cpu_seconds(engine, jobs, name, cores) for _ in range(rounds)), key=lambda run: run[0])
+    big = min((cpu_seconds(engine, wide, name, cores * scale) for _ in range(rounds)), key=lambda run: run[0])
+    same = [done[:2] for done in small[1]] == [done[:2] for done in big[1]]
     print("  {:>9,} cores: {:>8,} jobs/s;  {:>11,} cores (jobs x{}): {:>8,} jobs/s;  same schedule: {}".format(
-        cluster.capacity, int(len(jobs) / small_cpu), big.capacity, scale, int(len(jobs) / big_cpu), same),
-        flush=True)
-    return {"cores": cluster.capacity, "jobs_per_s": int(len(jobs) / small_cpu), "scaled_cores": big.capacity,
-            "scaled_jobs_per_s": int(len(jobs) / big_cpu), "same_schedule": same}
+        cores, int(len(jobs) / small[0]), cores * scale, scale, int(len(jobs) / big[0]), same), flush=True)
+    return {"cores": cores, "jobs_per_s": int(len(jobs) / small[0]), "scaled_cores": cores * scale,
+            "scaled_jobs_per_s": int(len(jobs) / big[0]), "same_schedule": same}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git commit to compare with")
     parser.add_argument("--data", default=DEFAULT_DATA)
     parser.add_argument("--traces", default=DEFAULT_TRACES)
-    parser.add_argument("--predictors", default="user,clairvoyant,v3")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--predictors", default="user,v3,v1")
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--scale", type=int, default=1000)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     names = args.predictors.split(",")
-    print("load average at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()), flush=True)
-    results = {"throughput": [], "load_average": os.getloadavg()}
+    print("load average at start: {:.2f} {:.2f} {:.2f}; baseline {}".format(*os.getloadavg(), args.baseline),
+          flush=True)
     loaded = [(name, load(os.path.join(args.data, name))) for name in args.traces.split(",")]
-    for trace_name, (jobs, cluster) in loaded:
-        results["throughput"] += throughput(trace_name, jobs, cluster, names, args.repeat)
-    trace_name, (jobs, cluster) = loaded[0]
-    print("linear in jobs ({}, {}):".format(trace_name, names[0]))
-    results["linearity"] = linearity(jobs, cluster, names[0], args.repeat)
-    print("flat in machine size ({}, {}):".format(trace_name, names[0]))
-    results["flatness"] = flatness(jobs, cluster, names[0], args.repeat, args.scale)
+    with tempfile.TemporaryDirectory() as folder:
+        engines = {"baseline": engine_of(extract(args.baseline, folder)), "this": engine_of(ROOT)}
+        results = {"baseline": args.baseline, "throughput": throughput(engines, loaded, names, args.rounds)}
+    trace_name, (jobs, cores) = loaded[0]
+    print("linear in jobs ({}, {}, this tree):".format(trace_name, names[0]))
+    results["linearity"] = linearity(engines["this"], jobs, cores, names[0], args.rounds)
+    print("flat in machine size ({}, {}, this tree):".format(trace_name, names[0]))
+    results["flatness"] = flatness(engines["this"], jobs, cores, names[0], args.rounds, args.scale)
+    results["load_average"] = os.getloadavg()
     if args.json:
         with open(args.json, "w") as out:
             json.dump(results, out, indent=2)

@@ -22,6 +22,7 @@ class MemoryHistory:
             raise ValueError("capacity must be >= 1")
         self.capacity = capacity
         self._rows_by_user = {}  # user -> HistoryRows, oldest first
+        self._ids_by_user = {}  # user -> the job ids of those rows: a job added again is found without a scan
 
     def add(self, job):
         """Record a completed job (a ``CompletedJob``)."""
@@ -29,17 +30,21 @@ class MemoryHistory:
 
     def add_row(self, user, row):
         """Record one ``HistoryRow`` of ``user``."""
-        rows = self._rows_by_user.setdefault(user, [])
-        for index, old in enumerate(rows):
-            if old.job_id == row.job_id:
-                del rows[index]
-                break
+        rows = self._rows_by_user.get(user)
+        if rows is None:
+            self._rows_by_user[user], self._ids_by_user[user] = [row], {row.job_id}
+            return
+        ids = self._ids_by_user[user]
+        if row.job_id in ids:
+            del rows[[old.job_id for old in rows].index(row.job_id)]
+        else:
+            ids.add(row.job_id)
         if not rows or row > rows[-1]:
             rows.append(row)
         else:
             bisect.insort(rows, row)
         if len(rows) > self.capacity:
-            del rows[0]
+            ids.discard(rows.pop(0).job_id)
 
     def recent(self, user, limit, deadline=None, since=None):
         """The user's newest ``limit`` rows, newest first; ``since``: only those ended then or later.

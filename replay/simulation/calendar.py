@@ -51,22 +51,31 @@ class Calendar:
         self._link(job, end, self._unlink(job))
 
     def replan_expired(self, now, plan_end):
-        """Give every running job planned to have ended by ``now`` the end ``plan_end(job)``.
+        """Give every running job planned to have ended by ``now`` the end ``plan_end(job)``; how many."""
+        jobs, widths = self.cut_expired(now)
+        self.relink([plan_end(job) for job in jobs], widths, jobs)
+        return len(jobs)
 
-        They are the head of the lists: cut it once, then put each back in order.
+    def cut_expired(self, now):
+        """Take out the running jobs planned to have ended by ``now`` (the head of the lists): ``(jobs, widths)``.
+
+        They are out of the calendar until ``relink`` puts them back with their new ends.
         """
-        end_times, end_widths, end_jobs = self.end_times, self.end_widths, self.end_jobs
-        count = bisect_right(end_times, now)
-        jobs, widths = end_jobs[:count], end_widths[:count]
-        del end_times[:count], end_jobs[:count], end_widths[:count]
-        for job, width in zip(jobs, widths):
-            end = self.planned_end[job] = plan_end(job)
+        count = bisect_right(self.end_times, now)
+        jobs, widths = self.end_jobs[:count], self.end_widths[:count]
+        del self.end_times[:count], self.end_jobs[:count], self.end_widths[:count]
+        return jobs, widths
+
+    def relink(self, ends, widths, jobs):
+        """Put running jobs back, each at its planned end (after jobs already planned to end then)."""
+        end_times, end_widths, end_jobs, planned_end = self.end_times, self.end_widths, self.end_jobs, self.planned_end
+        for end, width, job in zip(ends, widths, jobs):
+            planned_end[job] = end
             index = bisect_right(end_times, end)
             end_times.insert(index, end)
             end_widths.insert(index, width)
             end_jobs.insert(index, job)
         self._freed = None
-        return count
 
     def next_end(self):
         """The earliest planned end of a running job, or None."""
@@ -98,7 +107,8 @@ class Calendar:
         would then not be the earliest any more.
         """
         end = self.now + duration
-        self.add(job, end, width)
+        self._link(job, end, width)
+        self.free -= width
         invaded = False
         for dip in self.dips:
             if dip[0] >= end:
@@ -166,18 +176,20 @@ class Calendar:
         return self._freed
 
     def _link(self, job, end, width):
-        index = bisect_right(self.end_times, end)
-        self.end_times.insert(index, end)
+        end_times = self.end_times
+        index = bisect_right(end_times, end)
+        end_times.insert(index, end)
         self.end_widths.insert(index, width)
         self.end_jobs.insert(index, job)
         self.planned_end[job] = end
         self._freed = None
 
     def _unlink(self, job):
-        index = bisect_left(self.end_times, self.planned_end.pop(job))
-        while self.end_jobs[index] != job:
-            index += 1
-        del self.end_times[index]
-        del self.end_jobs[index]
+        end_times, end_jobs = self.end_times, self.end_jobs
+        index = bisect_left(end_times, self.planned_end.pop(job))
+        if end_jobs[index] != job:  # jobs planned to end at the same time: find this one among them
+            index = end_jobs.index(job, index)
+        del end_times[index]
+        del end_jobs[index]
         self._freed = None
         return self.end_widths.pop(index)

@@ -2,18 +2,25 @@
 
 A heap of ``(time, Kind, seq, payload)``: ``seq`` comes from ``itertools.count()``
 so events at one instant run in ``Kind`` order and then in the order they were
-made, and payloads are never compared. There is no ticking clock: time jumps to
-the next event. The scheduler_iteration timer is armed only at the next grid
-point where a cycle could change something (see ``_arm_timer``).
+made, and payloads are never compared. Only job ends and timer ticks go through
+the heap: submissions come from the job list, sorted by submission time, and a
+cycle due at an instant is a flag, which gives the same order (ends, then
+submissions, then the cycle). There is no ticking clock: time jumps to the next
+event. The scheduler_iteration timer is armed only at the next grid point where
+a cycle could change something (see ``_arm_timer``).
 
 The engine owns the clock, the queue and the machine; what varies is passed in:
 the predictor (``replay.predictors``), the job order (``replay.simulation.policies``)
 and the soft-walltime extension rule (``replay.simulation.extension``).
 """
 
+import functools
+import gc
+from array import array
 import heapq
 import itertools
 import math
+from operator import attrgetter
 from enum import IntEnum
 from typing import NamedTuple, Optional
 
@@ -24,9 +31,11 @@ from ..classification import Completion, Submission
 from .calendar import Calendar
 from .extension import EXTENSIONS
 from .policies import POLICIES, QueuedJob
+from .schedule import RunFrame, ScheduledJob, ScheduledRun, run_columns
 from .scheduler import Scheduler
 
-__all__ = ["Kind", "FIVE_YEARS_S", "SchedulerSettings", "ScheduledJob", "simulate_jobs", "held_s", "requested_s"]
+__all__ = ["Kind", "FIVE_YEARS_S", "SchedulerSettings", "ScheduledJob", "simulate_jobs", "simulate_run", "run_frame",
+           "held_s", "requested_s"]
 
 FIVE_YEARS_S = 5 * 365 * 86400
 """What PBS plans for a job with neither soft walltime nor walltime."""
@@ -43,7 +52,7 @@ class Kind(IntEnum):
     """A scheduling cycle, after every end and submission at this instant."""
 
 
-_END, _SUBMIT, _CYCLE = Kind.END, Kind.SUBMIT, Kind.CYCLE  # enum attribute lookups are slow in hot paths
+_END, _CYCLE = int(Kind.END), int(Kind.CYCLE)  # plain ints: enum lookups and comparisons are slow in hot paths
 
 
 class SchedulerSettings(NamedTuple):
@@ -58,24 +67,10 @@ class SchedulerSettings(NamedTuple):
     default_walltime_s: Optional[int] = None  # None: as PBS, planned 5 years and never killed
 
 
-class ScheduledJob(NamedTuple):
-    """One job's simulated fate. ``runtime_s`` is end - start: how long it held its cores (cut at the walltime
-    if killed)."""
-
-    job: object
-    start_time: int
-    end_time: int
-    runtime_s: int
-    width: int
-    walltime_s: Optional[int]
-    soft_walltime_queued_s: Optional[int]
-    soft_walltime_started_s: Optional[int]
-    reservation_time: Optional[int]
-    extensions: int
-    killed: bool
-    reruns: int = 0
-    """Times the small-first safeguard killed the job and queued it again (the runs before its last)."""
-
+# A NamedTuple's own constructor is a Python function; tuple.__new__ builds the same tuple in C.
+_queued = functools.partial(tuple.__new__, QueuedJob)
+_history_row = functools.partial(tuple.__new__, HistoryRow)
+_UNKNOWN = object()  # no estimate cached (None is an estimate: no soft walltime)
 
 _PROGRESS_EVERY = 256
 """Submissions between two progress reports."""
@@ -86,7 +81,26 @@ def simulate_jobs(jobs, predictor, cluster, settings=SchedulerSettings(), on_pro
 
     ``on_progress(submitted, total)``, if given, is called every few hundred submissions and at the end.
     """
-    return _Engine(jobs, predictor, cluster, settings, on_progress).run()
+    return list(simulate_run(run_frame(jobs, cluster, settings), predictor, cluster, settings, on_progress))
+
+
+def simulate_run(frame, predictor, cluster, settings=SchedulerSettings(), on_progress=None):
+    """Simulate the jobs of ``frame`` (a ``run_frame``) once: a compact ``ScheduledRun``."""
+    return ScheduledRun(frame, _Engine(frame, predictor, cluster, settings, on_progress).run())
+
+
+def run_frame(jobs, cluster, settings=SchedulerSettings()):
+    """The ``RunFrame`` of ``jobs`` on ``cluster``: sorted by submission, each one's width and walltimes.
+
+    ValueError names a job the machine could never run.
+    """
+    jobs = sorted(jobs, key=lambda job: job.submit_time)
+    for job in jobs:
+        _check_fits(job, cluster)
+    walltime = [job.walltime_s if job.walltime_s and job.walltime_s >= 1 else settings.default_walltime_s
+                for job in jobs]
+    return RunFrame(jobs, [cluster.width(job) for job in jobs], walltime,
+                    [seconds or FIVE_YEARS_S for seconds in walltime], EXTENSIONS[settings.extension].count, {})
 
 
 def held_s(job, walltime_s):
@@ -108,8 +122,10 @@ def _check_fits(job, cluster):
 
 
 class _Engine:
-    def __init__(self, jobs, predictor, cluster, settings, on_progress=None):
-        self.jobs = sorted(jobs, key=lambda job: job.submit_time)
+    def __init__(self, frame, predictor, cluster, settings, on_progress=None):
+        self.jobs, self.width, self.walltime, self.walltime_plan = frame.jobs, frame.width, frame.walltime, \
+            frame.walltime_plan
+        self.submit_times = [job.submit_time for job in self.jobs]
         self.predictor = predictor
         self.settings = settings
         self.extension = EXTENSIONS[settings.extension]
@@ -117,73 +133,82 @@ class _Engine:
         self.scheduler = Scheduler(self.calendar, POLICIES[settings.policy], settings.strict_ordering,
                                    settings.backfill_depth, settings.selective)
         self.history = MemoryHistory(max(predictor.window, 1))
+        # A predictor that declares what it reads gives the same value for a user's jobs agreeing on those
+        # fields while the user's history is unchanged: one estimate per (user, fields) until the next end.
+        self._reads = attrgetter(*predictor.reads) if predictor.window and predictor.reads else None
+        self._estimates = {}  # user -> {fields read: estimate}, dropped at each end of the user's jobs
         policy = self.scheduler.policy
         self.classifier = policy.classifier(self.jobs[0].submit_time) if policy.classifies and self.jobs else None
-        for job in self.jobs:
-            _check_fits(job, cluster)
-        self.width = [cluster.width(job) for job in self.jobs]
-        self.walltime = [job.walltime_s if job.walltime_s and job.walltime_s >= 1 else settings.default_walltime_s
-                         for job in self.jobs]
-        self.walltime_plan = [walltime or FIVE_YEARS_S for walltime in self.walltime]
         self.runtime = [job.runtime_s if walltime is None else min(job.runtime_s, walltime)
                         for job, walltime in zip(self.jobs, self.walltime)]
         self.held = [held_s(job, walltime) for job, walltime in zip(self.jobs, self.walltime)]
         count = len(self.jobs)
-        self.start, self.end = [None] * count, [None] * count
-        self.soft_queued, self.soft_started = [None] * count, [None] * count
-        self.rerun_after, self.reruns = [None] * count, [0] * count  # the small-first safeguard
+        # What the run decides, in arrays of machine integers: no int object per value stays alive.
+        self.start, self.end, self.soft_queued, self.soft_started = (array("q", bytes(8 * count)) for _ in range(4))
+        self.rerun_after, self.reruns = {}, {}  # the small-first safeguard, by job index
         self._heap = []
         self._seq = itertools.count()
-        self._cycle_pending = self._armed_tick = self._armed_for = self._last_cycle = None
-        self._news = False  # an end or a submission since the last cycle
+        self._armed_tick = self._armed_for = self._last_cycle = None
+        self._news = False  # an end or a submission since the last cycle: a cycle is due at this instant
         self._on_progress, self._next_report = on_progress, 0
-        # Indexed by Kind; the reporting submit handler only when asked, so that a plain run pays nothing.
-        self._handlers = (self._on_end, self._on_submit if on_progress is None else self._on_submit_reporting,
-                          self._on_cycle)
 
     def run(self):
-        if self.jobs:
-            self._push(self.jobs[0].submit_time, _SUBMIT, 0)
-        heap, handlers, pop = self._heap, self._handlers, heapq.heappop
-        while heap:
-            time, kind, _, payload = pop(heap)
-            handlers[kind](time, payload)
+        collecting = gc.isenabled()
+        gc.disable()  # many small objects, no reference cycles: collections would only cost time
+        try:
+            return self._run()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run(self):
+        # Submissions come from the sorted job list and a cycle asked for at this instant is a flag: only job
+        # ends and timer ticks go through the heap. Each pass of the loop is one instant, or one more round at
+        # it when a job started by its cycle ended at once (zero runtime).
+        heap, pop, on_end, on_cycle = self._heap, heapq.heappop, self._on_end, self._on_cycle
+        submit_times, count, next_job = self.submit_times, len(self.jobs), 0
+        on_submit = self._on_submit if self._on_progress is None else self._on_submit_reporting
+        while heap or next_job < count:
+            now = heap[0][0] if heap else submit_times[next_job]
+            if next_job < count and submit_times[next_job] < now:
+                now = submit_times[next_job]
+            while heap and heap[0][0] == now and heap[0][1] == _END:
+                on_end(now, pop(heap)[3])
+            if next_job < count and submit_times[next_job] == now:
+                next_job = on_submit(now, next_job)
+            timer = False
+            while heap and heap[0][0] == now:  # only ticks are left at this instant
+                pop(heap)
+                timer = True
+            if timer or self._news:
+                on_cycle(now)
         if self._on_progress is not None:
-            self._on_progress(len(self.jobs), len(self.jobs))
-        return [self._outcome(index) for index in range(len(self.jobs))]
+            self._on_progress(count, count)
+        return run_columns(self.start, self.end, self.soft_queued, self.soft_started, self.scheduler.reservations,
+                           self.reruns)
 
     def _on_submit_reporting(self, now, first):
-        self._on_submit(now, first)
-        if first >= self._next_report:  # jobs submitted at one instant come in one event: first jumps
+        after = self._on_submit(now, first)
+        if first >= self._next_report:  # jobs submitted at one instant are queued together: first jumps
             self._next_report = first + _PROGRESS_EVERY
             self._on_progress(first, len(self.jobs))
-
-    def _push(self, time, kind, payload):
-        heapq.heappush(self._heap, (time, kind, next(self._seq), payload))
-
-    def _request_cycle(self, now):
-        self._news = True
-        if self._cycle_pending != now:
-            self._cycle_pending = now
-            heapq.heappush(self._heap, (now, _CYCLE, next(self._seq), None))
+        return after
 
     def _on_submit(self, now, first):
-        jobs, index = self.jobs, first
-        while index < len(jobs) and jobs[index].submit_time == now:
-            self._queue(index, now)
+        """Queue every job submitted at ``now`` (queuejob); the index of the next one to come."""
+        jobs, submit_times, count, index = self.jobs, self.submit_times, len(self.jobs), first
+        walltime_plan, width, soft_queued, submit = self.walltime_plan, self.width, self.soft_queued, self.scheduler.submit
+        classifier, soft_walltime = self.classifier, self._soft_walltime
+        while index < count and submit_times[index] == now:
+            job = jobs[index]
+            # queuejob sees only what the user sent: no default walltime yet.
+            soft = soft_walltime(job, index)
+            soft_queued[index] = soft or 0  # a soft walltime is >= 1 s: 0 is none
+            small = classifier is not None and self._classify(index, job)
+            submit(_queued((index, now, soft or walltime_plan[index], width[index], walltime_plan[index], small)), now)
             index += 1
-        if index < len(jobs):
-            self._push(jobs[index].submit_time, _SUBMIT, index)
-        self._request_cycle(now)
-
-    def _queue(self, index, now):
-        job = self.jobs[index]
-        # queuejob sees only what the user sent: no default walltime yet.
-        soft = self.soft_queued[index] = self._predict(job, index)
-        walltime_plan, width = self.walltime_plan[index], self.width[index]
-        small = self.classifier is not None and self._classify(index, job)
-        self.scheduler.submit(QueuedJob(index, job.submit_time, soft or walltime_plan, width, walltime_plan, small),
-                              now)
+        self._news = True
+        return index
 
     def _on_end(self, now, index):
         self.calendar.remove(index)
@@ -196,40 +221,47 @@ class _Engine:
         if self.classifier is not None:
             self.classifier.observe(Completion(index, now, self.runtime[index]))
         if self.predictor.window:
-            self.history.add_row(job.user, HistoryRow(now, job.job_id, self.runtime[index], self.walltime[index]))
+            self.history.add_row(job.user, _history_row((now, job.job_id, self.runtime[index], self.walltime[index])))
+            self._estimates.pop(job.user, None)
         if self.scheduler.queue:
-            self._request_cycle(now)  # with nothing waiting a cycle could not start anything
+            self._news = True  # with nothing waiting a cycle could not start anything
 
-    def _on_cycle(self, now, _):
-        self._cycle_pending = None
+    def _on_cycle(self, now):
         if now == self._last_cycle and not self._news:
             return  # one cycle per instant unless something happened since (a timer met a submission)
         self._last_cycle, self._news = now, False
         end_times = self.calendar.end_times
         if end_times and end_times[0] <= now:
             self._extend(now)
-        for job in self.scheduler.cycle(now):
-            self._start(job.index, now)
+        started = self.scheduler.cycle(now)
+        if started:
+            self._start(started, now)
         if self.scheduler.queue and self.settings.cycle_interval_s:
             self._arm_timer(now)
 
     def _extend(self, now):
         """Running jobs that outlived their plan get the next one (extend_soft_walltime)."""
-        start, running_plan = self.start, self._running_plan
-        self.calendar.replan_expired(now, lambda index: start[index] + running_plan(index, now - start[index]))
+        jobs, widths = self.calendar.cut_expired(now)
+        plan_end = self._plan_end
+        self.calendar.relink([plan_end(index, now) for index in jobs], widths, jobs)
         self.scheduler.changed = True
 
-    def _start(self, index, now):
-        self.start[index] = now
-        job = self.jobs[index]
-        if self.walltime[index] != job.walltime_s:
-            job = job._replace(walltime_s=self.walltime[index])  # runjob sees defaults applied
-        self.soft_started[index] = self._predict(job, index)
-        self._push(now + self._run_for(index), _END, index)
-        planned_end = now + self._running_plan(index, 0)
-        if planned_end != self.calendar.planned_end[index]:
-            self.calendar.move(index, planned_end)
-            self.scheduler.changed = True
+    def _start(self, started, now):
+        """The jobs this cycle starts (runjob): predict again, plan them, and schedule their ends."""
+        jobs, walltime, start, soft_started = self.jobs, self.walltime, self.start, self.soft_started
+        heap, seq, planned_end, soft_walltime = self._heap, self._seq, self.calendar.planned_end, self._soft_walltime
+        for queued in started:
+            index = queued.index
+            start[index] = now
+            job = jobs[index]
+            if walltime[index] != job.walltime_s:
+                job = job._replace(walltime_s=walltime[index])  # runjob sees defaults applied
+            soft_started[index] = soft_walltime(job, index) or 0
+            heapq.heappush(heap, (now + self._run_for(index), _END, next(seq), index))
+            end = self._plan_end(index, now)
+            if end != planned_end[index]:
+                self.calendar.move(index, end)
+                self.scheduler.changed = True
 
     # The small/large classification and its safeguard (Zrigui et al.): a job predicted small that is
     # still running once it has run the divider (rounded up to a second) is killed there and queued
@@ -243,32 +275,42 @@ class _Engine:
 
     def _run_for(self, index):
         """How long the job runs this time: until its end, or until the safeguard kills it."""
-        held, limit = self.held[index], self.rerun_after[index]
+        held, limit = self.held[index], self.rerun_after.get(index)
         return held if limit is None or held <= limit else limit
 
     def _rerun(self, index, now):
-        self.rerun_after[index] = None
-        self.reruns[index] += 1
+        del self.rerun_after[index]
+        self.reruns[index] = self.reruns.get(index, 0) + 1
         walltime_plan = self.walltime_plan[index]
         self.scheduler.submit(QueuedJob(index, self.jobs[index].submit_time, self.soft_started[index] or walltime_plan,
                                         self.width[index], walltime_plan), now)
-        self._request_cycle(now)
+        self._news = True
 
-    def _predict(self, job, index):
-        window = self.predictor.window
-        soft = self.predictor.estimate(self.history.recent(job.user, window) if window else (), job)
-        if soft is None:
-            return None
-        return clamp(int(soft), self.walltime[index])
+    def _soft_walltime(self, job, index):
+        """The predictor's soft walltime for ``job``, as PBS takes it: whole seconds in [1, walltime]; or None."""
+        reads, window = self._reads, self.predictor.window
+        if reads is None:
+            soft = self.predictor.estimate(self.history.recent(job.user, window) if window else (), job)
+        else:
+            known = self._estimates.get(job.user)
+            if known is None:
+                known = self._estimates[job.user] = {}
+            fields = reads(job)
+            soft = known.get(fields, _UNKNOWN)
+            if soft is _UNKNOWN:
+                soft = known[fields] = self.predictor.estimate(self.history.recent(job.user, window), job)
+        return None if soft is None else clamp(int(soft), self.walltime[index])
 
-    def _running_plan(self, index, elapsed):
-        soft = self.soft_started[index]
-        if self.settings.selective or soft is None:
+    def _plan_end(self, index, now):
+        """When the running job ``index`` is planned to end, seen at ``now``."""
+        start, soft = self.start[index], self.soft_started[index]
+        elapsed = now - start
+        if self.settings.selective or not soft:
             planned = self.walltime_plan[index]
         else:
             planned = self.extension.planned(soft, self.walltime_plan[index], elapsed)
         # PBS expects a job past its plan with nothing left to extend to end at now + 1.
-        return planned if planned > elapsed else elapsed + 1
+        return start + (planned if planned > elapsed else elapsed + 1)
 
     def _arm_timer(self, now):
         if self.scheduler.policy.static and not self.scheduler.changed:
@@ -283,12 +325,4 @@ class _Engine:
         tick = origin - (origin - max(earliest, now + 1)) // interval * interval
         if tick != self._armed_tick:
             self._armed_tick = tick
-            self._push(tick, _CYCLE, None)
-
-    def _outcome(self, index):
-        job, start, end = self.jobs[index], self.start[index], self.end[index]
-        walltime, soft = self.walltime[index], self.soft_started[index]
-        killed = walltime is not None and job.runtime_s > walltime
-        extensions = self.extension.count(soft, self.walltime_plan[index], end - start) if soft else 0
-        return ScheduledJob(job, start, end, end - start, self.width[index], walltime, self.soft_queued[index],
-                            soft, self.scheduler.reservations.get(index), extensions, killed, self.reruns[index])
+            heapq.heappush(self._heap, (tick, _CYCLE, next(self._seq), None))

@@ -17,8 +17,8 @@ it was judged to end before; the next cycle then walks the whole queue. A walk s
 make.
 """
 
-from bisect import insort
-from itertools import islice
+from bisect import bisect_right
+from itertools import compress
 
 __all__ = ["Scheduler"]
 
@@ -35,6 +35,7 @@ class Scheduler:
         self.backfill_depth = backfill_depth
         self.selective = selective
         self.queue = []  # (key, QueuedJob), in policy order
+        self._widths = []  # the queued jobs' widths, in queue order: scanned in C to pass jobs too wide to start
         self.reservations = {}
         self._reservation_limit = backfill_depth if strict_ordering else 0
         self._top_jobs = 0
@@ -45,12 +46,15 @@ class Scheduler:
 
     def submit(self, job, now):
         """Queue ``job`` (a ``QueuedJob``)."""
-        key = self.policy.key(job, now)
-        if not self.policy.static or (self.queue and key < self.queue[-1][0]):
-            insort(self.queue, (key, job))
+        key, queue = self.policy.key(job, now), self.queue
+        if not self.policy.static or (queue and key < queue[-1][0]):
+            position = bisect_right(queue, (key, job))
+            queue.insert(position, (key, job))
+            self._widths.insert(position, job.width)
             self.changed = True
         else:
-            self.queue.append((key, job))
+            queue.append((key, job))
+            self._widths.append(job.width)
             self._fresh += 1
 
     def cycle(self, now):
@@ -69,6 +73,7 @@ class Scheduler:
         if not self.policy.static:
             key = self.policy.key
             self.queue = sorted((key(job, now), job) for _, job in self.queue)
+            self._widths = [job.width for _, job in self.queue]
         return self._walk(0)
 
     def _walk_fresh(self, now):
@@ -79,27 +84,53 @@ class Scheduler:
     def _walk(self, first):
         """Walk the queue from position ``first``; start what fits, reserve for top jobs."""
         calendar, queue, limit, top_jobs = self.calendar, self.queue, self._reservation_limit, self._top_jobs
-        started, positions, selective = [], [], self.selective
+        started, positions, selective, dips = [], [], self.selective, calendar.dips
         if self._blocked or (calendar.free == 0 and top_jobs >= limit):
             return started
-        for position, (_, job) in enumerate(islice(queue, first, None), first):
+        # Once no reservation is left to make, a job wider than the free cores is passed over without a
+        # trace: those are skipped in one C-level scan (unless a blocked job stops the walk, depth 0).
+        skips = not self._stops_at_blocked
+        position, length = first, len(queue)
+        while position < length:
+            job = queue[position][1]
             width = job.width
-            if width <= calendar.free and calendar.fits(width, job.planned_s):
+            if width > calendar.free and skips and top_jobs >= limit:
+                position = _next_narrow(self._widths, position + 1, length, calendar.free)
+                if position is None:
+                    break
+                job = queue[position][1]
+                width = job.width
+            if width <= calendar.free and (not dips or calendar.fits(width, job.planned_s)):
                 if calendar.start(job.index, width, job.walltime_plan_s if selective else job.planned_s):
                     self.changed = True  # a reservation was invaded: the next cycle re-plans them all
                 started.append(job)
                 positions.append(position)
+                if calendar.free == 0 and top_jobs >= limit:
+                    break  # nothing can start and no reservation is left to make
             elif top_jobs < limit:
                 self.reservations.setdefault(job.index, calendar.reserve(width, job.planned_s))
                 top_jobs += 1
-            elif self._stops_at_blocked:
+                if calendar.free == 0 and top_jobs >= limit:
+                    break
+            elif not skips:
                 self._blocked = True
                 break
-            else:
-                continue
-            if calendar.free == 0 and top_jobs >= limit:
-                break  # nothing can start and no reservation is left to make
+            position += 1
         self._top_jobs = top_jobs
-        for position in reversed(positions):
-            del queue[position]
+        self._remove(positions)
         return started
+
+    def _remove(self, positions):
+        """Take the started jobs (at ``positions``, increasing) out of the queue."""
+        queue, widths = self.queue, self._widths
+        if positions and positions[0] == len(queue) - len(positions):
+            del queue[positions[0]:], widths[positions[0]:]  # they were the queue's tail (new jobs that fit)
+            return
+        for position in reversed(positions):
+            del queue[position], widths[position]
+
+
+def _next_narrow(widths, position, length, free):
+    """The first position from ``position`` on whose job needs at most ``free`` units, or None."""
+    positions = range(position, length)
+    return next(compress(positions, map(free.__ge__, map(widths.__getitem__, positions))), None)

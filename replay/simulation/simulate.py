@@ -21,7 +21,8 @@ from ..outputs import OutputFiles, check_outputs
 from ..report import Report, column_legend, write_outputs
 from ..traces.readers import read_trace
 from .cluster import Cluster
-from .engine import SchedulerSettings, simulate_jobs
+from .engine import SchedulerSettings, run_frame, simulate_run
+from .parallel import can_fork, default_workers, in_processes
 from .extension import EXTENSIONS
 from .policies import POLICIES
 from .simulation_metrics import DEFAULT_BSLD_TAU_S, legend_meanings, schedule_tables
@@ -59,6 +60,9 @@ def add_arguments(parser):
     parser.add_argument("--jobs-csv", metavar="FILE",
                         help="write one row per job and predictor: simulated start/end and the estimates used")
     parser.add_argument("--plot", metavar="DIR", help="write PNG figures (wait and slowdown by runtime class)")
+    parser.add_argument("--workers", type=whole_number(1, 1024), metavar="N",
+                        help="processes simulating predictors side by side (default: one per predictor, at most "
+                             "the CPUs this process may use); the output is the same for any N")
 
 
 def add_setting_arguments(parser, defaults=True):
@@ -191,19 +195,31 @@ def job_table(runs, columns):
     return JOB_HEADER, rows()
 
 
-def _simulate_all(jobs, names, cluster, settings):
-    """``{name: [ScheduledJob]}``, one run per predictor, with one progress bar over them all (on a TTY)."""
+def _simulate_all(jobs, names, cluster, settings, workers=1):
+    """``{name: ScheduledRun}``, one run per predictor, in ``workers`` processes, with one progress bar over them
+    all (on a TTY). The runs are the same whatever ``workers`` is: each is one deterministic simulation."""
     from ..progress import ProgressBar
+    frame = run_frame(jobs, cluster, settings)
     progress = ProgressBar("simulating {} predictors".format(len(names)), unit="job")
-    runs = {}
     try:
-        for number, name in enumerate(names):
-            def report(submitted, total, before=number * len(jobs)):
-                progress(before + submitted, total * len(names))
-            runs[name] = simulate_jobs(jobs, resolve(name), cluster, settings, report)
+        if workers <= 1 or len(names) <= 1 or not can_fork():
+            return _serially(frame, names, cluster, settings, progress)
+        return in_processes(frame, names, cluster, settings, min(workers, len(names)), progress)
     finally:
         progress.close()
+
+
+def _serially(frame, names, cluster, settings, progress):
+    runs, total = {}, len(frame.jobs) * len(names)
+    for number, name in enumerate(names):
+        def report(submitted, _, before=number * len(frame.jobs)):
+            progress(before + submitted, total)
+        runs[name] = simulate_run(frame, resolve(name), cluster, settings, report)
     return runs
+
+
+def _workers(args):
+    return args.workers or default_workers(len(args.predictors))
 
 
 def run(args):
@@ -218,7 +234,7 @@ def run(args):
     recorded = recorded_notes(jobs, args.predictors)
     for note in recorded:
         sys.stderr.write(note + "\n")
-    runs = _simulate_all(jobs, args.predictors, cluster, settings)
+    runs = _simulate_all(jobs, args.predictors, cluster, settings, _workers(args))
     title = "PBS scheduling simulation of {} ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(jobs))
     notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (

@@ -90,18 +90,30 @@ class ScheduleColumns:
     """One run's per-job arrays, in submission order."""
 
     def __init__(self, scheduled, tau_s):
-        count = len(scheduled)
-        self.submit = np.fromiter((done.job.submit_time for done in scheduled), np.int64, count)
-        self.start = np.fromiter((done.start_time for done in scheduled), np.int64, count)
-        self.end = np.fromiter((done.end_time for done in scheduled), np.int64, count)
-        self.runtime = np.fromiter((done.runtime_s for done in scheduled), np.int64, count)
+        # A ScheduledRun has its arrays at hand; a list of ScheduledJobs is read job by job.
+        arrays = scheduled.arrays() if hasattr(scheduled, "arrays") else _arrays(scheduled)
+        self.submit, self.start, self.end, self.runtime = arrays["submit"], arrays["start"], arrays["end"], \
+            arrays["runtime"]
         self.wait = self.start - self.submit
         self.bsld = np.maximum((self.wait + self.runtime) / np.maximum(self.runtime, tau_s), 1.0)
-        self.soft = np.fromiter((done.soft_walltime_started_s or 0 for done in scheduled), np.int64, count)
-        self.reservation = np.fromiter((-1 if done.reservation_time is None else done.reservation_time
-                                        for done in scheduled), np.int64, count)
-        self.killed = np.fromiter((done.killed for done in scheduled), np.bool_, count)
-        self.queues = np.array([done.job.queue or "-" for done in scheduled], dtype=object)
+        self.soft, self.reservation, self.killed = arrays["soft"], arrays["reservation"], arrays["killed"]
+        self.queues = arrays["queues"]
+
+
+def _arrays(scheduled):
+    """The per-job arrays of a list of ``ScheduledJob``s."""
+    count = len(scheduled)
+    return {
+        "submit": np.fromiter((done.job.submit_time for done in scheduled), np.int64, count),
+        "start": np.fromiter((done.start_time for done in scheduled), np.int64, count),
+        "end": np.fromiter((done.end_time for done in scheduled), np.int64, count),
+        "runtime": np.fromiter((done.runtime_s for done in scheduled), np.int64, count),
+        "soft": np.fromiter((done.soft_walltime_started_s or 0 for done in scheduled), np.int64, count),
+        "reservation": np.fromiter((-1 if done.reservation_time is None else done.reservation_time
+                                    for done in scheduled), np.int64, count),
+        "killed": np.fromiter((done.killed for done in scheduled), np.bool_, count),
+        "queues": np.array([done.job.queue or "-" for done in scheduled], dtype=object),
+    }
 
 
 def _stat(values, how):

@@ -1,0 +1,207 @@
+"""Benchmark: ``python -m replay simulate`` as an admin runs it, against a baseline commit and AccaSim. Not a test.
+
+Three measures, each printed as a table (baseline, this tree, ratio):
+
+* **KTH-SP2 end to end**: ``python -m replay simulate KTH-SP2 --predictors v3
+  --json FILE`` run by this tree and by the baseline commit (its ``replay``
+  and ``predictor`` packages taken from git), in turn, best wall time of
+  ``--rounds``. The time this tree's reader takes to read the trace is
+  measured apart, so the table also says what the command would take with a
+  reader 5 times faster.
+* **AccaSim** (with ``--accasim-python PY``, a Python that has ``accasim``
+  installed, e.g. a venv made for it): AccaSim's EASY backfilling with
+  first-fit allocation on the same trace, 100 single-core nodes, best wall
+  time of ``--rounds``, interleaved with ours. AccaSim 1.1.3 imports
+  ``collections.Mapping``, gone since Python 3.10; the runner puts the
+  ``collections.abc`` names back first.
+* **A million jobs** (``--million``): a trace made by repeating KTH-SP2 back
+  to back (each copy shifted past the previous one's last submission by a
+  day, job numbers renumbered) to ``--jobs`` jobs; ``python -m replay
+  simulate`` with the default predictors, with ``--workers 1`` and with the
+  default workers, and the accuracy replay ``python -m replay``: wall and CPU
+  time, the peak RSS of the largest process, and the peak of the sum over the
+  command and its workers (sampled every 0.1 s from /proc).
+
+    python benchmarks/simulate_end_to_end.py [--baseline REV] [--rounds 3] [--accasim-python PY]
+        [--million] [--jobs 1000000] [--kth PATH]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from replay_simulate import DEFAULT_BASELINE, DEFAULT_DATA, ROOT, extract
+
+KTH = os.path.join(DEFAULT_DATA, "KTH-SP2-1996-2.2.swf")
+ACCASIM_RUNNER = '''
+import collections, collections.abc, sys
+for name in ("Mapping", "MutableMapping", "Sequence", "Iterable", "Callable"):
+    setattr(collections, name, getattr(collections.abc, name))
+from accasim.base.allocator_class import FirstFit
+from accasim.base.scheduler_class import EASYBackfilling
+from accasim.base.simulator_class import Simulator
+Simulator(sys.argv[1], sys.argv[2], EASYBackfilling(FirstFit()), RESULTS_FOLDER_PATH=sys.argv[3],
+          statistics_output=False, show_statistics=False).start_simulation(system_status=False, debug=False)
+'''
+
+
+class Measure:
+    """One command's wall and CPU seconds (itself and its children), peak RSS of its largest process and
+    peak sum of RSS over it and its descendants, in MB."""
+
+    def __init__(self, argv, cwd):
+        started = time.perf_counter()
+        with tempfile.TemporaryFile() as errors:
+            process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
+            self.tree_peak_mb = 0.0
+            while True:
+                pid, status, usage = os.wait4(process.pid, os.WNOHANG)  # wait4: the child's own resource usage
+                if pid:
+                    break
+                self.tree_peak_mb = max(self.tree_peak_mb, _tree_rss_mb(process.pid))
+                time.sleep(0.1)
+            process.returncode = os.waitstatus_to_exitcode(status)
+            self.wall_s = time.perf_counter() - started
+            self.cpu_s = usage.ru_utime + usage.ru_stime
+            self.peak_mb = usage.ru_maxrss / 1024
+            if process.returncode:
+                errors.seek(0)
+                raise SystemExit("{} failed:\n{}".format(" ".join(argv), errors.read().decode()[-2000:]))
+
+
+def _tree_rss_mb(pid):
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            with open("/proc/{0}/task/{0}/children".format(current)) as children:
+                pending += [int(child) for child in children.read().split()]
+            with open("/proc/{}/statm".format(current)) as statm:
+                total += int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError):
+            continue  # the process ended meanwhile
+    return total / 2 ** 20
+
+
+def best(measures):
+    return min(measures, key=lambda measure: measure.wall_s)
+
+
+def replay(tree, arguments, rounds):
+    return best([Measure([sys.executable, "-m", "replay"] + arguments, tree) for _ in range(rounds)])
+
+
+def read_seconds(path):
+    """This tree's reader on ``path``: best of three."""
+    sys.path.insert(0, ROOT)
+    from replay.traces.readers import load_trace
+    seconds = []
+    for _ in range(3):
+        started = time.perf_counter()
+        load_trace([path])
+        seconds.append(time.perf_counter() - started)
+    return min(seconds)
+
+
+def end_to_end(trees, kth, rounds, accasim_python, folder):
+    arguments = ["simulate", kth, "--predictors", "v3", "--json", os.path.join(folder, "out.json")]
+    runs = {label: [] for label in trees}
+    accasim = []
+    if accasim_python:
+        config = os.path.join(folder, "kth.config")
+        with open(config, "w") as out:
+            json.dump({"groups": {"g0": {"core": 1}}, "resources": {"g0": 100},
+                       "equivalence": {"processor": {"core": 1}}}, out)
+    for _ in range(rounds):
+        for label, tree in trees.items():
+            runs[label].append(replay(tree, arguments, 1))
+        if accasim_python:
+            accasim.append(Measure([accasim_python, "-c", ACCASIM_RUNNER, kth, config,
+                                    os.path.join(folder, "accasim")], folder))
+    reading = read_seconds(kth)
+    old, new = best(runs["baseline"]), best(runs["this"])
+    print("\nKTH-SP2 end to end, python -m replay simulate --predictors v3 (best wall of {}):".format(rounds))
+    print("{:<44} {:>9} {:>9}".format("", "wall s", "CPU s"))
+    print("{:<44} {:>9.2f} {:>9.2f}".format("baseline", old.wall_s, old.cpu_s))
+    print("{:<44} {:>9.2f} {:>9.2f}   {:.1f}x faster".format("this tree", new.wall_s, new.cpu_s,
+                                                            old.wall_s / new.wall_s))
+    print("{:<44} {:>9.2f}".format("  of which reading the trace", reading))
+    faster_reader = new.wall_s - reading + reading / 5
+    print("{:<44} {:>9.2f}".format("this tree with a reader 5x faster", faster_reader))
+    results = {"baseline_wall_s": old.wall_s, "wall_s": new.wall_s, "read_s": reading,
+               "wall_with_5x_reader_s": faster_reader}
+    if accasim:
+        theirs = best(accasim)
+        print("{:<44} {:>9.2f} {:>9.2f}".format("AccaSim 1.1.3, EASY + first fit", theirs.wall_s, theirs.cpu_s))
+        print("AccaSim / baseline {:.1f}x;  AccaSim / this tree {:.1f}x;  with a 5x faster reader {:.1f}x".format(
+            theirs.wall_s / old.wall_s, theirs.wall_s / new.wall_s, theirs.wall_s / faster_reader))
+        results["accasim_wall_s"] = theirs.wall_s
+    return results
+
+
+def repeated_kth(kth, jobs, path):
+    """Write KTH-SP2 repeated back to back up to ``jobs`` jobs."""
+    with open(kth) as stream:
+        lines = stream.read().splitlines()
+    rows = [line.split() for line in lines if line.strip() and not line.startswith(";")]
+    span = max(int(row[1]) for row in rows) + 86400
+    with open(path, "w") as out:
+        out.write("; KTH-SP2-1996-2.2 repeated back to back (benchmarks/simulate_end_to_end.py)\n; MaxProcs: 100\n")
+        for number in range(jobs):
+            copy, row = divmod(number, len(rows))
+            fields = list(rows[row])
+            fields[0], fields[1] = str(number + 1), str(int(fields[1]) + copy * span)
+            out.write(" ".join(fields) + "\n")
+
+
+def million(trees, kth, jobs, folder):
+    path = os.path.join(folder, "million.swf")
+    repeated_kth(kth, jobs, path)
+    # The baseline has no --workers: its simulate is one process, compared with --workers 1.
+    commands = (("simulate, 5 predictors, --workers 1", ["simulate", path], ["--workers", "1"], True),
+                ("simulate, 5 predictors, default workers", ["simulate", path], [], False),
+                ("accuracy replay (python -m replay)", [path], [], True))
+    print("\n{:,} jobs (KTH-SP2 repeated):".format(jobs))
+    print("{:<42} {:<9} {:>8} {:>8} {:>13} {:>13}".format("command", "tree", "wall s", "CPU s", "largest MB",
+                                                         "all procs MB"))
+    results = []
+    for label, arguments, ours_only, baseline_too in commands:
+        for tree_label, tree in trees.items():
+            if tree_label == "baseline" and not baseline_too:
+                continue
+            extra = ours_only if tree_label == "this" else []
+            measure = replay(tree, arguments + extra + ["--json", os.path.join(folder, "m.json")], 1)
+            print("{:<42} {:<9} {:>8.1f} {:>8.1f} {:>13,.0f} {:>13,.0f}".format(
+                label, tree_label, measure.wall_s, measure.cpu_s, measure.peak_mb, measure.tree_peak_mb), flush=True)
+            results.append({"command": label, "tree": tree_label, "wall_s": measure.wall_s, "cpu_s": measure.cpu_s,
+                            "peak_mb": measure.peak_mb, "tree_peak_mb": measure.tree_peak_mb})
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git commit to compare with")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--kth", default=KTH)
+    parser.add_argument("--accasim-python", metavar="PY", help="a Python with accasim installed")
+    parser.add_argument("--million", action="store_true", help="also the 1M-job time and memory runs")
+    parser.add_argument("--jobs", type=int, default=1000000)
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args()
+    print("load average at start: {:.2f} {:.2f} {:.2f}; baseline {}".format(*os.getloadavg(), args.baseline))
+    with tempfile.TemporaryDirectory() as folder:
+        trees = {"baseline": extract(args.baseline, os.path.join(folder, "baseline")), "this": ROOT}
+        results = {"end_to_end": end_to_end(trees, args.kth, args.rounds, args.accasim_python, folder)}
+        if args.million:
+            results["million"] = million(trees, args.kth, args.jobs, folder)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(results, out, indent=2)
+
+
+if __name__ == "__main__":
+    main()

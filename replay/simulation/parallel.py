@@ -1,0 +1,86 @@
+"""Several predictors' simulations side by side: one worker process per run.
+
+The workers are forked once the jobs are in memory, so they inherit the jobs
+instead of receiving a pickled copy, and each sends back only what its run
+decided (``RunColumns``: a few arrays); the parent joins them to its own
+``RunFrame``. The runs are deterministic, so the outputs do not depend on how
+many processes ran them. Where processes cannot be forked, the runs are made
+one after the other in this process.
+
+Progress: each worker writes how many jobs it has submitted into a shared
+array, which the parent reads while it waits.
+"""
+
+import concurrent.futures
+import gc
+import multiprocessing
+import os
+
+from ..predictors import resolve
+from .engine import simulate_run
+from .schedule import ScheduledRun
+
+__all__ = ["default_workers", "can_fork", "in_processes"]
+
+_POLL_S = 0.5
+"""How often the parent redraws the progress bar while the workers run."""
+
+_INHERITED = None
+"""``(frame, cluster, settings, submitted counts)``: set by the parent just before it forks the workers."""
+
+
+def default_workers(predictors):
+    """One process per predictor, at most as many as the CPUs this process may run on (its cpuset, as PBS
+    gives a job)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, predictors))
+
+
+def can_fork():
+    """Whether worker processes can inherit the jobs (the ``fork`` start method exists here)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def in_processes(frame, names, cluster, settings, workers, progress):
+    """``{name: ScheduledRun}`` for the predictors ``names``, simulated by ``workers`` forked processes."""
+    global _INHERITED
+    context = multiprocessing.get_context("fork")
+    submitted = context.RawArray("q", len(names))
+    _INHERITED = (frame, cluster, settings, submitted)
+    gc.freeze()  # the workers' collector then leaves the inherited objects alone: fewer pages copied
+    try:
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+            # All workers are forked at the first submission, before the progress bar starts its thread.
+            futures = [pool.submit(_run, number, name) for number, name in enumerate(names)]
+            try:
+                _wait(futures, submitted, len(frame.jobs) * len(names), progress)
+            except BaseException:
+                for future in futures:  # an interrupt or a failed run: start no other
+                    future.cancel()
+                raise
+            return {name: ScheduledRun(frame, future.result()) for name, future in zip(names, futures)}
+    finally:
+        _INHERITED = None
+        gc.unfreeze()
+
+
+def _wait(futures, submitted, total, progress):
+    pending = set(futures)
+    while pending:
+        done, pending = concurrent.futures.wait(pending, timeout=_POLL_S,
+                                                return_when=concurrent.futures.FIRST_EXCEPTION)
+        for future in done:
+            future.result()  # a failed run fails the command now, with its own error
+        progress(sum(submitted), total)
+
+
+def _run(number, name):
+    """In a worker: run predictor ``name`` over the inherited jobs; its ``RunColumns``."""
+    frame, cluster, settings, submitted = _INHERITED
+
+    def report(count, _):
+        submitted[number] = count
+    return simulate_run(frame, resolve(name), cluster, settings, report).columns

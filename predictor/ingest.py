@@ -41,16 +41,12 @@ __all__ = ["Ingester", "IngestStats", "expand_paths", "empty_directories", "look
 class IngestStats:
     """Counters of one ingest run."""
 
+    COUNTERS = ("files", "lines", "end_records", "jobs", "rejected", "missing", "empty", "unreadable",
+                "not_accounting")
+
     def __init__(self):
-        self.files = 0
-        self.lines = 0
-        self.end_records = 0
-        self.jobs = 0
-        self.rejected = 0
-        self.missing = 0
-        self.empty = 0
-        self.unreadable = 0
-        self.not_accounting = 0
+        for name in self.COUNTERS:
+            setattr(self, name, 0)
 
     def __repr__(self):
         text = ("{0.files} files, {0.lines} lines, {0.end_records} E records, {0.jobs} jobs loaded, "

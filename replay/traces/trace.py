@@ -40,18 +40,13 @@ class Job(NamedTuple):
 class ReadStats:
     """Counters of one read. ``skipped`` counts jobs that never ran, by reason."""
 
+    COUNTERS = ("files", "lines", "rejected", "incomplete", "reruns", "array_subjobs", "replaced", "ignored_files",
+                "extra_fields", "extra_queue_names")
+
     def __init__(self):
-        self.files = 0
-        self.lines = 0
-        self.rejected = 0
+        for name in self.COUNTERS:
+            setattr(self, name, 0)
         self.skipped = {}
-        self.incomplete = 0
-        self.reruns = 0
-        self.array_subjobs = 0
-        self.replaced = 0
-        self.ignored_files = 0
-        self.extra_fields = 0
-        self.extra_queue_names = 0
 
     def skip(self, reason):
         """Count one job left out of the trace because of ``reason``."""

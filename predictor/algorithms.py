@@ -210,8 +210,8 @@ REGISTRY = {
     "v3-deployed": _spec(v3_deployed, "v3 as the authors' production hook runs it: the scaled walltime doubled for "
                                       "walltimes over 24 h"),
     "tang": _spec(tang, "Tang et al.: the walltime x the {percentile}th percentile of runtime/walltime of the "
-                        "user's jobs that ended in the last {window_days} days (the walltime with fewer than "
-                        "{min_history})"),
+                        "jobs of the same {key} that ended in the last {window_days} days (the walltime with "
+                        "fewer than {min_history})"),
 }
 """The registry: predictor name -> ``AlgorithmSpec``. The hooks' config, both command lines and the
 documentation's tables read it; ``{...}`` in a description are the predictor's parameters."""

@@ -13,6 +13,7 @@ import pytest
 from replay.cli import main
 from replay.sweep import command
 from replay.sweep.grid import Cell, expand, grid_of, read_grid_file
+from replay.sweep.table import COLUMNS
 
 from sweepgrid import CELLS, GRID, REPO, write_tiny_trace
 
@@ -222,3 +223,12 @@ def test_relative_trace_found_by_a_subjob_started_elsewhere(tmp_path, trace, cap
     run_subjobs(capsys, directory, range(1, CELLS + 1))
     status, out, _ = sweep(capsys, "collect", directory)
     assert status == 0 and out.count("\n{}  ".format(os.path.basename(trace))) == CELLS
+
+
+def test_table_has_a_legend_for_every_header_and_predictor(local_table):
+    """Under the sweep's table, each column header and each predictor of the grid has a legend line."""
+    table, legend = local_table.split("\nLegend:\n", 1)
+    explained = {name for line in legend.splitlines() for name in line.strip().split(": ", 1)[0].split(", ")}
+    header = next(line for line in table.splitlines() if line.startswith("trace "))
+    assert {column.header for column in COLUMNS} - explained == set()
+    assert {"v1", "v3"} <= explained and all(column.header in header for column in COLUMNS)

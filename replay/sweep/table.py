@@ -8,8 +8,9 @@ import json
 from typing import NamedTuple, Optional
 
 from ..errors import ReplayError
-from ..report import Column, Report, Table
-from ..simulation.simulation_metrics import SUMMARY_COLUMNS
+from ..predictors import predictor_legend
+from ..report import Column, Report, Table, column_legend
+from ..simulation.simulation_metrics import SUMMARY_COLUMNS, legend_meanings
 from .cells import settings_note
 from .grid import AXES, Cell
 
@@ -18,6 +19,14 @@ __all__ = ["COLUMNS", "Outcome", "outcome_of", "missing", "sweep_report", "probl
 COLUMNS = (Column("trace", "trace"), Column("policy", "policy"), Column("backfill_depth", "depth", "count"),
            Column("extension", "extension"), Column("predictor", "predictor")) + SUMMARY_COLUMNS
 """The cell's coordinates, then simulate's summary row."""
+
+_CELL_MEANINGS = (
+    (("trace",), "the trace the cell simulated"),
+    (("policy",), "the order of the queued jobs (--policy; docs/simulate.md, Policies)"),
+    (("depth",), "backfill depth (--backfill-depth): top jobs with a reservation at once; 0: no backfilling"),
+    (("extension",), "how a soft walltime is extended once a job outlives it (--extension): pbs S, 2S, 3S ...; "
+                     "double S, 2S, 4S ...; capped at the walltime"),
+)
 
 
 class Outcome(NamedTuple):
@@ -84,7 +93,9 @@ def sweep_report(outcomes, settings):
     notes += _unique(note for outcome in done for note in outcome.notes) + _without_result_note(outcomes)
     rows = [tuple(outcome.cell) + outcome.values for outcome in done]
     title = "PBS scheduling sweep: {} cells".format(len(outcomes))
-    return Report(title, notes, (Table("sweep", "All jobs, one row per cell", COLUMNS, rows),))
+    tables = (Table("sweep", "All jobs, one row per cell", COLUMNS, rows),)
+    legend = column_legend(tables, _CELL_MEANINGS + legend_meanings(settings.bsld_tau_s))
+    return Report(title, notes, tables, legend + predictor_legend(_unique(outcome.cell.predictor for outcome in done)))
 
 
 def problem_lines(outcomes):

@@ -63,8 +63,8 @@ def test_reader_cannot_write(db, reader):
         PgHistory(db.reader_dsn, read_only=False).add(job("x"))
 
 
-def test_query_plan_is_index_only(db, writer):
-    """The prediction query is served by completed_jobs_user_recent."""
+def _plan_with_rows(db, writer, query, parameters=None):
+    """PostgreSQL's plan for ``query`` over 50 rows of 5 users, with sequential scans ruled out."""
     for index in range(50):
         writer.add(job(str(index), user="u{}".format(index % 5), end=index))
     conn = psycopg2.connect(db.dsn)
@@ -72,27 +72,22 @@ def test_query_plan_is_index_only(db, writer):
         with conn.cursor() as cursor:
             cursor.execute("ANALYZE completed_jobs")
             cursor.execute("SET enable_seqscan = off")
-            cursor.execute("EXPLAIN SELECT end_time, job_id, runtime_s, walltime_s FROM completed_jobs"
-                           " WHERE user_name = 'u1' ORDER BY end_time DESC, job_id DESC LIMIT 15")
-            plan = "\n".join(row[0] for row in cursor.fetchall())
+            cursor.execute("EXPLAIN " + query, parameters)
+            return "\n".join(row[0] for row in cursor.fetchall())
     finally:
         conn.close()
+
+
+def test_query_plan_is_index_only(db, writer):
+    """The prediction query is served by completed_jobs_user_recent."""
+    plan = _plan_with_rows(db, writer, "SELECT end_time, job_id, runtime_s, walltime_s FROM completed_jobs"
+                                       " WHERE user_name = 'u1' ORDER BY end_time DESC, job_id DESC LIMIT 15")
     assert "completed_jobs_user_recent" in plan and "Sort" not in plan
 
 
 def test_time_bounded_query_plan_is_index_only(db, writer):
     """tang's query, bounded by end time, is served by the same index, without a sort."""
-    for index in range(50):
-        writer.add(job(str(index), user="u{}".format(index % 5), end=index))
-    conn = psycopg2.connect(db.dsn)
-    try:
-        with conn.cursor() as cursor:
-            cursor.execute("ANALYZE completed_jobs")
-            cursor.execute("SET enable_seqscan = off")
-            cursor.execute("EXPLAIN " + RECENT_HISTORY_SINCE, ("u1", 20, 1000))
-            plan = "\n".join(row[0] for row in cursor.fetchall())
-    finally:
-        conn.close()
+    plan = _plan_with_rows(db, writer, RECENT_HISTORY_SINCE, ("u1", 20, 1000))
     assert "Index Only Scan using completed_jobs_user_recent" in plan and "Sort" not in plan
     assert "end_time >= " in plan and "Filter" not in plan
 

@@ -24,6 +24,7 @@ newest first) and the requested walltime. Decisions the paper leaves open:
   "when a job is submitted"); R above 1 counts as 1, as the paper does.
 """
 
+import functools
 from fractions import Fraction
 from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
@@ -239,11 +240,17 @@ class Algorithm(NamedTuple):
 
     def predict(self, history, walltime_s, submit_time=None):
         """The soft walltime in seconds, or None when none should be set (``submit_time``: epoch seconds)."""
+        if REGISTRY[self.name].reads_submit_time:
+            return self.bound()(history, walltime_s, submit_time=submit_time)
+        return self.bound()(history, walltime_s)
+
+    def bound(self):
+        """The predictor's function with this algorithm's parameters fixed:
+        ``function(history, walltime_s[, submit_time=...])``, ``submit_time`` only for those that read it.
+        Made once, it spares a caller that predicts for many jobs the parameter lookups of ``predict``."""
         spec = REGISTRY[self.name]
-        parameters = {name: getattr(self, name) for name in spec.defaults if name not in spec.fixed}
-        if spec.reads_submit_time:
-            parameters["submit_time"] = submit_time
-        return spec.function(history, walltime_s, **parameters)
+        return functools.partial(spec.function, **{name: getattr(self, name) for name in spec.defaults
+                                                   if name not in spec.fixed})
 
     def since(self, submit_time):
         """The oldest end time this predictor reads for a job submitted at ``submit_time`` (None: any)."""

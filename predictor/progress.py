@@ -7,12 +7,17 @@ Where tqdm is not installed (it is not, on Python before 3.8), no bar is drawn.
 import os
 import sys
 
-try:
-    from tqdm import tqdm
-except ImportError:  # Python < 3.8: installed without it
-    tqdm = None
-
 __all__ = ["ProgressBar"]
+
+
+def _tqdm():
+    """tqdm's bar class, or None where it is not installed (Python < 3.8). Imported only for a terminal: it
+    costs a command that writes to a file or a pipe a noticeable part of its start-up."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm
 
 
 def _is_terminal(stream):
@@ -34,7 +39,8 @@ class ProgressBar:
 
     def __init__(self, label, stream=None, unit="it"):
         self.stream = sys.stderr if stream is None else stream
-        self.enabled = tqdm is not None and _is_terminal(self.stream)
+        self._tqdm = _tqdm() if _is_terminal(self.stream) else None
+        self.enabled = self._tqdm is not None
         self.label = label
         self.unit = unit
         self._bar = None
@@ -44,7 +50,7 @@ class ProgressBar:
             return
         if self._bar is None:
             columns, lines = _screen(self.stream)
-            self._bar = tqdm(total=total, desc=self.label, unit=self.unit, file=self.stream, leave=False,
+            self._bar = self._tqdm(total=total, desc=self.label, unit=self.unit, file=self.stream, leave=False,
                              ncols=columns, nrows=lines)
         self._bar.update(done - self._bar.n)
 

@@ -41,13 +41,13 @@ def _algorithm(name, label=None, **parameters):
         algorithm = make_algorithm(name, **parameters)
     except ConfigError as err:
         raise UsageError(str(err)) from None
+    function = algorithm.bound()
     if not REGISTRY[name].reads_submit_time:
-        return ReplayPredictor(label or name, algorithm.window,
-                               lambda history, job: algorithm.predict(history, job.walltime_s), ("walltime_s",),
-                               algorithm)
+        return ReplayPredictor(label or name, algorithm.window, lambda history, job: function(history, job.walltime_s),
+                               ("walltime_s",), algorithm)
     # A time window counts back from the job's submission (the hooks: its ctime).
     return ReplayPredictor(label or name, algorithm.window,
-                           lambda history, job: algorithm.predict(history, job.walltime_s, job.submit_time),
+                           lambda history, job: function(history, job.walltime_s, submit_time=job.submit_time),
                            ("walltime_s", "submit_time"), algorithm)
 
 

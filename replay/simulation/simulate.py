@@ -13,7 +13,6 @@ import numpy as np
 
 from predictor.arguments import duration
 
-from ..classification.table import with_classification
 from ..errors import ReplayError
 from ..predictors import predictor_legend, resolve
 from ..options import add_input_arguments, predictor_names, whole_number
@@ -170,7 +169,9 @@ def _settings_note(settings, tau_s):
 def simulation_report(title, notes, runs, cluster, tau_s):
     """``(Report, columns by predictor)`` for ``runs`` (``{predictor: [ScheduledJob]}``)."""
     any_run = next(iter(runs.values()), [])
-    widths = np.fromiter((cluster.cores_held(done.width) for done in any_run), np.int64, len(any_run))
+    # A ScheduledRun's frame has the widths already; a list of ScheduledJobs is read job by job.
+    widths = any_run.frame.width if hasattr(any_run, "frame") else [done.width for done in any_run]
+    widths = cluster.cores_held(np.array(widths, dtype=np.int64))
     tables, columns = schedule_tables(runs, tau_s, widths, cluster.cores)
     legend = column_legend(tables, legend_meanings(tau_s)) + predictor_legend(runs)
     return Report(title, tuple(notes), tuple(tables), legend), columns
@@ -241,6 +242,7 @@ def run(args):
         machine_note, _settings_note(settings, args.bsld_tau_s)) + rerun_notes(runs, settings)
     report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau_s)
     if POLICIES[settings.policy].classifies:
+        from ..classification.table import with_classification  # the classifier's forest: only for small-first
         report = with_classification(report, jobs)
     with OutputFiles() as files:
         write_outputs(args, report, job_table(runs, columns), files)

@@ -16,7 +16,7 @@ import re
 import sys
 
 from ..errors import TraceError
-from . import pbslog, swf
+from . import swf
 from .files import raw_lines
 from .trace import ReadStats
 
@@ -83,6 +83,7 @@ def load_trace(paths, fmt="auto", on_reject=None):
     if source_format == "swf":
         trace = swf.read_swf(paths[0], stats, on_reject)
     else:
+        from . import pbslog  # its worker pool and the accounting parser are only needed for PBS logs
         trace = pbslog.read_accounting(paths, stats, on_reject)
     if not trace.jobs:
         raise TraceError("no job that ran in {}: {}".format(", ".join(paths), "; ".join(stats.notes(0))))

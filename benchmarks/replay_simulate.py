@@ -10,19 +10,26 @@ says whether they are identical.
 
 For each trace (default: KTH-SP2, 100 cores, and the CEA-Curie sample, 93,312
 cores, from shared/data) and predictor, one line: baseline jobs/s, this tree's
-jobs/s, and their ratio. Then two shape checks of this tree's engine on the
+jobs/s, and their ratio.
+
+``--mypyc MYPYC`` adds a third engine: this tree with its engine, scheduler and
+calendar modules compiled, unchanged, by mypyc (``MYPYC`` is its command, e.g.
+from ``pip install mypy`` in a venv of its own) in a temporary copy; its jobs/s
+and ratio to the baseline are added to each line. It measures what compiling
+the engine would give; the project itself ships no compiled module. Then two shape checks of this tree's engine on the
 first trace: linear in jobs (the first 25 %, 50 % and 100 % of the jobs) and
 flat in machine size (the machine and every job ``--scale`` times wider: the
 same schedule at about the same speed).
 
     python benchmarks/replay_simulate.py [--baseline REV] [--rounds 5] [--predictors user,v3,v1]
-        [--data DIR] [--traces A.swf,B.swf] [--scale 1000] [--json FILE]
+        [--data DIR] [--traces A.swf,B.swf] [--scale 1000] [--mypyc MYPYC] [--json FILE]
 """
 
 import argparse
 import gc
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -44,6 +51,19 @@ def extract(rev, folder):
     subprocess.run(["git", "-C", ROOT, "archive", "-o", archive, rev] + list(PACKAGES), check=True)
     with tarfile.open(archive) as tar:
         tar.extractall(folder)
+    return folder
+
+
+COMPILED = ("replay/simulation/calendar.py", "replay/simulation/scheduler.py", "replay/simulation/engine.py")
+"""The modules ``--mypyc`` compiles: the per-event code."""
+
+
+def compiled_copy(mypyc, folder):
+    """This tree's packages copied under ``folder`` with the ``COMPILED`` modules built there by ``mypyc``."""
+    for package in PACKAGES:
+        shutil.copytree(os.path.join(ROOT, package), os.path.join(folder, package),
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    subprocess.run([mypyc, "--ignore-missing-imports"] + list(COMPILED), cwd=folder, check=True, stdout=subprocess.DEVNULL)
     return folder
 
 
@@ -93,8 +113,10 @@ def load(path):
 
 
 def throughput(engines, loaded, names, rounds):
-    print("{:<28} {:>7} {:<12} {:>7} {:>12} {:>12} {:>7}  {}".format(
-        "trace", "cores", "predictor", "jobs", "baseline j/s", "this j/s", "ratio", "same schedule"))
+    compiled = "compiled" in engines
+    print("{:<28} {:>7} {:<12} {:>7} {:>12} {:>12} {:>7}{}  {}".format(
+        "trace", "cores", "predictor", "jobs", "baseline j/s", "this j/s", "ratio",
+        " {:>12} {:>7}".format("compiled j/s", "ratio") if compiled else "", "same schedule"))
     rows = []
     for trace_name, (jobs, cores) in loaded:
         for name in names:
@@ -103,9 +125,14 @@ def throughput(engines, loaded, names, rounds):
                    "baseline_jobs_per_s": int(len(jobs) / best["baseline"]),
                    "jobs_per_s": int(len(jobs) / best["this"]), "ratio": round(best["baseline"] / best["this"], 2),
                    "same_schedule": same}
+            extra = ""
+            if compiled:
+                row.update(compiled_jobs_per_s=int(len(jobs) / best["compiled"]),
+                           compiled_ratio=round(best["baseline"] / best["compiled"], 2))
+                extra = " {compiled_jobs_per_s:>12,} {compiled_ratio:>6.2f}x".format(**row)
             rows.append(row)
             print("{trace:<28} {cores:>7} {predictor:<12} {jobs:>7} {baseline_jobs_per_s:>12,} {jobs_per_s:>12,} "
-                  "{ratio:>6.2f}x  {same_schedule}".format(**row), flush=True)
+                  "{ratio:>6.2f}x{extra}  {same_schedule}".format(extra=extra, **row), flush=True)
     return rows
 
 
@@ -139,6 +166,7 @@ def main():
     parser.add_argument("--predictors", default="user,v3,v1")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--scale", type=int, default=1000)
+    parser.add_argument("--mypyc", metavar="MYPYC", help="also time this tree with its engine compiled by MYPYC")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     names = args.predictors.split(",")
@@ -146,7 +174,10 @@ def main():
           flush=True)
     loaded = [(name, load(os.path.join(args.data, name))) for name in args.traces.split(",")]
     with tempfile.TemporaryDirectory() as folder:
-        engines = {"baseline": engine_of(extract(args.baseline, folder)), "this": engine_of(ROOT)}
+        engines = {"baseline": engine_of(extract(args.baseline, os.path.join(folder, "baseline")))}
+        if args.mypyc:
+            engines["compiled"] = engine_of(compiled_copy(args.mypyc, os.path.join(folder, "compiled")))
+        engines["this"] = engine_of(ROOT)
         results = {"baseline": args.baseline, "throughput": throughput(engines, loaded, names, args.rounds)}
     trace_name, (jobs, cores) = loaded[0]
     print("linear in jobs ({}, {}, this tree):".format(trace_name, names[0]))

@@ -19,8 +19,10 @@ Three measures, each printed as a table (baseline, this tree, ratio):
   day, job numbers renumbered) to ``--jobs`` jobs; ``python -m replay
   simulate`` with the default predictors, with ``--workers 1`` and with the
   default workers, and the accuracy replay ``python -m replay``: wall and CPU
-  time, the peak RSS of the largest process, and the peak of the sum over the
-  command and its workers (sampled every 0.1 s from /proc).
+  time, the peak RSS of the largest process, and the peaks of the RSS sum and
+  of the PSS sum over the command and its workers (sampled every 0.1 s from
+  /proc; the PSS sum counts pages a worker still shares with the command
+  once, the RSS sum once per process).
 
     python benchmarks/simulate_end_to_end.py [--baseline REV] [--rounds 3] [--accasim-python PY]
         [--million] [--jobs 1000000] [--kth PATH]
@@ -50,19 +52,25 @@ Simulator(sys.argv[1], sys.argv[2], EASYBackfilling(FirstFit()), RESULTS_FOLDER_
 
 
 class Measure:
-    """One command's wall and CPU seconds (itself and its children), peak RSS of its largest process and
-    peak sum of RSS over it and its descendants, in MB."""
+    """One command's wall and CPU seconds (itself and its children), peak RSS of its largest process, peak sum
+    of RSS over it and its descendants, and peak sum of their PSS, in MB.
+
+    A worker forked from the command shares the pages it has not written to with it: the RSS sum counts those
+    twice, the PSS (proportional set size: each shared page split among the processes sharing it) sum once,
+    so the PSS sum is the memory the command holds.
+    """
 
     def __init__(self, argv, cwd):
         started = time.perf_counter()
         with tempfile.TemporaryFile() as errors:
             process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
-            self.tree_peak_mb = 0.0
+            self.tree_peak_mb = self.tree_pss_peak_mb = 0.0
             while True:
                 pid, status, usage = os.wait4(process.pid, os.WNOHANG)  # wait4: the child's own resource usage
                 if pid:
                     break
-                self.tree_peak_mb = max(self.tree_peak_mb, _tree_rss_mb(process.pid))
+                rss, pss = _tree_mb(process.pid)
+                self.tree_peak_mb, self.tree_pss_peak_mb = max(self.tree_peak_mb, rss), max(self.tree_pss_peak_mb, pss)
                 time.sleep(0.1)
             process.returncode = os.waitstatus_to_exitcode(status)
             self.wall_s = time.perf_counter() - started
@@ -73,18 +81,21 @@ class Measure:
                 raise SystemExit("{} failed:\n{}".format(" ".join(argv), errors.read().decode()[-2000:]))
 
 
-def _tree_rss_mb(pid):
-    total, pending = 0, [pid]
+def _tree_mb(pid):
+    """``(RSS, PSS)`` summed over ``pid`` and its descendants, in MB."""
+    rss = pss = 0
+    pending = [pid]
     while pending:
         current = pending.pop()
         try:
             with open("/proc/{0}/task/{0}/children".format(current)) as children:
                 pending += [int(child) for child in children.read().split()]
-            with open("/proc/{}/statm".format(current)) as statm:
-                total += int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, ValueError):
+            with open("/proc/{}/smaps_rollup".format(current)) as rollup:
+                sizes = dict(line.split()[:2] for line in rollup if line.split()[0] in ("Rss:", "Pss:"))
+            rss, pss = rss + int(sizes["Rss:"]), pss + int(sizes["Pss:"])
+        except (OSError, ValueError, KeyError):
             continue  # the process ended meanwhile
-    return total / 2 ** 20
+    return rss / 1024, pss / 1024
 
 
 def best(measures):
@@ -166,8 +177,8 @@ def million(trees, kth, jobs, folder):
                 ("simulate, 5 predictors, default workers", ["simulate", path], [], False),
                 ("accuracy replay (python -m replay)", [path], [], True))
     print("\n{:,} jobs (KTH-SP2 repeated):".format(jobs))
-    print("{:<42} {:<9} {:>8} {:>8} {:>13} {:>13}".format("command", "tree", "wall s", "CPU s", "largest MB",
-                                                         "all procs MB"))
+    print("{:<42} {:<9} {:>8} {:>8} {:>11} {:>13} {:>13}".format("command", "tree", "wall s", "CPU s", "largest MB",
+                                                                 "all RSS MB", "all PSS MB"))
     results = []
     for label, arguments, ours_only, baseline_too in commands:
         for tree_label, tree in trees.items():
@@ -175,10 +186,12 @@ def million(trees, kth, jobs, folder):
                 continue
             extra = ours_only if tree_label == "this" else []
             measure = replay(tree, arguments + extra + ["--json", os.path.join(folder, "m.json")], 1)
-            print("{:<42} {:<9} {:>8.1f} {:>8.1f} {:>13,.0f} {:>13,.0f}".format(
-                label, tree_label, measure.wall_s, measure.cpu_s, measure.peak_mb, measure.tree_peak_mb), flush=True)
+            print("{:<42} {:<9} {:>8.1f} {:>8.1f} {:>11,.0f} {:>13,.0f} {:>13,.0f}".format(
+                label, tree_label, measure.wall_s, measure.cpu_s, measure.peak_mb, measure.tree_peak_mb,
+                measure.tree_pss_peak_mb), flush=True)
             results.append({"command": label, "tree": tree_label, "wall_s": measure.wall_s, "cpu_s": measure.cpu_s,
-                            "peak_mb": measure.peak_mb, "tree_peak_mb": measure.tree_peak_mb})
+                            "peak_mb": measure.peak_mb, "tree_peak_mb": measure.tree_peak_mb,
+                            "tree_pss_peak_mb": measure.tree_pss_peak_mb})
     return results
 
 

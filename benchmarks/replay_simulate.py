@@ -16,10 +16,12 @@ jobs/s, and their ratio.
 calendar modules compiled, unchanged, by mypyc (``MYPYC`` is its command, e.g.
 from ``pip install mypy`` in a venv of its own) in a temporary copy; its jobs/s
 and ratio to the baseline are added to each line. It measures what compiling
-the engine would give; the project itself ships no compiled module. Then two shape checks of this tree's engine on the
-first trace: linear in jobs (the first 25 %, 50 % and 100 % of the jobs) and
-flat in machine size (the machine and every job ``--scale`` times wider: the
-same schedule at about the same speed).
+the engine would give; the project itself ships no compiled module.
+
+Then two shape checks of this tree's engine on the first trace: linear in jobs
+(the first 25 %, 50 % and 100 % of the jobs) and flat in machine size (the
+machine and every job ``--scale`` times wider: the same schedule at about the
+same speed).
 
     python benchmarks/replay_simulate.py [--baseline REV] [--rounds 5] [--predictors user,v3,v1]
         [--data DIR] [--traces A.swf,B.swf] [--scale 1000] [--mypyc MYPYC] [--json FILE]
@@ -63,7 +65,8 @@ def compiled_copy(mypyc, folder):
     for package in PACKAGES:
         shutil.copytree(os.path.join(ROOT, package), os.path.join(folder, package),
                         ignore=shutil.ignore_patterns("__pycache__", "*.so"))
-    subprocess.run([mypyc, "--ignore-missing-imports"] + list(COMPILED), cwd=folder, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([mypyc, "--ignore-missing-imports"] + list(COMPILED), cwd=folder, check=True,
+                   stdout=subprocess.DEVNULL)
     return folder
 
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from replay.simulation.cluster import Cluster
 from replay.simulation.engine import ScheduledJob
 from replay.simulation.simulation_metrics import (GROUP_COLUMNS, ScheduleColumns, group_metrics, machine_metrics,
                                                  schedule_tables)
@@ -36,13 +37,13 @@ def test_group_metrics_count_waits_extensions_reservations_and_kills():
 def test_utilization_is_core_seconds_over_machine_and_makespan():
     """(2*100 + 5 + 7200) core-s on 4 cores over 7260 s."""
     columns = ScheduleColumns(SCHEDULE, 10)
-    utilization, makespan = machine_metrics(columns, np.array([2, 1, 1]), 4)
+    utilization, makespan = machine_metrics(columns, Cluster.of_cores(4))
     assert makespan == 7260 and utilization == pytest.approx(7405 / (4 * 7260))
 
 
 def test_tables_split_by_runtime_class_and_queue():
     """c (2 h ran) is <=2h; two queues give a by-queue table."""
-    tables, _ = schedule_tables({"user": SCHEDULE}, 10, np.array([2, 1, 1]), 4)
+    tables, _ = schedule_tables({"user": SCHEDULE}, 10, Cluster.of_cores(4))
     assert [table.key for table in tables] == ["summary", "by_runtime_class", "by_queue"]
     by_class = {row[1]: row[2] for row in tables[1].rows}
     assert by_class == {"<=2h": 3, "2-24h": 0, ">24h": 0}

@@ -120,8 +120,7 @@ class ScheduledRun:
     def arrays(self):
         """The metrics' per-job numpy arrays without making a ``ScheduledJob`` per job: ``submit``, ``start``,
         ``end``, ``runtime`` (end - start), ``soft`` (the runjob soft walltime, 0 for none), ``reservation`` (-1
-        for none), ``killed``,
-        ``queues`` (objects, "-" for none). Those that do not depend on the run are shared by all runs, and
+        for none), ``killed``, ``queues`` (objects, "-" for none), ``width`` (units held). Those that do not depend on the run are shared by all runs, and
         ``start``, ``end`` and ``soft`` are views on the run's own arrays: treat them all as read-only."""
         reservation = np.frombuffer(self.columns.reservation, dtype=np.int64).copy()
         reservation[reservation == NO_RESERVATION] = -1
@@ -145,6 +144,7 @@ def _shared_arrays(frame):
         shared["killed"] = np.fromiter((walltime is not None and job.runtime_s > walltime
                                         for job, walltime in zip(jobs, frame.walltime)), np.bool_, count_)
         shared["queues"] = np.array([job.queue or "-" for job in jobs], dtype=object)
+        shared["width"] = np.array(frame.width, dtype=np.int64)
         for array_ in shared.values():
             array_.flags.writeable = False
     return shared

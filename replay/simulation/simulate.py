@@ -168,11 +168,7 @@ def _settings_note(settings, tau_s):
 
 def simulation_report(title, notes, runs, cluster, tau_s):
     """``(Report, columns by predictor)`` for ``runs`` (``{predictor: [ScheduledJob]}``)."""
-    any_run = next(iter(runs.values()), [])
-    # A ScheduledRun's frame has the widths already; a list of ScheduledJobs is read job by job.
-    widths = any_run.frame.width if hasattr(any_run, "frame") else [done.width for done in any_run]
-    widths = cluster.cores_held(np.array(widths, dtype=np.int64))
-    tables, columns = schedule_tables(runs, tau_s, widths, cluster.cores)
+    tables, columns = schedule_tables(runs, tau_s, cluster)
     legend = column_legend(tables, legend_meanings(tau_s)) + predictor_legend(runs)
     return Report(title, tuple(notes), tuple(tables), legend), columns
 

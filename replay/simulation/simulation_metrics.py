@@ -97,7 +97,7 @@ class ScheduleColumns:
         self.wait = self.start - self.submit
         self.bsld = np.maximum((self.wait + self.runtime) / np.maximum(self.runtime, tau_s), 1.0)
         self.soft, self.reservation, self.killed = arrays["soft"], arrays["reservation"], arrays["killed"]
-        self.queues = arrays["queues"]
+        self.queues, self.width = arrays["queues"], arrays["width"]
 
 
 def _arrays(scheduled):
@@ -113,6 +113,7 @@ def _arrays(scheduled):
                                     for done in scheduled), np.int64, count),
         "killed": np.fromiter((done.killed for done in scheduled), np.bool_, count),
         "queues": np.array([done.job.queue or "-" for done in scheduled], dtype=object),
+        "width": np.fromiter((done.width for done in scheduled), np.int64, count),
     }
 
 
@@ -138,23 +139,22 @@ def group_metrics(columns, mask):
             int(np.count_nonzero(columns.killed[mask])))
 
 
-def machine_metrics(columns, widths_in_cores, machine_cores):
-    """``(utilization, makespan_s)`` of one run."""
+def machine_metrics(columns, cluster):
+    """``(utilization, makespan_s)`` of one run on ``cluster`` (a ``Cluster``)."""
     if columns.end.size == 0:
         return None, None
     makespan = int(columns.end.max() - columns.submit.min())
-    used = math.fsum((widths_in_cores * columns.runtime).tolist())
-    return (used / (machine_cores * makespan) if makespan else None), makespan
+    used = math.fsum((cluster.cores_held(columns.width) * columns.runtime).tolist())
+    return (used / (cluster.cores * makespan) if makespan else None), makespan
 
 
-def schedule_tables(runs, tau_s, widths_in_cores, machine_cores):
+def schedule_tables(runs, tau_s, cluster):
     """The Report's tables for ``runs`` (``{predictor: [ScheduledJob]}``) and their columns by predictor."""
     columns = {name: ScheduleColumns(scheduled, tau_s) for name, scheduled in runs.items()}
     summary, by_class, by_queue = [], [], []
     for name, cols in columns.items():
         everyone = np.ones(cols.wait.size, dtype=np.bool_)
-        summary.append((name,) + group_metrics(cols, everyone) + machine_metrics(cols, widths_in_cores,
-                                                                                  machine_cores))
+        summary.append((name,) + group_metrics(cols, everyone) + machine_metrics(cols, cluster))
         by_class += [(name, group) + group_metrics(cols, mask) for group, mask in runtime_class_masks(cols.runtime)]
         by_queue += [(name, group) + group_metrics(cols, mask) for group, mask in queue_masks(cols.queues)]
     tables = [Table("summary", "All jobs", _WHO + SUMMARY_COLUMNS, summary),

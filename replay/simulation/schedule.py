@@ -120,8 +120,9 @@ class ScheduledRun:
     def arrays(self):
         """The metrics' per-job numpy arrays without making a ``ScheduledJob`` per job: ``submit``, ``start``,
         ``end``, ``runtime`` (end - start), ``soft`` (the runjob soft walltime, 0 for none), ``reservation`` (-1
-        for none), ``killed``, ``queues`` (objects, "-" for none), ``width`` (units held). Those that do not depend on the run are shared by all runs, and
-        ``start``, ``end`` and ``soft`` are views on the run's own arrays: treat them all as read-only."""
+        for none), ``killed``, ``queues`` (objects, "-" for none), ``width`` (units held). Those that do not
+        depend on the run are shared by all runs, and ``start``, ``end`` and ``soft`` are views on the run's own
+        arrays: treat them all as read-only."""
         reservation = np.frombuffer(self.columns.reservation, dtype=np.int64).copy()
         reservation[reservation == NO_RESERVATION] = -1
         start, end = _view(self.columns.start), _view(self.columns.end)

@@ -51,8 +51,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 import pbs_standin as pbs  # noqa: E402  (the PBS double lives with the tests)
+
+from predictor.db.schema import init_schema  # noqa: E402
 from predictor.queries import RECENT_HISTORY  # noqa: E402
-from predictor.schema import init_schema  # noqa: E402
 from predictor.server import driver, runtime  # noqa: E402
 from predictor.server.dsn import connect_params  # noqa: E402
 

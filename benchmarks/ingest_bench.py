@@ -2,7 +2,7 @@
 
 Not a test. Creates a throwaway database on the local server, writes N E
 records (shaped like a real OpenPBS 23.06 E line, ~30 fields each) into daily
-files, ingests them with ``predictor.ingest.Ingester`` and reports records/s,
+files, ingests them with ``predictor.ingest.ingester.Ingester`` and reports records/s,
 next to the parse-only rate (no database) to show where the time goes.
 
     python benchmarks/ingest_bench.py [--records 1000000] [--files 10]
@@ -15,12 +15,12 @@ import time
 import uuid
 
 import psycopg2
-
 from hook_latency import admin, dsn_with  # same directory
-from predictor.chunks import parse_chunk
-from predictor.ingest import Ingester
-from predictor.logfile import LogFile
-from predictor.schema import init_schema
+
+from predictor.accounting.logfile import LogFile
+from predictor.db.schema import init_schema
+from predictor.ingest.chunks import parse_chunk
+from predictor.ingest.ingester import Ingester
 
 ADMIN_DSN = os.environ.get("PBS_SOFTWALLTIME_TEST_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
 

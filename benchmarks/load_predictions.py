@@ -29,11 +29,12 @@ import pg8000
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from hook_latency import admin, database_exists, dsn_with, load  # noqa: E402  (same directory)
+
 from predictor.algorithms import make_algorithm  # noqa: E402
+from predictor.db.schema import init_schema  # noqa: E402
 from predictor.errors import PredictorError  # noqa: E402
 from predictor.history import predict  # noqa: E402
 from predictor.jobs import JobRequest  # noqa: E402
-from predictor.schema import init_schema  # noqa: E402
 from predictor.server.dsn import connect_params  # noqa: E402
 from predictor.server.store import HookHistory  # noqa: E402
 

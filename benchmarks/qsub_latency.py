@@ -88,7 +88,7 @@ def prepare(directory):
     subprocess.run([SYSTEM_PYTHON, "-m", "pip", "install", "-q", "--target", target, REPO], check=True,
                    stdout=subprocess.DEVNULL)
     database = "swt_bench_qsub_{}".format(uuid.uuid4().hex[:8])
-    from predictor.schema import init_schema
+    from predictor.db.schema import init_schema
     from tests.pgadmin import admin_execute, dsn_for
     admin_execute("CREATE DATABASE " + database)
     init_schema(dsn_for(database))
@@ -103,7 +103,7 @@ def prepare(directory):
     config = os.path.join(directory, "hooks.json")
     with open(config, "w") as config_file:
         json.dump({"reader_dsn": dsn, "writer_dsn": dsn, "package_path": target}, config_file)
-    from predictor.qmgr import install_commands
+    from predictor.admin.qmgr import install_commands
     hook_path = os.path.join(target, "predictor", "hooks", "softwalltime.py")
     return database, install_commands(config, hook_path=hook_path)
 
@@ -128,7 +128,8 @@ def main():
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="swt_bench_qsub_")
     database, our_lines = prepare(directory)
-    installers = {"none": lambda: None, "empty": lambda: install_empty(directory), "ours": lambda: install_ours(our_lines)}
+    installers = {"none": lambda: None, "empty": lambda: install_empty(directory),
+                  "ours": lambda: install_ours(our_lines)}
     samples = {name: [] for name in installers}
     try:
         remove_hooks()

@@ -76,7 +76,7 @@ def engine_of(tree):
         del sys.modules[name]
     sys.path.insert(0, tree)
     try:
-        from replay.predictors import resolve
+        from replay.shared.predictors import resolve
         from replay.simulation.cluster import Cluster
         from replay.simulation.engine import simulate_jobs
     finally:
@@ -108,7 +108,7 @@ def load(path):
     """The runnable jobs of an SWF trace and its machine size, read with this tree's reader."""
     sys.path.insert(0, ROOT)
     from replay.simulation.cluster import Cluster
-    from replay.simulation.simulate import runnable_jobs
+    from replay.simulation.runs import runnable_jobs
     from replay.traces.readers import load_trace
     trace = load_trace([path])
     jobs, _ = runnable_jobs(trace.jobs, Cluster.of_cores(trace.max_procs))

@@ -96,10 +96,10 @@ def _with_server_fields(line, number):
 def build_accounting(swf_path, directory):
     """KTH-SP2 as daily accounting files with real servers' fields; the number of lines."""
     sys.path.insert(0, ROOT)
+    from predictor.cmdline.rejects import RejectPrinter
     from replay.traces.convert import convert
-    from replay.traces.readers import RejectReporter
     converted = os.path.join(directory, "converted")
-    convert([swf_path], converted + "/", "auto", RejectReporter(0, open(os.devnull, "w")))
+    convert([swf_path], converted + "/", "auto", RejectPrinter(0, open(os.devnull, "w")))
     os.makedirs(os.path.join(directory, "kth-accounting"))
     lines = 0
     for name in sorted(os.listdir(converted)):

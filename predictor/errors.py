@@ -1,10 +1,30 @@
-"""Every error the package raises on purpose. Messages never contain a DSN."""
+"""Every error the project raises on purpose, under one root. Messages never contain a DSN.
 
-__all__ = ["PredictorError", "ConfigError", "AccountingError", "DatabaseError", "DeadlineExceeded"]
+``SoftwalltimeError`` is what both command lines (``python -m predictor``,
+``python -m replay``) print as one line with exit status 2: a user's mistake
+or the world's refusal, never a bug. ``PredictorError`` is the predictors',
+the hooks' and the admin commands' branch; ``replay.shared.errors`` holds the
+replay's.
+"""
+
+__all__ = ["SoftwalltimeError", "UsageError", "OutputError", "PredictorError", "ConfigError", "AccountingError",
+           "DatabaseError", "DeadlineExceeded"]
 
 
-class PredictorError(Exception):
-    """Base of this package's errors."""
+class SoftwalltimeError(Exception):
+    """Root of the errors raised on purpose."""
+
+
+class UsageError(SoftwalltimeError, ValueError):
+    """A value given on a command line or in a file it names cannot be used: the message names the option."""
+
+
+class OutputError(SoftwalltimeError):
+    """An output file could not be written (a full disk, a closed device); the message names option and path."""
+
+
+class PredictorError(SoftwalltimeError):
+    """Base of the predictors', the hooks' and the admin commands' errors."""
 
 
 class ConfigError(PredictorError, ValueError):

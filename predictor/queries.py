@@ -1,6 +1,13 @@
-"""The SQL the package runs, as constants. Values always travel as parameters."""
+"""The SQL the package runs, as constants, and the name its sessions show. Values always travel as parameters.
 
-__all__ = ["COLUMNS", "RECENT_HISTORY", "RECENT_HISTORY_SINCE", "CREATE_STAGING", "COPY_STAGING", "UPSERT_STAGED", "UPSERT_ONE", "PROGRESS_GET", "PROGRESS_PUT", "job_values"]
+Both sides read it: the hooks (``predictor.server``) and the admin commands (``predictor.db``, ``predictor.ingest``).
+"""
+
+__all__ = ["APPLICATION_NAME", "COLUMNS", "RECENT_HISTORY", "RECENT_HISTORY_SINCE", "CREATE_STAGING", "COPY_STAGING",
+           "UPSERT_STAGED", "UPSERT_ONE", "PROGRESS_GET", "PROGRESS_PUT", "job_values"]
+
+APPLICATION_NAME = "pbs-softwalltime"
+"""The ``application_name`` of every session, hook or admin command, unless the DSN names another."""
 
 COLUMNS = (
     "job_id", "user_name", "group_name", "project", "queue", "ncpus", "walltime_s",

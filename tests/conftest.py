@@ -13,11 +13,9 @@ from typing import NamedTuple
 import psycopg2
 import pytest
 from hypothesis import HealthCheck, Phase, settings
-
-from predictor.schema import init_schema
-
 from pgadmin import ADMIN_DSN, READER_LOGIN, WRITER_LOGIN, admin_execute, dsn_for, ensure_login  # noqa: F401
 
+from predictor.db.schema import init_schema
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 # benchmarks/mutants.py only needs to know that a test fails, not the smallest example: no shrinking.

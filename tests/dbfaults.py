@@ -6,9 +6,9 @@ import uuid
 
 import psycopg2
 import pytest
-
 from pgadmin import READER_LOGIN, admin_execute, dsn_for
-from predictor.schema import init_schema
+
+from predictor.db.schema import init_schema
 
 OUTCOMES = {
     "timed out": ("within the time budget", "no time left in the budget"),

@@ -3,9 +3,9 @@
 import json
 import os
 
+import pbs_standin as pbs
 import pytest
 
-import pbs_standin as pbs
 from predictor.server import runtime
 
 HOOKS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hooks")

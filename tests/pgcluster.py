@@ -15,7 +15,7 @@ import tempfile
 
 import psycopg2
 
-from predictor.schema import init_schema
+from predictor.db.schema import init_schema
 
 BIN = os.environ.get("PBS_SOFTWALLTIME_PG_BIN", "/usr/lib/postgresql/15/bin")
 OS_USER = "postgres"

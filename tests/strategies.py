@@ -167,7 +167,7 @@ def scheduler_settings(**fixed):
 
 
 simulated_predictors = st.sampled_from(["user", "v1", "v2", "v3", "recorded", "clairvoyant"])
-"""Names in ``replay.predictors.PREDICTORS`` the simulation runs."""
+"""Names in ``replay.shared.predictors.PREDICTORS`` the simulation runs."""
 
 
 def soft_walltime_settings():

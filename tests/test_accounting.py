@@ -1,13 +1,12 @@
-"""predictor.accounting: the accounting-log parser."""
+"""predictor.accounting.records: the accounting-log parser."""
 
 import pytest
+from fuzzlines import OPENPBS_RECORDS
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from predictor.accounting import array_subjob, completed_job, is_array_parent, parse_fields, parse_record
+from predictor.accounting.records import array_subjob, completed_job, is_array_parent, parse_fields, parse_record
 from predictor.errors import AccountingError
-
-from fuzzlines import OPENPBS_RECORDS
 
 # Written by an OpenPBS 23.06 server (../shared/pbs-facts.md).
 REAL_E = next(record for record in OPENPBS_RECORDS if ";E;1.pbshost;" in record)
@@ -175,7 +174,7 @@ _VALUES = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Z
 
 def pbs_quote(value):
     """Quote a value the way pbs_server writes it."""
-    if " " not in value and not value[:1] in ("'", '"'):
+    if " " not in value and value[:1] not in ("'", '"'):
         return value
     return "'{}'".format(value) if '"' in value else '"{}"'.format(value)
 

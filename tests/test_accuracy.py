@@ -1,16 +1,15 @@
-"""replay.accuracy.accuracy: predictions at submission and start from the history completed before."""
+"""replay.accuracy.predictions: predictions at submission and start from the history completed before."""
 
 import numpy as np
 import pytest
 from hypothesis import given
+from strategies import replay_jobs
 
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
-from replay.accuracy.accuracy import NO_PREDICTION, event_order, job_table, replay_accuracy
-from replay.predictors import PREDICTORS, ReplayPredictor
+from replay.accuracy.predictions import NO_PREDICTION, event_order, job_table, replay_accuracy
+from replay.shared.predictors import PREDICTORS, ReplayPredictor
 from replay.traces.trace import Job
-
-from strategies import replay_jobs
 
 NAMES = ("user", "v1", "v2", "v3", "recorded")
 REGISTRY = [PREDICTORS[name] for name in NAMES]

@@ -1,6 +1,6 @@
-"""predictor.chunks: lines to COPY rows."""
+"""predictor.ingest.chunks: lines to COPY rows."""
 
-from predictor.chunks import chunk_rows, copy_line, parse_chunk
+from predictor.ingest.chunks import chunk_rows, copy_line, parse_chunk
 
 E = ("04/10/2026 12:00:05;E;{};user=alice queue=workq start=100 end={} Resource_List.walltime=01:00:00 "
      "Resource_List.ncpus=1").format

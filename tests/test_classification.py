@@ -5,11 +5,22 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.classification import (FEATURE_NAMES, WEEK_S, Classification, Completion, LoggedJob, Quality,
-                                   SizeClassifier, Submission, classify_log, divider_s, quality_of)
+from predictor.cmdline.tables import Report, write_text
+from replay.classification import (
+    FEATURE_NAMES,
+    WEEK_S,
+    Classification,
+    Completion,
+    LoggedJob,
+    Quality,
+    SizeClassifier,
+    Submission,
+    classify_log,
+    divider_s,
+    quality_of,
+)
 from replay.classification.features import CategoryHistory, job_features
 from replay.classification.table import classification_table, with_classification
-from replay.report import Report, write_text
 from replay.traces.trace import Job
 
 WEEK = 100  # a short week keeps the hand computations readable
@@ -89,7 +100,8 @@ def test_features_count_only_the_known_jobs_of_each_category():
     history = CategoryHistory()
     monday = 4 * DAY  # 1970-01-05 was a Monday
     for key, (submit, walltime, ncpus, small) in enumerate([(monday + 30, 1000, 4, True), (monday + 10, 1000, 2, False),
-                                                            (monday + 20, 500, 4, True), (monday + 40, 1000, 4, False)]):
+                                                            (monday + 20, 500, 4, True),
+                                                            (monday + 40, 1000, 4, False)]):
         history.add(submission(key, submit, walltime=walltime, ncpus=ncpus), small)
     history.add(submission(9, monday, user="bob", walltime=1000, ncpus=4), True)
     row = dict(zip(FEATURE_NAMES, job_features(submission(10, monday + 7 * DAY + 3600, walltime=1000, ncpus=4),

@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from predictor.cli import build_parser
+from predictor.admin.cli import build_parser
 from replay.cli import USAGE_EXAMPLES, with_command
 from replay.cli import build_parser as build_replay_parser
 
@@ -61,7 +61,8 @@ ERRORS = [
     (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --timeout nan", 2, r"argument --timeout: must be within"),
     (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --window 0", 2,
      r"argument --window: must be within 1\.\.1000000, not '0'"),
-    (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --reserve -1", 2, r"argument --reserve: must be within 0\.\."),
+    (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --reserve -1", 2,
+     r"argument --reserve: must be within 0\.\."),
     (PREDICTOR, "predict --dsn {nodb} --walltime 60", 2, r"the following arguments are required: --user"),
     (PREDICTOR, "db init --dsn {nodb} --sql-dir /nonexistent", 2,
      r"db init: error: argument --sql-dir: /nonexistent: no such directory"),
@@ -70,7 +71,8 @@ ERRORS = [
     (PREDICTOR, "ingest --dsn {nodb} --workers -1 {dir}/20260410", 2, r"argument --workers: must be within 0\.\.256"),
     (PREDICTOR, "ingest --dsn {nodb} --interval 0 --follow {dir}", 2,
      r"argument --interval: must be within 0\.1\.\.86400, not '0'"),
-    (PREDICTOR, "ingest --dsn {nodb} --max-errors -1 {dir}/20260410", 2, r"argument --max-errors: must be within 0\.\."),
+    (PREDICTOR, "ingest --dsn {nodb} --max-errors -1 {dir}/20260410", 2,
+     r"argument --max-errors: must be within 0\.\."),
     (PREDICTOR, "ingest --dsn {nodb} {dir}/empty", 2, r"error: .*/empty: no accounting file in this directory$"),
     (PREDICTOR, "ingest --dsn {nodb} {dir}/missing", 2, r"error: .*/missing: no such file or directory$"),
     (PREDICTOR, "ingest --dsn {nodb} {dir}/trace.swf", 2,
@@ -96,7 +98,8 @@ ERRORS = [
     (REPLAY, "simulate {dir}/20260410 --backfill-depth -1", 2,
      r"argument --backfill-depth: must be within 0\.\.1000000, not '-1' \(see 'python -m replay simulate -h'\)"),
     (REPLAY, "simulate {dir}/20260410 --cycle-interval -5", 2, r"argument --cycle-interval: must be within 0\.\."),
-    (REPLAY, "simulate {dir}/20260410 --bsld-tau 99999999999999999999", 2, r"argument --bsld-tau: must be within 1\.\."),
+    (REPLAY, "simulate {dir}/20260410 --bsld-tau 99999999999999999999", 2,
+     r"argument --bsld-tau: must be within 1\.\."),
     (REPLAY, "simulate {dir}/20260410 --max-errors -1", 2, r"argument --max-errors: must be within 0\.\."),
     (REPLAY, "simulate {dir}/20260410 --default-walltime 0", 2,
      r"argument --default-walltime: must be at least 1 second, not '0'"),
@@ -288,14 +291,14 @@ def failing(*args, **kwargs):
 
 
 @pytest.mark.parametrize("cli, target, argv", [
-    (PREDICTOR, "predictor.qmgr._checked_prefix", ["hooks", "qmgr", "--uninstall"]),
+    (PREDICTOR, "predictor.admin.qmgr._checked_prefix", ["hooks", "qmgr", "--uninstall"]),
     (REPLAY, "replay.accuracy.metrics.warmup_count", ["{dir}/20260410"]),
-    (REPLAY, "replay.simulation.simulate.settings_of", ["simulate", "{dir}/20260410"]),
+    (REPLAY, "replay.simulation.command.settings_of", ["simulate", "{dir}/20260410"]),
 ])
 def test_internal_value_error_shows_its_traceback(workdir, monkeypatch, capsys, cli, target, argv):
     """A ValueError from a bug is not turned into the tidy one-line user error: the traceback, then a line
     asking to report it, status 1."""
-    from predictor.cli import main as predictor_main
+    from predictor.admin.cli import main as predictor_main
     from replay.cli import main as replay_main
     monkeypatch.setattr(target, failing)
     status = (predictor_main if cli == PREDICTOR else replay_main)([arg.format(dir=workdir) for arg in argv])
@@ -307,7 +310,8 @@ def test_internal_value_error_shows_its_traceback(workdir, monkeypatch, capsys, 
 
 @pytest.mark.parametrize("cli, argv, pattern", [
     (PREDICTOR, "report --since 2026-03-02 --until 2026-03-01", r"error: the period is empty"),
-    (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --algorithm v1 --reserve 900", r"error: .*v1 has no reserve"),
+    (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --algorithm v1 --reserve 900",
+     r"error: .*v1 has no reserve"),
     (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --algorithm tang --window 5 --min-history 6",
      r"error: .*min_history must be <= window \(5\)"),
 ])

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from predictor.accounting import completed_job, parse_fields, parse_record
-from replay.errors import ReplayError
+from predictor.accounting.records import completed_job, parse_fields, parse_record
+from replay.shared.errors import ReplayError
 from replay.traces.convert import convert
 from replay.traces.readers import load_trace
 

@@ -1,16 +1,14 @@
-"""predictor.doctor: the preflight checks, against the real PostgreSQL (the PBS half runs in test_realpbs.py)."""
+"""predictor.admin.doctor: the preflight checks, against the real PostgreSQL (the PBS half runs in test_realpbs.py)."""
 
-import os
 import uuid
 
 import pytest
-
-from predictor.doctor import Check, _attributes, _hook_verdict, format_check, run_checks
-from predictor.qmgr import hook_file
-from predictor.server.config import read_hook_config
-
 from conftest import admin_execute, dsn_for
 from hookenv import write_config
+
+from predictor.admin.doctor import Check, _attributes, _hook_verdict, format_check, run_checks
+from predictor.admin.qmgr import hook_file
+from predictor.server.config import read_hook_config
 
 
 def checks(config, jobobit_config=None, pbs_conf="/nonexistent/pbs.conf"):

@@ -5,16 +5,15 @@ from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_scheduler import reference_schedule
+from strategies import classified_traces, scheduler_settings, simulated_predictors, simulation_cases, small_traces
 
 from replay.classification import SizeClassifier
-
-from replay.predictors import PREDICTORS
+from replay.shared.predictors import PREDICTORS
 from replay.simulation.cluster import Cluster
 from replay.simulation.engine import Kind, SchedulerSettings, simulate_jobs
 from replay.simulation.policies import POLICIES
 from replay.traces.trace import Job
-from strategies import classified_traces, scheduler_settings, simulated_predictors, simulation_cases, small_traces
-from reference_scheduler import reference_schedule
 
 NO_TIMER = SchedulerSettings(cycle_interval_s=0)
 

@@ -1,4 +1,4 @@
-"""predictor.files and the packaging: the schema and the hook file travel inside the installed package."""
+"""predictor.cmdline.files and the packaging: the schema and the hook file travel inside the installed package."""
 
 import os
 import subprocess
@@ -6,13 +6,12 @@ import sys
 import zipfile
 
 import pytest
-
-from predictor import files
-from predictor.errors import ConfigError
-from predictor.qmgr import hook_file
-from predictor.schema import check_sql_dir, find_sql_dir
-
 from hookenv import HOOK_FILE
+
+from predictor.admin.qmgr import hook_file
+from predictor.cmdline import files
+from predictor.db.schema import check_sql_dir, find_sql_dir
+from predictor.errors import ConfigError
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,7 +37,7 @@ def test_target_install_needs_no_path_options(tmp_path):
     target = tmp_path / "python"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), REPO],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    probe = ("from predictor.schema import find_sql_dir; from predictor.qmgr import hook_file; "
+    probe = ("from predictor.db.schema import find_sql_dir; from predictor.admin.qmgr import hook_file; "
              "print(find_sql_dir()); print(hook_file())")
     done = subprocess.run([sys.executable, "-c", probe], cwd=str(tmp_path), env={"PYTHONPATH": str(target)},
                           stdout=subprocess.PIPE, universal_newlines=True, check=True)

@@ -2,12 +2,11 @@
 
 import pytest
 from hypothesis import given
+from strategies import histories
 
 from predictor.algorithms import make_algorithm
 from predictor.history import MemoryHistory, predict
 from predictor.jobs import CompletedJob, JobRequest
-
-from strategies import histories
 
 
 def job(job_id, user="alice", end=0, runtime=10, walltime=100):

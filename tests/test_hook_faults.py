@@ -20,19 +20,18 @@ import sys
 import textwrap
 import time
 
+import pbs_standin as pbs
 import psycopg2
 import pytest
+from conftest import READER_LOGIN, dsn_for
+from dbfaults import OUTCOMES, outcome, slow_reads, throwaway_database  # noqa: F401 (slow_reads is a fixture)
+from hookenv import HOOK_FILE, finished_job, full_job, restart_interpreter, run, write_config
+from pgcluster import PrivateCluster, free_port
 
-import pbs_standin as pbs
 from predictor.jobs import CompletedJob
 from predictor.server import runtime
 from predictor.server.dsn import connect_params
 from predictor.server.store import HookHistory
-
-from conftest import READER_LOGIN, dsn_for
-from dbfaults import OUTCOMES, outcome, slow_reads, throwaway_database  # noqa: F401 (slow_reads is a fixture)
-from hookenv import HOOK_FILE, finished_job, fresh_pbs_server, full_job, restart_interpreter, run, write_config
-from pgcluster import PrivateCluster, free_port
 
 pytestmark = pytest.mark.usefixtures("fresh_pbs_server")
 
@@ -278,7 +277,7 @@ def test_database_asked_again_after_the_pause(holder, tmp_path, own_db, clock):
     assert after.warnings == [] and "soft_walltime" in after.resources  # predicted: only the database tells
 
 
-def test_query_slower_than_the_budget(own_config, slow_reads, record_property):
+def test_query_slower_than_the_budget(own_config, slow_reads, record_property):  # noqa: F811 (a fixture)
     """The prediction query itself takes 5 s: each prediction hook gives up at the deadline, job unchanged."""
     worst = 0.0
     for event in ("queuejob", "runjob", "modifyjob"):

@@ -1,4 +1,4 @@
-"""predictor.ingest against the real PostgreSQL server."""
+"""predictor.ingest.ingester against the real PostgreSQL server."""
 
 import gzip
 import io
@@ -11,11 +11,10 @@ import zlib
 
 import psycopg2
 import pytest
-
-from predictor.ingest import Ingester, expand_paths
-from predictor.schema import init_schema
-
 from conftest import admin_execute, dsn_for
+
+from predictor.db.schema import init_schema
+from predictor.ingest.ingester import Ingester, expand_paths
 
 
 def e_line(job_id, user="alice", start=1000, end=2000, walltime="01:00:00", extra=""):
@@ -219,7 +218,7 @@ def test_row_refused_by_database_is_reported_and_others_load(latin1_database, tm
 
 def test_every_line_read_once_across_chunks_and_batches(conn, tmp_path, monkeypatch):
     """With many read chunks and many commits, each line is read exactly once."""
-    monkeypatch.setattr("predictor.logfile._CHUNK", 300)
+    monkeypatch.setattr("predictor.accounting.logfile._CHUNK", 300)
     log = tmp_path / "20260410"
     log.write_text("".join(e_line("{}.svr".format(i)) for i in range(40)))
     stats, rejections, _ = run(conn, log, lines_per_chunk=3)

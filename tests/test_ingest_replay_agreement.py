@@ -6,7 +6,7 @@ import os
 import psycopg2
 import pytest
 
-from predictor.ingest import Ingester, expand_paths
+from predictor.ingest.ingester import Ingester, expand_paths
 from replay.traces.files import accounting_files
 from replay.traces.readers import load_trace
 from replay.traces.trace import ReadStats

@@ -17,12 +17,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import sysconfig
 
 import pytest
-
 from hookenv import HOOK_FILE, write_config
+
 from predictor.jobs import CompletedJob
 from predictor.server.dsn import connect_params
 from predictor.server.store import HookHistory

@@ -1,14 +1,14 @@
-"""predictor.job_attributes: one rule for a finished job, whether its E record or the jobobit hook shows it."""
-
-import pytest
-from hypothesis import given
+"""predictor.accounting.job_attributes: one rule for a finished job, from its E record or the jobobit hook."""
 
 import pbs_standin as pbs
-from predictor.accounting import completed_job as from_e_record
-from predictor.accounting import parse_fields, parse_record
+import pytest
+from hypothesis import given
+from strategies import finished_pbs_jobs
+
+from predictor.accounting.records import completed_job as from_e_record
+from predictor.accounting.records import parse_fields, parse_record
 from predictor.durations import format_duration
 from predictor.server.events import completed_job as from_jobobit
-from strategies import finished_pbs_jobs
 
 # E-record field -> jobobit job attribute (the others have the same name in both).
 _E_NAMES = {"euser": "user", "egroup": "group", "Account_Name": "account", "stime": "start", "obittime": "end"}

@@ -5,13 +5,13 @@ import json
 
 import pytest
 
-from replay.accuracy.accuracy import replay_accuracy
+from predictor.cmdline.tables import write_csv, write_json, write_text
 from replay.accuracy.metrics import accuracy_report
-from replay.predictors import PREDICTORS, resolve
-from replay.report import write_csv, write_json, write_text
+from replay.accuracy.predictions import replay_accuracy
+from replay.shared.predictors import PREDICTORS, resolve, resolved
 from replay.simulation.cluster import Cluster
-from replay.simulation.simulate import simulation_report
 from replay.simulation.engine import simulate_jobs
+from replay.simulation.runs import simulation_report
 from replay.traces.readers import load_trace
 
 T = 1775822400
@@ -42,7 +42,7 @@ def accuracy(jobs):
 
 def simulation(jobs, tau_s=600):
     runs = {spec: simulate_jobs(jobs, resolve(spec), Cluster.of_cores(2)) for spec in SPECS}
-    return simulation_report("Simulation", (), runs, Cluster.of_cores(2), tau_s)[0]
+    return simulation_report("Simulation", (), runs, Cluster.of_cores(2), tau_s, resolved(SPECS))[0]
 
 
 def legend_of(report):

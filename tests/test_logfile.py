@@ -1,4 +1,4 @@
-"""predictor.logfile: reading accounting files by offset, plain or gzip."""
+"""predictor.accounting.logfile: reading accounting files by offset, plain or gzip."""
 
 import gzip
 import os
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from predictor.logfile import LogFile, directory_logs, tail_sha1_of_lines
+from predictor.accounting.logfile import LogFile, directory_logs, tail_sha1_of_lines
 
 lines_strategy = st.lists(st.binary(max_size=120).map(lambda b: b.replace(b"\n", b"")), min_size=1, max_size=30).filter(
     lambda lines: not lines[0].startswith(b"\x1f\x8b"))  # that would be a gzip-compressed file

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from replay.accuracy.accuracy import replay_accuracy
 from replay.accuracy.metrics import accuracy_report, eq3_accuracy, error_metrics, users_improved, warmup_count
-from replay.predictors import PREDICTORS
+from replay.accuracy.predictions import replay_accuracy
+from replay.shared.predictors import PREDICTORS
 from replay.traces.trace import Job
 
 

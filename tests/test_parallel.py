@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from replay.simulation import simulate
+from replay.simulation import command as simulate
+from replay.simulation import runs
 from replay.simulation.parallel import can_fork, default_workers, in_processes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -37,7 +38,7 @@ def outputs(folder, workers, capsys):
 def test_parallel_run_writes_the_same_bytes_as_a_serial_one(tmp_path, capsys, monkeypatch):
     """--workers 3 and --workers 1: identical table, JSON, CSV, per-job CSV and figures."""
     pools = []
-    monkeypatch.setattr(simulate, "in_processes", lambda *args: pools.append(args[4]) or in_processes(*args))
+    monkeypatch.setattr(runs, "in_processes", lambda *args: pools.append(args[4]) or in_processes(*args))
     serial = outputs(str(tmp_path / "serial"), 1, capsys)
     parallel = outputs(str(tmp_path / "parallel"), 3, capsys)
     assert pools == [3]  # the second run, and only it, ran in worker processes

@@ -2,11 +2,10 @@
 
 import textwrap
 
+import pbs_standin as pbs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-import pbs_standin as pbs
 
 
 def script(tmp_path, body, name="hook.py"):

@@ -4,7 +4,7 @@ import gzip
 
 import pytest
 
-from predictor.accounting import completed_job, parse_fields, parse_record
+from predictor.accounting.records import completed_job, parse_fields, parse_record
 from replay.traces.pbslog import read_accounting, record_kinds, record_line
 from replay.traces.trace import Job, ReadStats
 

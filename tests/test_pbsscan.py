@@ -6,14 +6,13 @@ import os
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import accounting_logs
 
-from replay.errors import TraceError
+from replay.shared.errors import TraceError
 from replay.traces import pbsscan
 from replay.traces.files import raw_lines
 from replay.traces.pbslog import read_accounting
 from replay.traces.trace import ReadStats
-
-from strategies import accounting_logs
 
 T = 1775822400
 

@@ -1,8 +1,8 @@
-"""replay.predictors: the estimates the replay compares."""
+"""replay.shared.predictors: the estimates the replay compares."""
 
 import pytest
 
-from replay.predictors import PREDICTORS
+from replay.shared.predictors import PREDICTORS
 from replay.traces.trace import Job
 
 

@@ -1,10 +1,10 @@
-"""predictor.progress (replay.progress): a bar on a terminal, silence elsewhere."""
+"""predictor.cmdline.progress (predictor.cmdline.progress): a bar on a terminal, silence elsewhere."""
 
 import io
 import pty
 import select
 
-from predictor.progress import ProgressBar
+from predictor.cmdline.progress import ProgressBar
 
 
 def test_silent_when_not_a_terminal():

@@ -1,15 +1,14 @@
-"""predictor.prune and ``db prune``: only rows both old and beyond each user's newest jobs go."""
+"""predictor.db.prune and ``db prune``: only rows both old and beyond each user's newest jobs go."""
 
 import subprocess
 import sys
 
 import psycopg2
 import pytest
-
-from predictor.errors import DatabaseError
-from predictor.prune import prune
-
 from hookenv import write_config
+
+from predictor.db.prune import prune
+from predictor.errors import DatabaseError
 
 DAY = 86400
 NOW = 100 * DAY

@@ -1,17 +1,16 @@
-"""predictor.qmgr and ``python -m predictor hooks qmgr``: the commands that install the hooks."""
+"""predictor.admin.qmgr and ``python -m predictor hooks qmgr``: the commands that install the hooks."""
 
 import re
 import subprocess
 
-import pytest
-
-from predictor.cli import main
-from predictor.errors import ConfigError
-from predictor.qmgr import alarm_s, disable_commands, hook_file, install_commands, uninstall_commands
-from predictor.server.config import read_hook_config
-
 import installdoc
+import pytest
 from hookenv import HOOK_FILE, write_config
+
+from predictor.admin.cli import main
+from predictor.admin.qmgr import alarm_s, disable_commands, hook_file, install_commands, uninstall_commands
+from predictor.errors import ConfigError
+from predictor.server.config import read_hook_config
 
 DSN = "host=10.0.0.5 dbname=softwalltime user=pbs_hook"
 

@@ -4,7 +4,7 @@ import gzip
 
 import pytest
 
-from replay.errors import TraceError
+from replay.shared.errors import TraceError
 from replay.traces.readers import detect_format, load_trace
 from replay.traces.trace import ReadStats
 

@@ -17,10 +17,9 @@ import sys
 import time
 import uuid
 
+import installdoc
 import psycopg2
 import pytest
-
-import installdoc
 from pgadmin import admin_execute, dsn_for
 from pgcluster import PrivateCluster
 from realpbs import JOB_USER, Pbs, require_pbs
@@ -301,13 +300,14 @@ def test_report_measures_the_soft_walltimes_the_hooks_set(pbs, enforcing):
     # Whole UTC days, yesterday and today: by default the period ends at this second, in which a job may end.
     yesterday, today = (time.strftime("%Y-%m-%d", time.gmtime(time.time() - back)) for back in (86400, 0))
     done = subprocess.run([sys.executable, "-m", "predictor", "report", "--dsn", reader_dsn, "--user", JOB_USER,
-                           "--since", yesterday, "--until", today, "--json", "-"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=120)
+                           "--since", yesterday, "--until", today, "--json", "-"], cwd=REPO,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
     assert done.returncode == 0, done.stderr
     tables = json.loads(done.stdout)["tables"]
     everything = next(row for row in tables[0]["rows"] if row["runtime_class"] == "all")
     assert (everything["jobs"], everything["measured"], everything["without_soft_walltime"]) == (2, 2, 0)
-    soft_rows = [row for row in tables[1]["rows"] if row["runtime_class"] == "all" and row["estimate"] == "soft walltime"]
+    soft_rows = [row for row in tables[1]["rows"]
+                 if row["runtime_class"] == "all" and row["estimate"] == "soft walltime"]
     runtime_s = recorded[0][1]
     assert [(row["overestimated_share"], row["mean_abs_error_s"]) for row in soft_rows] == [(1.0, 1500 - runtime_s)]
 

@@ -19,10 +19,10 @@ import tempfile
 import time
 
 import pytest
-
 from realpbs import JOB_USER, Pbs, require_pbs
-from replay.cli import main
 from sweepgrid import CELLS, GRID, REPO, write_tiny_trace
+
+from replay.cli import main
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"

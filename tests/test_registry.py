@@ -6,11 +6,11 @@ import re
 
 import pytest
 
+from predictor.admin.cli import build_parser
 from predictor.algorithms import PARAMETERS, REGISTRY, Algorithm, make_algorithm
-from predictor.cli import build_parser
 from predictor.errors import ConfigError
 from predictor.server.config import DEFAULTS, parse_hook_config
-from replay.predictors import PREDICTORS, describe, resolve
+from replay.shared.predictors import PREDICTORS, describe, resolve
 
 DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "predictors.md")
 

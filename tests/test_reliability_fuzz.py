@@ -19,18 +19,17 @@ import time
 
 import psycopg2
 import pytest
+from conftest import empty_tables
+from fuzzlines import IGNORED, OPENPBS_RECORDS, REJECT, REJECT_IF_END, SAME, pbs_mutants, swf_mutants
 from hypothesis import HealthCheck, given, settings
+from reliability import predictor_cli, rejections, sizes
+from strategies import accounting_logs
 
-from predictor.accounting import completed_job, parse_fields, parse_record
+from predictor.accounting.records import completed_job, parse_fields, parse_record
 from predictor.errors import AccountingError
 from predictor.queries import COLUMNS, job_values
 from replay.traces.convert import convert
 from replay.traces.readers import load_trace
-
-from conftest import empty_tables
-from fuzzlines import IGNORED, OPENPBS_RECORDS, REJECT, REJECT_IF_END, SAME, pbs_mutants, swf_mutants
-from reliability import figures, predictor_cli, rejections, sizes
-from strategies import accounting_logs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWF_TRACE = os.path.join(ROOT, "traces", "HPC2N-2002-subset.swf")

@@ -15,20 +15,19 @@ budget (goal: worst <= budget + 10 %). N is 200 in the full form
 (``-m slow``).
 """
 
+import pbs_standin as pbs
 import psycopg2
 import pytest
+from conftest import READER_LOGIN, dsn_for
+from dbfaults import outcome, slow_reads, throwaway_database  # noqa: F401 (slow_reads is a fixture)
+from hookenv import run, write_config
+from pgcluster import PrivateCluster, free_port
+from reliability import percentile, sizes
 
-import pbs_standin as pbs
 from predictor.jobs import CompletedJob
 from predictor.server import runtime
 from predictor.server.dsn import connect_params
 from predictor.server.store import HookHistory
-
-from conftest import READER_LOGIN, dsn_for
-from dbfaults import outcome, slow_reads, throwaway_database  # noqa: F401 (slow_reads is a fixture)
-from hookenv import fresh_pbs_server, run, write_config
-from pgcluster import PrivateCluster, free_port
-from reliability import figures, percentile, sizes
 
 pytestmark = pytest.mark.usefixtures("fresh_pbs_server")
 
@@ -232,7 +231,7 @@ def test_completed_jobs_locked(own_db, table_locked, tmp_path, figures, pause, c
 
 @pause_modes
 @pytest.mark.parametrize("count", SUBMISSIONS)
-def test_query_slower_than_the_budget(own_db, slow_reads, tmp_path, figures, pause, count):
+def test_query_slower_than_the_budget(own_db, slow_reads, tmp_path, figures, pause, count):  # noqa: F811 (a fixture)
     """The prediction query takes 5 s: every submission accepted, given up at the deadline or skipped."""
     results = submit(hook_config(tmp_path, dsn_for(own_db, READER_LOGIN), pause), count)
     check(results, figures, "query slower than the budget (5 s)", pause)

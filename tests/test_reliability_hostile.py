@@ -8,16 +8,15 @@ nobody else's (queuejob hook, ``python -m predictor predict``), and
 has a Hypothesis property for user names through jobobit and queuejob.)
 """
 
+import pbs_standin as pbs
 import psycopg2
 import pytest
+from hookenv import run, write_config
+from reliability import predictor_cli, rejections
 
-import pbs_standin as pbs
 from predictor.algorithms import make_algorithm
 from predictor.history import MemoryHistory, predict
 from predictor.jobs import CompletedJob, JobRequest
-
-from hookenv import fresh_pbs_server, run, write_config
-from reliability import predictor_cli, rejections
 
 pytestmark = pytest.mark.usefixtures("fresh_pbs_server")
 

@@ -22,10 +22,10 @@ import uuid
 import psycopg2
 import psycopg2.extensions
 import pytest
-
 from conftest import admin_execute, dsn_for
-from predictor.schema import init_schema
-from reliability import figures, predictor_cli, rejections, sizes
+from reliability import predictor_cli, rejections, sizes
+
+from predictor.db.schema import init_schema
 
 KILLS = sizes((10, 300), (100, 4000))
 """(kills, jobs per daily file)."""

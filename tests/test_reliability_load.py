@@ -12,9 +12,8 @@ import sys
 import uuid
 
 import pytest
-
 from conftest import ADMIN_DSN, admin_execute
-from reliability import figures, sizes
+from reliability import sizes
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 

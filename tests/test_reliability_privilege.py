@@ -15,19 +15,18 @@ import sys
 import traceback
 import uuid
 
+import pbs_standin as pbs
 import psycopg2
 import psycopg2.errors
 import psycopg2.extensions
 import pytest
+from hookenv import finished_job, run, write_config
+from pgcluster import PrivateCluster
 
-import pbs_standin as pbs
+from predictor.db.schema import init_schema
 from predictor.errors import PredictorError
-from predictor.schema import init_schema
 from predictor.server.dsn import connect_params
 from predictor.server.store import HookHistory
-
-from hookenv import finished_job, fresh_pbs_server, run, write_config
-from pgcluster import PrivateCluster
 
 A_ROW = "('x.svr', 'x', 1, 1)"
 

@@ -1,12 +1,20 @@
-"""replay.report: tables printed as text, JSON and CSV, and the runtime classes both reports break down by."""
+"""predictor.cmdline.tables: tables printed as text, JSON and CSV, and the runtime classes reports break down by."""
 
 import io
 import json
 
 import numpy as np
 
-from replay.report import (Column, Report, Table, runtime_class_masks, write_csv, write_json, write_rows_csv,
-                           write_text)
+from predictor.cmdline.tables import (
+    Column,
+    Report,
+    Table,
+    runtime_class_masks,
+    write_csv,
+    write_json,
+    write_rows_csv,
+    write_text,
+)
 
 COLUMNS = (Column("predictor", "predictor"), Column("jobs", "jobs", "count"), Column("under", "under", "share"),
            Column("mae_s", "mean |err|", "duration_s"), Column("acc", "acc", "ratio"))

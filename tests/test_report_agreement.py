@@ -1,7 +1,7 @@
 """The report's SQL aggregates agree with the numpy code they stand in for, on random tables.
 
 PostgreSQL computes what the replay computes in numpy (replay.accuracy.metrics)
-and what matplotlib computes for a box plot (predictor.figures.box_stats); the
+and what matplotlib computes for a box plot (predictor.cmdline.figures.box_stats); the
 same jobs must give the same figures.
 """
 
@@ -9,10 +9,10 @@ import numpy as np
 import psycopg2
 import pytest
 
-from predictor.figures import box_stats
+from predictor.cmdline.figures import box_stats
+from predictor.cmdline.tables import runtime_class_masks
 from predictor.report.measure import ALL, connect, distributions, measure
 from predictor.report.selection import Selection
-from predictor.tables import runtime_class_masks
 from replay.accuracy.metrics import error_metrics
 
 EVERYTHING = Selection(0, 10 ** 12)

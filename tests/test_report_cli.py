@@ -252,10 +252,10 @@ def assert_one_line_error(result, fragment):
 @pytest.mark.parametrize("args, fragment", [
     (["--since", "2026-04-02", "--until", "2026-04-01"], "the period is empty: --since 2026-04-02 is after "
                                                           "--until 2026-04-01"),
-    (["--csv", "-", "--json", "-"], "would both write to stdout"),
-    (["--csv", "/nonexistent/dir/r.csv"], "--csv /nonexistent/dir/r.csv: no such directory"),
+    (["--csv", "-", "--json", "-"], "--json and --csv: only one output can go to stdout"),
+    (["--csv", "/nonexistent/dir/r.csv"], "--csv /nonexistent/dir/r.csv: directory /nonexistent/dir does not exist"),
     (["--json", "/tmp"], "--json /tmp: is a directory"),
-    (["--plot", "/dev/null"], "--plot /dev/null: cannot make the directory"),
+    (["--plot", "/dev/null"], "--plot /dev/null: exists and is not a directory"),
 ])
 def test_bad_input_is_one_line(database, args, fragment):
     """Bad options found by the command: one line on stderr, exit 2, nothing asked of the database."""
@@ -290,7 +290,7 @@ def test_role_without_select_is_one_line(database):
 
 def test_help_ends_with_examples_that_parse():
     """-h ends with real examples, and each one parses."""
-    from predictor.cli import build_parser
+    from predictor.admin.cli import build_parser
     result = subprocess.run([sys.executable, "-m", "predictor", "report", "-h"], capture_output=True, text=True)
     examples = result.stdout.split("examples:\n")[1].strip().splitlines()
     assert result.returncode == 0 and len(examples) == 3
@@ -302,7 +302,7 @@ def test_help_ends_with_examples_that_parse():
 def without(modules, *args):
     """The report run in an interpreter where ``modules`` cannot be imported."""
     code = ("import sys\nfor name in {!r}: sys.modules[name] = None\n"
-            "from predictor.cli import main\nsys.exit(main(['report'] + {!r}))").format(modules, list(args))
+            "from predictor.admin.cli import main\nsys.exit(main(['report'] + {!r}))").format(modules, list(args))
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
 
 

@@ -1,11 +1,11 @@
-"""predictor.schema: db init."""
+"""predictor.db.schema: db init."""
 
 import psycopg2
 import psycopg2.errors
 import pytest
 
+from predictor.db.schema import find_sql_dir, init_schema, migrations
 from predictor.errors import DatabaseError
-from predictor.schema import find_sql_dir, init_schema, migrations
 
 
 def query(dsn, sql):
@@ -32,7 +32,8 @@ def test_init_is_idempotent(database):
 
 def test_roles_exist(database):
     """The reader and writer roles are created."""
-    rows = query(database.dsn, "SELECT rolname FROM pg_roles WHERE rolname IN ('softwalltime_reader', 'softwalltime_writer') ORDER BY 1")
+    rows = query(database.dsn, "SELECT rolname FROM pg_roles WHERE rolname IN ('softwalltime_reader', "
+                               "'softwalltime_writer') ORDER BY 1")
     assert rows == [("softwalltime_reader",), ("softwalltime_writer",)]
 
 

@@ -38,7 +38,7 @@ events = [pbs.queuejob_event("alice", {"walltime": 60}), pbs.runjob_event(full_j
 accepted = [pbs.run_hook(sys.argv[1], event, config).accepted for event in events]
 hook_side = foreign_extensions()
 loaded = sorted(name for name in sys.modules if name.split(".")[0] in ("psycopg2", "numpy", "pandas", "tqdm"))
-import predictor.pgstore
+import predictor.db.sessions
 print(json.dumps({"accepted": accepted, "hook_side": hook_side, "loaded": loaded, "canary": foreign_extensions()}))
 """
 

@@ -19,15 +19,14 @@ import time
 import psycopg2
 import pytest
 from hypothesis import given, settings
+from pgadmin import terminate_backend
+from pgcluster import PrivateCluster, free_port
+from pgproxy import PgProxy
+from strategies import hostile_names
 
 from predictor.errors import DatabaseError, DeadlineExceeded
 from predictor.server import driver
 from predictor.server.dsn import connect_params
-
-from pgcluster import PrivateCluster, free_port
-from pgadmin import terminate_backend
-from pgproxy import PgProxy
-from strategies import hostile_names
 
 BUDGET_S = 1.0
 MARGIN_S = 5.0

@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from predictor.errors import ConfigError
 from predictor.server.dsn import HONOURED_KEYS, SSL_MODES, ConnectParams, connect_params, parse_dsn
 
-
 LIBPQ_KEYS = (
     "service", "user", "password", "passfile", "channel_binding", "connect_timeout", "dbname", "host", "hostaddr",
     "port", "client_encoding", "options", "application_name", "fallback_application_name", "keepalives",

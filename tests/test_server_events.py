@@ -1,12 +1,11 @@
 """predictor.server.events: PBS events (from the stand-in) read into plain records."""
 
-import pytest
-
 import pbs_standin as pbs
+import pytest
+from hookenv import finished_job, full_job
+
 from predictor.jobs import CompletedJob
 from predictor.server.events import JobView, completed_job, modifyjob_view, queuejob_view, runjob_view
-
-from hookenv import finished_job, full_job
 
 
 def test_queuejob_view_uses_the_requestor():

@@ -1,26 +1,24 @@
 """predictor.server.runtime and the real hook file under the PBS stand-in, against the real PostgreSQL."""
 
 import os
-import re
 import subprocess
 import sys
 import uuid
 
+import pbs_standin as pbs
 import psycopg2
 import pytest
+from conftest import READER_LOGIN, WRITER_LOGIN, empty_tables
+from hookenv import HOOKS_DIR, finished_job, full_job, hook_path, run, write_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import hostile_names
 
-import pbs_standin as pbs
 import predictor.server
-from predictor.ingest import Ingester
+from predictor.ingest.ingester import Ingester
 from predictor.jobs import CompletedJob
 from predictor.server.dsn import connect_params
 from predictor.server.store import HookHistory
-
-from conftest import READER_LOGIN, WRITER_LOGIN, empty_tables
-from hookenv import HOOKS_DIR, finished_job, fresh_pbs_server, full_job, hook_path, run, write_config
-from strategies import hostile_names
 
 pytestmark = pytest.mark.usefixtures("fresh_pbs_server")
 

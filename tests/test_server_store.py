@@ -8,14 +8,13 @@ connection, and how often.
 import time
 
 import pytest
+from pgadmin import terminate_backend
+from pgproxy import PgProxy
 
 from predictor.errors import ConfigError, DatabaseError, DeadlineExceeded
 from predictor.jobs import CompletedJob, HistoryRow
 from predictor.server.dsn import connect_params
 from predictor.server.store import HookHistory
-
-from pgadmin import terminate_backend
-from pgproxy import PgProxy
 
 LONG_S = 30.0
 MARGIN_S = 5.0

@@ -9,15 +9,16 @@ import sys
 
 import numpy as np
 import pytest
+from figures import boxes, legend_labels, png_size, saved_figures  # noqa: F401 (saved_figures: fixture)
 
-from replay.errors import ReplayError
-from replay.predictors import PREDICTORS
-from replay.simulation import simulate
+from predictor.errors import UsageError
+from replay.shared.predictors import PREDICTORS
+from replay.simulation import command as simulate
+from replay.simulation import runs
 from replay.simulation.cluster import Cluster
 from replay.simulation.engine import simulate_jobs
 from replay.traces.readers import load_trace
 from replay.traces.trace import Job, ReadStats, Trace
-from figures import boxes, legend_labels, png_size, saved_figures  # noqa: F401 (saved_figures: fixture)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -47,7 +48,7 @@ def test_defaults_are_pbs_defaults():
     settings = simulate.settings_of(args)
     assert (settings.policy, settings.strict_ordering, settings.backfill_depth, settings.extension,
             settings.cycle_interval_s, settings.selective, args.bsld_tau_s) == ("fifo", True, 1, "pbs", 600, False, 10)
-    assert args.predictors == ("user", "v1", "v2", "v3", "clairvoyant")
+    assert tuple(predictor.name for predictor in args.predictors) == ("user", "v1", "v2", "v3", "clairvoyant")
 
 
 def test_unknown_predictor_is_a_usage_error():
@@ -59,11 +60,11 @@ def test_unknown_predictor_is_a_usage_error():
 def test_machine_from_swf_header_cores_or_nodes():
     """MaxProcs by default; --cores overrides; --nodes needs --cores-per-node."""
     trace = Trace([Job("1", "u", 0, 1, 1, 1)], "swf", ("x",), ReadStats(), max_procs=64)
-    assert simulate.machine_of(parse("x"), trace)[0] == Cluster.of_cores(64)
-    assert simulate.machine_of(parse("x", "--cores", "8"), trace)[0] == Cluster.of_cores(8)
-    assert simulate.machine_of(parse("x", "--nodes", "4", "--cores-per-node", "16"), trace)[0] == Cluster(4, 16)
-    with pytest.raises(ReplayError):
-        simulate.machine_of(parse("x", "--nodes", "4"), trace)
+    assert runs.machine_of(trace)[0] == Cluster.of_cores(64)
+    assert runs.machine_of(trace, cores=8)[0] == Cluster.of_cores(8)
+    assert runs.machine_of(trace, nodes=4, cores_per_node=16)[0] == Cluster(4, 16)
+    with pytest.raises(UsageError):
+        runs.machine_of(trace, nodes=4)
 
 
 def test_machine_of_a_pbs_log_is_its_busiest_moment():
@@ -72,12 +73,12 @@ def test_machine_of_a_pbs_log_is_its_busiest_moment():
                                                                        end_time=15), Job("3", "u", 0, 5, 10, 6,
                                                                                          start_time=10, end_time=15)]
     trace = Trace(jobs, "pbs", ("x",), ReadStats())
-    assert simulate.machine_of(parse("x"), trace)[0] == Cluster.of_cores(10)  # jobs 2 and 3 at 10..15
+    assert runs.machine_of(trace)[0] == Cluster.of_cores(10)  # jobs 2 and 3 at 10..15
 
 
 def test_jobs_wider_than_the_machine_are_left_out_with_a_note():
     """A 5-core job on 4 cores cannot run: it is left out and counted."""
-    jobs, notes = simulate.runnable_jobs([Job("1", "u", 0, 1, 1, 5), Job("2", "u", 0, 1, 1, 4)], Cluster(4))
+    jobs, notes = runs.runnable_jobs([Job("1", "u", 0, 1, 1, 5), Job("2", "u", 0, 1, 1, 4)], Cluster(4))
     assert [job.job_id for job in jobs] == ["2"] and "1 jobs left out" in notes[0]
 
 
@@ -86,7 +87,7 @@ def test_simulation_and_its_job_filter_agree_on_what_runs():
     cluster = Cluster.of_cores(8)
     jobs = [Job(str(index), "u", index, runtime, 60, ncpus) for index, (ncpus, runtime) in
             enumerate([(1, 5), (8, 5), (9, 5), (0, 5), (2, -1)])]
-    kept, notes = simulate.runnable_jobs(jobs, cluster)
+    kept, notes = runs.runnable_jobs(jobs, cluster)
     assert [done.job.job_id for done in simulate_jobs(kept, PREDICTORS["user"], cluster)] == ["0", "1"]
     assert notes and "3 jobs left out" in notes[0]
     for refused in jobs[2:]:
@@ -124,7 +125,7 @@ def test_run_does_not_depend_on_string_hashing(swf, tmp_path):
     assert outputs[0][1].count(b"\n") == 1 + 3 * 5  # a header, then 3 jobs x the 5 default predictors
 
 
-def test_plot_writes_wait_and_slowdown_figures(swf, tmp_path, saved_figures):
+def test_plot_writes_wait_and_slowdown_figures(swf, tmp_path, saved_figures):  # noqa: F811 (a fixture)
     """--plot DIR gives the two PNGs, boxes of each class's waits (hours) and bounded slowdowns.
 
     With user: jobs 1 and 3 start at submission, job 2 waits 99 s for job 1, so the waits are 0, 99, 0 s
@@ -193,12 +194,14 @@ def test_recorded_with_soft_walltimes_in_the_log_says_nothing(tmp_path, capsys):
 
 def test_new_predictors_selectable():
     """v3-deployed is in the registry the simulation picks from."""
-    assert parse("x.swf", "--predictors", "user,v3-deployed").predictors == ("user", "v3-deployed")
+    assert [predictor.name for predictor in parse("x.swf", "--predictors", "user,v3-deployed").predictors] == [
+        "user", "v3-deployed"]
 
 
 def test_tang_with_parameters_selectable():
     """tang and tang with parameters are accepted by simulate's --predictors."""
-    assert parse("x.swf", "--predictors", "tang,tang:percentile=70").predictors == ("tang", "tang:percentile=70")
+    assert [predictor.name for predictor in parse("x.swf", "--predictors", "tang,tang:percentile=70").predictors] == [
+        "tang", "tang:percentile=70"]
 
 
 def test_small_first_adds_the_classification_table_and_rerun_notes(swf, tmp_path):

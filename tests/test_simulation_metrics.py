@@ -5,8 +5,7 @@ import pytest
 
 from replay.simulation.cluster import Cluster
 from replay.simulation.engine import ScheduledJob
-from replay.simulation.simulation_metrics import (GROUP_COLUMNS, ScheduleColumns, group_metrics, machine_metrics,
-                                                 schedule_tables)
+from replay.simulation.metrics import GROUP_COLUMNS, ScheduleColumns, group_metrics, machine_metrics, schedule_tables
 from replay.traces.trace import Job
 
 

@@ -2,19 +2,18 @@
 
 import psycopg2
 import pytest
+from conftest import empty_tables
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import completed_jobs, histories, hostile_names
 
 from predictor.algorithms import ALGORITHMS, make_algorithm
 from predictor.errors import DatabaseError
 from predictor.history import MemoryHistory, predict
 from predictor.jobs import CompletedJob, JobRequest
-from predictor.server.dsn import connect_params
 from predictor.queries import RECENT_HISTORY_SINCE
+from predictor.server.dsn import connect_params
 from predictor.server.store import HookHistory
-
-from conftest import empty_tables
-from strategies import completed_jobs, histories, hostile_names
 
 
 def PgHistory(dsn, read_only=True, timeout_s=2.0):

@@ -9,13 +9,12 @@ import re
 import shlex
 
 import pytest
+from sweepgrid import CELLS, GRID, REPO, write_tiny_trace
 
 from replay.cli import main
 from replay.sweep import command
 from replay.sweep.grid import Cell, expand, grid_of, read_grid_file
 from replay.sweep.table import COLUMNS
-
-from sweepgrid import CELLS, GRID, REPO, write_tiny_trace
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +174,8 @@ def test_plot_writes_the_two_figures(tmp_path, trace, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--predictors", "v1,oracle", "{trace}"], "unknown predictor 'oracle'"),
-    (["--backfill-depth", "1,deep", "{trace}"], "backfill depth must be an integer within 0..1000000 (as in simulate), not 'deep'"),
+    (["--backfill-depth", "1,deep", "{trace}"],
+     "backfill depth must be an integer within 0..1000000 (as in simulate), not 'deep'"),
     (["--policy", "fifo,fifo", "{trace}"], "fifo given twice"),
     (["{tmp}/missing.swf"], "missing.swf: no such file or directory"),
     ([], "no trace given"),

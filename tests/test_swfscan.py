@@ -5,12 +5,11 @@ import gzip
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import swf_texts
 
 from replay.traces import swfscan
 from replay.traces.swf import read_swf, read_swf_lines
 from replay.traces.trace import ReadStats
-
-from strategies import swf_texts
 
 USED = (0, 1, 2, 3, 4, 7, 8, 10, 11, 12, 14)
 PLAIN = " ".join(str(value) for value in range(1, 19))

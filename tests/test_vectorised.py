@@ -3,15 +3,14 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from strategies import algorithm_parameters, dated_replay_jobs, replay_jobs
 
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
-from replay.accuracy.accuracy import INSTANTS, NO_PREDICTION, replay_accuracy
+from replay.accuracy.predictions import INSTANTS, NO_PREDICTION, replay_accuracy
 from replay.accuracy.vectorised import VectorisedTrace
-from replay.predictors import PREDICTORS, ReplayPredictor, resolve
+from replay.shared.predictors import PREDICTORS, ReplayPredictor, resolve
 from replay.traces.trace import Job
-
-from strategies import algorithm_parameters, dated_replay_jobs, replay_jobs
 
 FIELDS = {"submit": "submit_time", "start": "start_time"}
 

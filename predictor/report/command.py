@@ -1,10 +1,11 @@
 """``python -m predictor report``: read the aggregates, print the tables, write the files and figures."""
 
+import os
 import sys
 
+from ..cmdline.outputs import OutputFiles, OutputPaths, check_outputs, write_outputs
 from ..errors import PredictorError
 from .measure import ALL, connect, distributions, measure
-from .outputs import check_outputs, write_report
 from .summary import build_report
 
 __all__ = ["run_report"]
@@ -27,19 +28,21 @@ def run_report(dsn, selection, csv_path=None, json_path=None, plot_dir=None):
     """The whole command for ``selection``; returns the exit status."""
     if plot_dir:
         _check_plotting()
-    check_outputs(csv_path, json_path, plot_dir)
+    outputs = OutputPaths(json=json_path, csv=csv_path, plot=plot_dir)
+    check_outputs(outputs)
     conn = connect(dsn)
     try:
         measured = measure(conn, selection)
         drawn = distributions(conn, selection, _jobs_per_estimate(measured)) if plot_dir else None
     finally:
         conn.close()
-    write_report(build_report(selection, measured), csv_path, json_path)
+    with OutputFiles() as files:
+        write_outputs(outputs, build_report(selection, measured), files=files)
+        if plot_dir:
+            from .plots import plot_report
+            plot_report(files.directory(plot_dir, "--plot"), selection, drawn, _jobs_per_estimate(measured),
+                        measured.user_errors)
     if plot_dir:
-        from .plots import plot_report
-        try:
-            paths = plot_report(plot_dir, selection, drawn, _jobs_per_estimate(measured), measured.user_errors)
-        except OSError as err:
-            raise PredictorError("--plot {}: cannot write: {}".format(plot_dir, err.strerror or err)) from err
-        print("figures: " + ", ".join(paths), file=sys.stderr)
+        from .plots import FILES
+        print("figures: " + ", ".join(os.path.join(plot_dir, name) for name in FILES), file=sys.stderr)
     return 0

@@ -10,9 +10,10 @@ from typing import Dict, NamedTuple, Tuple
 import psycopg2
 import psycopg2.extensions
 
+from ..cmdline.tables import RUNTIME_CLASSES
+from ..db import sessions
+from ..db.sessions import describe_error
 from ..errors import DatabaseError
-from ..pgstore import describe_error, session_dsn
-from ..tables import RUNTIME_CLASSES
 from . import queries
 
 __all__ = ["Measured", "Distributions", "measure", "distributions", "connect", "V_CURVE_POINTS"]
@@ -52,10 +53,7 @@ QUERY_TIMEOUT_S = 3600
 
 def connect(dsn):
     """A read-only REPEATABLE READ session; DatabaseError if the server cannot be reached."""
-    try:
-        conn = psycopg2.connect(session_dsn(dsn, CONNECT_TIMEOUT_S, read_only=True))
-    except psycopg2.Error as err:
-        raise DatabaseError(describe_error(err)) from err
+    conn = sessions.connect(dsn, CONNECT_TIMEOUT_S, read_only=True)
     try:
         conn.set_session(isolation_level=psycopg2.extensions.ISOLATION_LEVEL_REPEATABLE_READ, readonly=True)
         with conn.cursor() as cursor:
@@ -111,12 +109,12 @@ _EMPTY_BOX = {"jobs": 0, "q1": float("nan"), "med": float("nan"), "q3": float("n
 
 
 def distributions(conn, selection, jobs_per_estimate, points=V_CURVE_POINTS):
-    """Sorted-error quantiles per estimate and box statistics (``predictor.figures``) per class and estimate.
+    """Sorted-error quantiles per estimate and box statistics (``predictor.cmdline.figures``) per class and estimate.
 
     ``jobs_per_estimate`` (from ``measure``) sizes the quantiles: with fewer
     jobs than ``points``, every error comes back once.
     """
-    from ..figures import WHISKER_IQR
+    from ..cmdline.figures import WHISKER_IQR
     fractions = {"fractions_{}".format(kind): _fractions(jobs_per_estimate.get(name, 0), points)
                  for kind, name in enumerate(queries.ESTIMATES)}
     sorted_errors = {name: [] for name in queries.ESTIMATES}

@@ -1,6 +1,6 @@
 """The report's PNGs: the V curve, box plots by runtime class, and users' mean errors side by side.
 
-The first two are ``predictor.figures``' (Chlumsky & Klusacek, Fig. 4 and 5),
+The first two are ``predictor.cmdline.figures``' (Chlumsky & Klusacek, Fig. 4 and 5),
 drawn from the quantiles and box statistics PostgreSQL computed; the third
 is Fig. 6's comparison as a scatter plot: one point per user, below the
 diagonal when the soft walltimes erred less than the user's own walltimes.
@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from ..figures import HOUR_S, LEAST_ERROR_H, draw_boxes, pyplot, save, v_curve
+from ..cmdline.figures import HOUR_S, LEAST_ERROR_H, draw_boxes, pyplot, save, v_curve
 from .queries import ESTIMATES
 
 __all__ = ["plot_report", "user_errors_plot", "FILES"]
@@ -24,8 +24,7 @@ def _labelled(series, jobs_per_estimate):
 
 
 def plot_report(out_dir, selection, distributions, jobs_per_estimate, user_errors):
-    """Write FILES into ``out_dir`` (created if missing); return their paths."""
-    os.makedirs(out_dir, exist_ok=True)
+    """Write FILES into the directory ``out_dir``; return their paths."""
     paths = [os.path.join(out_dir, name) for name in FILES]
     period = selection.describe()
     v_curve(_labelled(distributions.sorted_errors, jobs_per_estimate), paths[0],

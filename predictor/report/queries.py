@@ -7,7 +7,7 @@ error ``estimate - runtime`` in seconds. Values always travel as parameters
 (``Selection`` fields, the class bounds, quantile fractions).
 """
 
-from ..tables import RUNTIME_CLASSES
+from ..cmdline.tables import RUNTIME_CLASSES
 
 __all__ = ["ESTIMATES", "JOB_COUNTS", "ACCURACY", "USER_ERRORS", "SORTED_ERRORS", "BOX_STATS", "class_bounds"]
 

@@ -10,7 +10,7 @@ Professional using Soft Walltimes", Fig. 6).
 
 from typing import NamedTuple, Tuple
 
-from ..tables import RUNTIME_CLASSES, Column, Report, Table
+from ..cmdline.tables import RUNTIME_CLASSES, Column, Report, Table
 from .measure import ALL
 from .queries import ESTIMATES
 

@@ -30,12 +30,9 @@ import pg8000.exceptions
 import pg8000.native
 
 from ..errors import DatabaseError, DeadlineExceeded
+from ..queries import APPLICATION_NAME
 
 __all__ = ["Connection", "connect", "describe_error"]
-
-APPLICATION_NAME = "pbs-softwalltime"
-
-
 
 def _release(version):
     """``(major, minor)`` of a version string such as ``1.31.6``."""

@@ -15,7 +15,7 @@ What each event shows (see docs/install.md and the OpenPBS hook guide):
 
 from typing import NamedTuple, Optional
 
-from .. import job_attributes
+from ..accounting import job_attributes
 from ..errors import AccountingError
 
 __all__ = ["JobView", "queuejob_view", "runjob_view", "modifyjob_view", "completed_job", "e_record_fields",
@@ -111,7 +111,7 @@ _ATTRIBUTE_OF = dict(_ATTRIBUTES)
 def completed_job(job):
     """The ``CompletedJob`` of a jobobit event, or None for an array parent or a job that never started.
 
-    The rules are the accounting E record's (``predictor.job_attributes``); the
+    The rules are the accounting E record's (``predictor.accounting.job_attributes``); the
     E record PBS writes after this event may say one second more in ``end``.
     ValueError names a job attribute PBS gave in an unexpected form.
     """

@@ -27,7 +27,8 @@ class HookHistory:
         self._conn = None
 
     def recent(self, user, limit, deadline=None, since=None):
-        """The user's newest ``limit`` jobs as ``HistoryRow``s, newest first; ``since``: only those ended then or later."""
+        """The user's newest ``limit`` jobs as ``HistoryRow``s, newest first; ``since``: only those that ended
+        then or later."""
         if since is None:
             rows = self._run(RECENT_HISTORY, (user, limit), deadline, fetch=True)
         else:

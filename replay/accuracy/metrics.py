@@ -40,14 +40,14 @@ import operator
 
 import numpy as np
 
-from ..predictors import predictor_legend
-from ..report import Column, Report, Table, column_legend, queue_masks, runtime_class_masks
-from .accuracy import NO_PREDICTION
+from predictor.cmdline.tables import Column, Report, Table, column_legend, queue_masks, runtime_class_masks
+
 from .histories import codes, field
+from .predictions import NO_PREDICTION
 from .sums import exact_sum
 
-__all__ = ["BADLY_UNDER_S", "METRIC_COLUMNS", "LEGEND", "eq3_accuracy", "error_metrics", "users_improved", "warmup_count",
-           "accuracy_report"]
+__all__ = ["BADLY_UNDER_S", "METRIC_COLUMNS", "LEGEND", "eq3_accuracy", "error_metrics", "users_improved",
+           "warmup_count", "accuracy_report"]
 
 BADLY_UNDER_S = 30 * 60
 """Tang et al.: an underestimate by more than 30 minutes is a bad estimation."""
@@ -204,4 +204,4 @@ def accuracy_report(title, notes, jobs, predictions, warmup_fraction=0.0):
     else:
         notes += ("one queue ({}): no by-queue table".format(queues[0][0] if queues else "-"),)
     return Report(title, notes, tuple(tables),
-                  column_legend(tables, LEGEND) + predictor_legend(predictions.names))
+                  column_legend(tables, LEGEND) + predictions.legend)

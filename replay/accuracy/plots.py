@@ -1,6 +1,6 @@
 """PNG figures: the sorted-error "V" curve and error box plots by runtime class (Chlumsky & Klusacek Fig. 4, 5).
 
-The drawing functions live in ``predictor.figures``, where ``python -m
+The drawing functions live in ``predictor.cmdline.figures``, where ``python -m
 predictor report`` draws the soft walltimes that were set with them too; here
 the replay's predictions become their ``{label: errors in seconds}`` mappings.
 """
@@ -9,14 +9,14 @@ import os
 
 import numpy as np
 
-from predictor.figures import error_boxes, v_curve
+from predictor.cmdline.figures import error_boxes, v_curve
 
 __all__ = ["v_curve", "error_boxes", "plot_accuracy"]
 
 
 def plot_accuracy(out_dir, title, jobs, predictions, first):
     """The accuracy replay's PNGs in ``out_dir`` for the jobs from index ``first`` on; their paths."""
-    from ..report import runtime_class_masks
+    from predictor.cmdline.tables import runtime_class_masks
     os.makedirs(out_dir, exist_ok=True)
     runtime = np.fromiter((job.runtime_s for job in jobs[first:]), np.int64, len(jobs) - first)
     classes = runtime_class_masks(runtime)

@@ -26,7 +26,7 @@ import numpy as np
 
 from predictor.algorithms import DAY_S, LONG_WALLTIME_S
 
-from ..predictors import PREDICTORS
+from ..shared.predictors import PREDICTORS
 from .histories import NO_PREDICTION, Completions, Histories, TraceColumns, field
 from .windows import RangeMax, RangeOrder, exact_ranks
 

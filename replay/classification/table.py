@@ -8,7 +8,8 @@ the log's completions.
 
 from statistics import median
 
-from ..report import Column, Table, column_legend
+from predictor.cmdline.tables import Column, Table, column_legend
+
 from .quality import LoggedJob, classify_log, quality_of
 
 __all__ = ["COLUMNS", "LEGEND", "logged_jobs", "classification_table", "with_classification"]

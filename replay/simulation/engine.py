@@ -10,23 +10,24 @@ event. The scheduler_iteration timer is armed only at the next grid point where
 a cycle could change something (see ``_arm_timer``).
 
 The engine owns the clock, the queue and the machine; what varies is passed in:
-the predictor (``replay.predictors``), the job order (``replay.simulation.policies``)
+the predictor (``replay.shared.predictors``), the job order (``replay.simulation.policies``)
 and the soft-walltime extension rule (``replay.simulation.extension``).
 """
 
 import functools
 import gc
-from array import array
 import heapq
 import itertools
 import math
-from operator import attrgetter
+from array import array
 from enum import IntEnum
+from operator import attrgetter
 from typing import NamedTuple, Optional
 
 from predictor.algorithms import clamp
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
+
 from ..classification import Completion, Submission
 from .calendar import Calendar
 from .extension import EXTENSIONS
@@ -197,7 +198,8 @@ class _Engine:
     def _on_submit(self, now, first):
         """Queue every job submitted at ``now`` (queuejob); the index of the next one to come."""
         jobs, submit_times, count, index = self.jobs, self.submit_times, len(self.jobs), first
-        walltime_plan, width, soft_queued, submit = self.walltime_plan, self.width, self.soft_queued, self.scheduler.submit
+        walltime_plan, width, soft_queued = self.walltime_plan, self.width, self.soft_queued
+        submit = self.scheduler.submit
         classifier, soft_walltime = self.classifier, self._soft_walltime
         while index < count and submit_times[index] == now:
             job = jobs[index]

@@ -1,7 +1,7 @@
 """Several predictors' simulations side by side: one worker process per run.
 
-The workers are forked once the jobs are in memory, so they inherit the jobs
-instead of receiving a pickled copy, and each sends back only what its run
+The workers are forked once the jobs and the resolved predictors are in
+memory, so they inherit them instead of receiving a pickled copy, and each sends back only what its run
 decided (``RunColumns``: a few arrays); the parent joins them to its own
 ``RunFrame``. The runs are deterministic, so the outputs do not depend on how
 many processes ran them. Where processes cannot be forked, the runs are made
@@ -16,7 +16,6 @@ import gc
 import multiprocessing
 import os
 
-from ..predictors import resolve
 from .engine import simulate_run
 from .schedule import ScheduledRun
 
@@ -26,7 +25,8 @@ _POLL_S = 0.5
 """How often the parent redraws the progress bar while the workers run."""
 
 _INHERITED = None
-"""``(frame, cluster, settings, submitted counts)``: set by the parent just before it forks the workers."""
+"""``(frame, predictors, cluster, settings, submitted counts)``: set by the parent just before it forks the
+workers."""
 
 
 def default_workers(predictors):
@@ -44,24 +44,25 @@ def can_fork():
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def in_processes(frame, names, cluster, settings, workers, progress):
-    """``{name: ScheduledRun}`` for the predictors ``names``, simulated by ``workers`` forked processes."""
+def in_processes(frame, predictors, cluster, settings, workers, progress):
+    """``{name: ScheduledRun}`` for ``predictors``, simulated by ``workers`` forked processes."""
     global _INHERITED
     context = multiprocessing.get_context("fork")
-    submitted = context.RawArray("q", len(names))
-    _INHERITED = (frame, cluster, settings, submitted)
+    submitted = context.RawArray("q", len(predictors))
+    _INHERITED = (frame, predictors, cluster, settings, submitted)
     gc.freeze()  # the workers' collector then leaves the inherited objects alone: fewer pages copied
     try:
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
             # All workers are forked at the first submission, before the progress bar starts its thread.
-            futures = [pool.submit(_run, number, name) for number, name in enumerate(names)]
+            futures = [pool.submit(_run, number) for number in range(len(predictors))]
             try:
-                _wait(futures, submitted, len(frame.jobs) * len(names), progress)
+                _wait(futures, submitted, len(frame.jobs) * len(predictors), progress)
             except BaseException:
                 for future in futures:  # an interrupt or a failed run: start no other
                     future.cancel()
                 raise
-            return {name: ScheduledRun(frame, future.result()) for name, future in zip(names, futures)}
+            return {predictor.name: ScheduledRun(frame, future.result())
+                    for predictor, future in zip(predictors, futures)}
     finally:
         _INHERITED = None
         gc.unfreeze()
@@ -77,10 +78,10 @@ def _wait(futures, submitted, total, progress):
         progress(sum(submitted), total)
 
 
-def _run(number, name):
-    """In a worker: run predictor ``name`` over the inherited jobs; its ``RunColumns``."""
-    frame, cluster, settings, submitted = _INHERITED
+def _run(number):
+    """In a worker: run the inherited predictor ``number`` over the inherited jobs; its ``RunColumns``."""
+    frame, predictors, cluster, settings, submitted = _INHERITED
 
-    def report(count, _):
+    def on_progress(count, _):
         submitted[number] = count
-    return simulate_run(frame, resolve(name), cluster, settings, report).columns
+    return simulate_run(frame, predictors[number], cluster, settings, on_progress).columns

@@ -13,8 +13,8 @@ ends, when a running job outlives its plan, or when a started job's plan is
 revised; until then a job that did not fit still does not (time only moves on),
 so a cycle only looks at jobs queued since the last one (for orders that do not
 depend on time). With --selective a started job may be planned past a reservation
-it was judged to end before; the next cycle then walks the whole queue. A walk stops once no core is free and no reservation is left to
-make.
+it was judged to end before; the next cycle then walks the whole queue. A walk
+stops once no core is free and no reservation is left to make.
 """
 
 from bisect import bisect_right

@@ -17,7 +17,7 @@ import json
 import os
 import shlex
 
-from ..errors import ReplayError
+from ..shared.errors import ReplayError
 from .cells import SweepSettings
 from .grid import Cell
 from .table import missing, outcome_of

@@ -11,17 +11,17 @@ cases: the same grid gives the same table however and wherever it ran.
 
 import json
 import os
-import types
 from typing import NamedTuple, Optional
 
-from predictor.errors import PredictorError
+from predictor.cmdline.rejects import RejectPrinter
+from predictor.errors import SoftwalltimeError
 
-from ..errors import ReplayError
-from ..predictors import resolve
+from ..shared.errors import ReplayError
+from ..shared.predictors import resolve
 from ..simulation.engine import SchedulerSettings, simulate_jobs
-from ..simulation.simulate import machine_of, recorded_notes, runnable_jobs, simulation_report
-from ..simulation.simulation_metrics import DEFAULT_BSLD_TAU_S
-from ..traces.readers import RejectReporter, load_trace
+from ..simulation.metrics import DEFAULT_BSLD_TAU_S
+from ..simulation.runs import machine_of, recorded_notes, runnable_jobs, simulation_report
+from ..traces.readers import load_trace
 
 __all__ = ["SweepSettings", "settings_note", "load", "check_trace", "run_cell", "cell_result"]
 
@@ -59,20 +59,19 @@ def load(path, settings):
     """``(trace, malformed line count)``; malformed lines are shown on stderr the first time only."""
     key = (path, settings.format)
     if key not in _TRACES:
-        reporter = RejectReporter(settings.max_errors)
+        rejects = RejectPrinter(settings.max_errors)
         try:
-            trace = load_trace([path], settings.format, reporter)
+            trace = load_trace([path], settings.format, rejects)
         finally:
-            reporter.close()
-        _TRACES[key] = (trace, reporter.count)
+            rejects.close()
+        _TRACES[key] = (trace, rejects.count)
     return _TRACES[key]
 
 
 def _machine(path, settings):
     """``(cluster, jobs that fit it, notes)`` of a trace."""
     trace, _ = load(path, settings)
-    options = types.SimpleNamespace(cores=settings.cores, nodes=settings.nodes, cores_per_node=settings.cores_per_node)
-    cluster, machine_note = machine_of(options, trace)
+    cluster, machine_note = machine_of(trace, settings.cores, settings.nodes, settings.cores_per_node)
     jobs, left_out = runnable_jobs(trace.jobs, cluster)
     if not jobs:
         raise ReplayError("{}: no job fits the machine ({})".format(path, machine_note))
@@ -94,10 +93,11 @@ def run_cell(cell, settings, workdir=""):
     cluster, jobs, notes = _machine(os.path.join(workdir, cell.trace), settings)
     scheduler = SchedulerSettings(settings.strict_ordering, cell.backfill_depth, cell.policy, cell.extension,
                                   settings.selective, settings.cycle_interval_s, settings.default_walltime_s)
-    runs = {cell.predictor: simulate_jobs(jobs, resolve(cell.predictor), cluster, scheduler)}
-    report, _ = simulation_report(cell.trace, (), runs, cluster, settings.bsld_tau_s)
+    predictor = resolve(cell.predictor)
+    runs = {predictor.name: simulate_jobs(jobs, predictor, cluster, scheduler)}
+    report, _ = simulation_report(cell.trace, (), runs, cluster, settings.bsld_tau_s, (predictor,))
     summary = next(table for table in report.tables if table.key == "summary")
-    notes = ["{}: {}".format(cell.trace, note) for note in notes + recorded_notes(jobs, [cell.predictor])]
+    notes = ["{}: {}".format(cell.trace, note) for note in notes + recorded_notes(jobs, (predictor,))]
     return notes, list(summary.rows[0][1:])
 
 
@@ -111,7 +111,7 @@ def cell_result(index, cell, settings, workdir=""):
     document = {"index": index, "cell": cell._asdict()}
     try:
         notes, values = run_cell(cell, settings, workdir)
-    except (ReplayError, PredictorError, OSError) as err:  # anything else is a bug, with its traceback
+    except (SoftwalltimeError, OSError) as err:  # anything else is a bug, with its traceback
         document.update(status="failed", error=str(err) or type(err).__name__)
     else:
         document.update(status="ok", notes=notes, values=[_finite(value) for value in values])

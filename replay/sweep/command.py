@@ -14,21 +14,28 @@ import shlex
 import sys
 
 import predictor
-from predictor.arguments import checked, duration, whole_number
+from predictor.cmdline.arguments import checked, duration, whole_number
+from predictor.cmdline.outputs import OutputFiles, OutputPaths, check_outputs, write_outputs
+from predictor.cmdline.parser import examples_epilog
+from predictor.errors import UsageError
 
-from ..errors import ReplayError
-from ..options import add_input_arguments
-from ..report import write_outputs
+from ..shared.options import add_input_arguments
+from ..simulation.command import add_setting_arguments
 from ..simulation.extension import EXTENSIONS
 from ..simulation.policies import POLICIES
-from ..simulation.simulate import add_setting_arguments
 from .arrayjob import outcomes, read_manifest, write_result, write_sweep
 from .cells import SweepSettings, cell_result, check_trace
 from .grid import DEFAULTS, expand, grid_of, parse_values, read_grid_file
 from .local import default_jobs, run_cells
 from .table import outcome_of, problem_lines, sweep_report
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "run"]
+
+SUMMARY = "many simulate runs over a grid, here or as a PBS job array"
+EXAMPLES = ("python -m replay sweep --predictors v1,v3 --policy fifo,sjf --backfill-depth 1,10 "
+            "traces/HPC2N-2002-subset.swf",
+            "python -m replay sweep --pbs sweep1 --grid grid.txt --walltime 2:00:00   # then the qsub line it prints",
+            "python -m replay sweep collect sweep1 --csv sweep1.csv --plot sweep1/figures")
 
 _USAGE = """%(prog)s [GRID OPTIONS] TRACE...
        %(prog)s --pbs DIR [GRID OPTIONS] TRACE...
@@ -37,11 +44,6 @@ _USAGE = """%(prog)s [GRID OPTIONS] TRACE...
 _DESCRIPTION = """Simulate every cell of a grid (traces x predictors x policies x backfill depths x extensions),
 each as one 'simulate' run, and print one table with a row per cell. Here, in --jobs processes; or, with
 --pbs DIR, as a PBS job array that 'collect DIR' merges into the same table. See docs/sweep.md."""
-
-_EXAMPLES = """examples:
-  %(prog)s --predictors v1,v3 --policy fifo,sjf --backfill-depth 1,10 traces/HPC2N-2002-subset.swf
-  %(prog)s --pbs sweep1 --grid grid.txt --walltime 2:00:00   # then the qsub line it prints
-  %(prog)s collect sweep1 --csv sweep1.csv --plot sweep1/figures"""
 
 _OUTPUTS = ("json", "csv", "plot")
 _PBS_ONLY = ("walltime", "queue", "python")
@@ -54,7 +56,8 @@ def _values(axis):
 
 def add_arguments(parser):
     """The ``sweep`` options. Every default is None here: ``SweepSettings`` and ``DEFAULTS`` hold the values."""
-    parser.usage, parser.description, parser.epilog = _USAGE, _DESCRIPTION, _EXAMPLES
+    # Its own usage lines and description: sweep has verbs (collect, cell) besides the grid.
+    parser.usage, parser.description, parser.epilog = _USAGE, _DESCRIPTION, examples_epilog(*EXAMPLES)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("paths", nargs="*", metavar="TRACE", help="SWF files, PBS accounting files or YYYYMMDD "
                         "directories: each one trace (a grid axis)")
@@ -112,10 +115,10 @@ def _only(args, verb, allowed):
     taken = set(allowed) | {"paths"}
     extra = _given(args, sorted(name for name in vars(args) if name not in taken))
     if extra:
-        raise ReplayError("'sweep {}' takes no {} (the grid and settings are in DIR/manifest.json)".format(
+        raise UsageError("'sweep {}' takes no {} (the grid and settings are in DIR/manifest.json)".format(
             verb, " ".join(extra)))
     if len(args.paths) != _VERB_ARGUMENTS[verb]:
-        raise ReplayError("usage: sweep {}".format("collect DIR" if verb == "collect" else "cell DIR INDEX"))
+        raise UsageError("usage: sweep {}".format("collect DIR" if verb == "collect" else "cell DIR INDEX"))
 
 
 def _settings(args):
@@ -123,16 +126,24 @@ def _settings(args):
                             if getattr(args, field) is not None})
 
 
-def _finish(args, found, settings, malformed=0):
+def _outputs(args):
+    """The output options as values, checked before any cell runs."""
+    outputs = OutputPaths(json=args.json, csv=args.csv, plot=args.plot)
+    check_outputs(outputs)
+    return outputs
+
+
+def _finish(outputs, found, settings, malformed=0):
     """Print what is missing, then the table and the files asked for; the exit status."""
     problems = problem_lines(found)
     for line in problems:
         sys.stderr.write(line + "\n")
     report = sweep_report(found, settings)
-    write_outputs(args, report)
-    if args.plot:
-        from .plots import plot_sweep
-        plot_sweep(args.plot, report)
+    with OutputFiles() as files:
+        write_outputs(outputs, report, files=files)
+        if outputs.plot:
+            from .plots import plot_sweep
+            plot_sweep(files.directory(outputs.plot, "--plot"), report)
     return 1 if problems or malformed else 0
 
 
@@ -147,11 +158,11 @@ def _pythonpath():
 def _write_array(args, cells, settings):
     refused = _given(args, ("jobs",) + _OUTPUTS)
     if refused:
-        raise ReplayError("{}: not with --pbs, which runs nothing here (outputs: 'sweep collect DIR')".format(
+        raise UsageError("{}: not with --pbs, which runs nothing here (outputs: 'sweep collect DIR')".format(
             " ".join(refused)))
     python = os.path.abspath(args.python or sys.executable)
     if not os.access(python, os.X_OK):
-        raise ReplayError("--python {}: not an executable file".format(python))
+        raise UsageError("--python {}: not an executable file".format(python))
     script = write_sweep(args.pbs, cells, settings, python, _pythonpath(), args.walltime or 3600, args.queue)
     directory = os.path.dirname(script)
     sys.stderr.write("{} cells written to {}; submit them with the qsub line below, then merge the results with: "
@@ -162,7 +173,7 @@ def _write_array(args, cells, settings):
 
 def _run_grid(args):
     if args.pbs is None and _given(args, _PBS_ONLY):
-        raise ReplayError("{}: only with --pbs DIR".format(" ".join(_given(args, _PBS_ONLY))))
+        raise UsageError("{}: only with --pbs DIR".format(" ".join(_given(args, _PBS_ONLY))))
     settings = _settings(args)
     from_file = read_grid_file(args.grid) if args.grid else {}
     traces = parse_values("traces", args.paths) if args.paths else None
@@ -172,16 +183,18 @@ def _run_grid(args):
     cells = expand(grid)
     if args.pbs is not None:
         return _write_array(args, cells, settings)
+    outputs = _outputs(args)
     results = run_cells(cells, settings, args.jobs or default_jobs())
     found = [outcome_of(index, cell, results[index]) for index, cell in enumerate(cells, 1)]
-    return _finish(args, found, settings, malformed)
+    return _finish(outputs, found, settings, malformed)
 
 
 def _run_collect(args):
     _only(args, "collect", _OUTPUTS)
+    outputs = _outputs(args)
     directory = args.paths[1]
     cells, settings, _ = read_manifest(directory)
-    return _finish(args, outcomes(directory, cells), settings)
+    return _finish(outputs, outcomes(directory, cells), settings)
 
 
 def _run_cell(args):
@@ -189,7 +202,7 @@ def _run_cell(args):
     directory, index = args.paths[1], args.paths[2]
     cells, settings, workdir = read_manifest(directory)
     if not index.isdigit() or not 1 <= int(index) <= len(cells):
-        raise ReplayError("cell {!r}: the sweep in {} has cells 1 to {}".format(index, directory, len(cells)))
+        raise UsageError("cell {!r}: the sweep in {} has cells 1 to {}".format(index, directory, len(cells)))
     cell = cells[int(index) - 1]
     text = cell_result(int(index), cell, settings, workdir)
     write_result(directory, int(index), text)

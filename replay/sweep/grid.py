@@ -27,11 +27,11 @@ import json
 import os
 from typing import NamedTuple
 
-from ..errors import ReplayError
-from ..predictors import resolve
+from ..shared.errors import ReplayError
+from ..shared.predictors import resolve
 from ..simulation.extension import EXTENSIONS
 from ..simulation.policies import POLICIES
-from ..simulation.simulate import DEFAULT_PREDICTORS, MAX_BACKFILL_DEPTH
+from ..simulation.runs import DEFAULT_PREDICTORS, MAX_BACKFILL_DEPTH
 
 __all__ = ["AXES", "DEFAULTS", "Cell", "GridError", "parse_values", "read_grid_file", "grid_of", "expand"]
 

@@ -7,7 +7,8 @@ table does not depend on ``--jobs`` nor on which cell was quickest.
 import concurrent.futures
 import os
 
-from ..progress import ProgressBar
+from predictor.cmdline.progress import ProgressBar
+
 from .cells import cell_result
 
 __all__ = ["default_jobs", "run_cells"]

@@ -7,7 +7,7 @@ same bytes.
 
 import os
 
-from predictor.figures import pyplot, save
+from predictor.cmdline.figures import pyplot, save
 
 __all__ = ["plot_sweep"]
 
@@ -50,8 +50,7 @@ def _figure(path, title, ylabel, scenarios, values):
 
 
 def plot_sweep(out_dir, report):
-    """``sweep_wait_mean.png`` and ``sweep_bsld_mean.png`` in ``out_dir``; their paths."""
-    os.makedirs(out_dir, exist_ok=True)
+    """``sweep_wait_mean.png`` and ``sweep_bsld_mean.png`` in the directory ``out_dir``; their paths."""
     table = report.tables[0]
     paths = []
     for key, name, ylabel, scale in _FIGURES:

@@ -7,10 +7,11 @@ a collected PBS array give the same table, whatever order the cells finished in.
 import json
 from typing import NamedTuple, Optional
 
-from ..errors import ReplayError
-from ..predictors import predictor_legend
-from ..report import Column, Report, Table, column_legend
-from ..simulation.simulation_metrics import SUMMARY_COLUMNS, legend_meanings
+from predictor.cmdline.tables import Column, Report, Table, column_legend
+
+from ..shared.errors import ReplayError
+from ..shared.predictors import predictor_legend, resolved
+from ..simulation.metrics import SUMMARY_COLUMNS, legend_meanings
 from .cells import settings_note
 from .grid import AXES, Cell
 
@@ -95,7 +96,8 @@ def sweep_report(outcomes, settings):
     title = "PBS scheduling sweep: {} cells".format(len(outcomes))
     tables = (Table("sweep", "All jobs, one row per cell", COLUMNS, rows),)
     legend = column_legend(tables, _CELL_MEANINGS + legend_meanings(settings.bsld_tau_s))
-    return Report(title, notes, tables, legend + predictor_legend(_unique(outcome.cell.predictor for outcome in done)))
+    predictors = resolved(_unique(outcome.cell.predictor for outcome in done))
+    return Report(title, notes, tables, legend + predictor_legend(predictors))
 
 
 def problem_lines(outcomes):

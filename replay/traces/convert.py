@@ -12,7 +12,7 @@ The input is read by the replay's readers; the output is the other format:
 
 OUT ``-`` is standard output (one plain file). Files are written under
 temporary names and renamed into place only once all are complete
-(``outputs.OutputFiles``): a failed conversion leaves no half-written file.
+(``predictor.cmdline.outputs.OutputFiles``): a failed conversion leaves no half-written file.
 
 Jobs that never ran are not converted (the readers skip them and say so).
 """
@@ -25,9 +25,9 @@ import time
 
 import numpy as np
 
-from ..errors import ReplayError
-from ..options import LATEST_EPOCH
-from ..outputs import STDOUT, OutputFiles
+from ..shared.errors import ReplayError
+from ..shared.options import LATEST_EPOCH
+from predictor.cmdline.outputs import STDOUT, OutputFiles
 from .pbslog import RECORD_ORDER, record_kinds, record_line, record_time
 from .readers import load_trace
 from .swf import write_swf

@@ -4,7 +4,7 @@ Gzip-compressed files (``20240101.gz``, ``trace.swf.gz``) are read as they
 are, since sites archive their accounting logs that way. A damaged compressed
 file ends early, the rest of it reported through ``on_reject``. Which files
 of a directory are accounting logs, and which files are compressed, is the
-ingester's rule (``predictor.logfile``).
+ingester's rule (``predictor.accounting.logfile``).
 """
 
 import contextlib
@@ -13,9 +13,9 @@ import gzip
 import os
 import zlib
 
-from predictor.logfile import directory_logs, open_log
+from predictor.accounting.logfile import directory_logs, open_log
 
-from ..errors import TraceError
+from ..shared.errors import TraceError
 
 __all__ = ["raw_lines", "whole_file", "accounting_files", "collection_paused"]
 

@@ -1,6 +1,6 @@
 """PBS accounting logs: jobs from Q/S/E records, and records from jobs.
 
-Reading uses the project's one accounting parser (predictor.accounting): a
+Reading uses the project's one accounting parser (predictor.accounting.records): a
 job is the run an E record describes (``completed_job``: submit from ctime,
 else qtime; start, end, walltime, soft walltime, queue...). Its runtime is
 ``resources_used.walltime``, its occupancy ``end - start``. Q, S, D and R
@@ -30,7 +30,7 @@ import itertools
 import sys
 import time
 
-from predictor.accounting import array_subjob, is_array_parent
+from predictor.accounting.records import array_subjob, is_array_parent
 from predictor.durations import format_duration
 from predictor.errors import AccountingError
 from predictor.jobs import CompletedJob

@@ -9,7 +9,7 @@ file order. An event is a tuple naming its line:
   (the reader reports that only if it needs the parent's submit time);
 * ``("S", line_no, job_id)``, and ``"D"`` and ``"R"`` alike (``s`` is ``S``);
 * ``("E", line_no, job_id, completed job or None, nodect or None)``, the
-  completed job (``predictor.accounting.completed_job``) as a plain tuple;
+  completed job (``predictor.accounting.records.completed_job``) as a plain tuple;
 * ``("!", line_no, message)``: a line the reader rejects, or where a
   damaged file stops.
 
@@ -17,7 +17,7 @@ Other record types say nothing the replay uses and give no event.
 
 The file is read and decoded whole (a file that is not UTF-8 throughout is
 decoded line by line, a damaged compressed one read line by line up to the
-damage), and every line goes through ``predictor.accounting``, the
+damage), and every line goes through ``predictor.accounting.records``, the
 ingester's parser.
 """
 
@@ -27,7 +27,7 @@ import re
 import sys
 from typing import List, NamedTuple
 
-from predictor.accounting import completed_job, is_array_parent, parse_fields, parse_record, submit_time
+from predictor.accounting.records import completed_job, is_array_parent, parse_fields, parse_record, submit_time
 from predictor.errors import AccountingError
 
 from .files import raw_lines, whole_file

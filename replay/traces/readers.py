@@ -6,21 +6,22 @@ skipped; only a trace with no job that ran left is an error (``TraceError``).
 Gzip-compressed files (``20240101.gz``, ``trace.swf.gz``) are read as they
 are, since sites archive their accounting logs that way. ``read_trace`` is
 what the commands call: the trace their input options name, malformed lines
-shown on stderr by a ``RejectReporter``.
+shown on stderr by the command lines' ``RejectPrinter``.
 """
 
 import contextlib
 import itertools
 import os
 import re
-import sys
 
-from ..errors import TraceError
+from predictor.cmdline.rejects import RejectPrinter
+
+from ..shared.errors import TraceError
 from . import swf
 from .files import raw_lines
 from .trace import ReadStats
 
-__all__ = ["load_trace", "detect_format", "FORMATS", "RejectReporter", "read_trace"]
+__all__ = ["load_trace", "detect_format", "FORMATS", "read_trace"]
 
 FORMATS = ("pbs", "swf")
 _PBS_LINE = re.compile(rb"[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2};")
@@ -90,31 +91,12 @@ def load_trace(paths, fmt="auto", on_reject=None):
     return trace
 
 
-class RejectReporter:
-    """``on_reject`` for the readers: prints the first ``limit`` malformed lines, counts all."""
-
-    def __init__(self, limit, stream=None):
-        self.limit = limit
-        self.stream = sys.stderr if stream is None else stream
-        self.count = 0
-
-    def __call__(self, path, line_no, message):
-        self.count += 1
-        if self.count <= self.limit:
-            self.stream.write("{}:{}: {}\n".format(path, line_no, message))
-
-    def close(self):
-        """Say how many were not shown."""
-        if self.count > self.limit:
-            self.stream.write("... and {} more malformed lines (--max-errors shows more)\n".format(
-                self.count - self.limit))
-
-
-def read_trace(args):
-    """``(trace, reporter)`` for the input options of ``args`` (``paths``, ``format``, ``max_errors``)."""
-    reporter = RejectReporter(args.max_errors)
+def read_trace(paths, fmt="auto", max_errors=20):
+    """``(trace, rejects)`` of ``paths``: the first ``max_errors`` malformed lines shown on stderr by ``rejects``
+    (a ``RejectPrinter``), which counts them all."""
+    rejects = RejectPrinter(max_errors)
     try:
-        trace = load_trace(args.paths, args.format, reporter)
+        trace = load_trace(paths, fmt, rejects)
     finally:
-        reporter.close()
-    return trace, reporter
+        rejects.close()
+    return trace, rejects

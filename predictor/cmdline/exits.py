@@ -1,0 +1,54 @@
+"""How both command lines end (``python -m predictor``, ``python -m replay``): the exit status and what stderr shows.
+
+A mistake of the user's -- a bad option, file or value, raised as one of the
+project's own errors (``predictor.errors.SoftwalltimeError``) -- is one line and status 2. Anything else is a bug:
+its traceback is shown, then one line asking to report it, and the status is 1.
+"""
+
+import os
+import sys
+import traceback
+
+from ..errors import SoftwalltimeError
+
+__all__ = ["exit_status", "BROKEN_PIPE_STATUS", "INTERRUPTED_STATUS"]
+
+BROKEN_PIPE_STATUS = 128 + 13
+"""What a shell reports for a tool killed by SIGPIPE."""
+
+INTERRUPTED_STATUS = 128 + 2
+"""What a shell reports for a tool stopped by Ctrl-C (SIGINT)."""
+
+
+def exit_status(prog, run):
+    """``run()``'s exit status; ``prog`` names the command line in the one line of an error."""
+    try:
+        status = run()
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        return _closed_pipe()
+    except SoftwalltimeError as err:
+        return _error(prog, err)
+    except OSError as err:  # one the readers did not expect: the system's word for it is the user's answer
+        return _error(prog, "{}: {}".format(err.filename, err.strerror) if err.filename and err.strerror else err)
+    except KeyboardInterrupt:
+        sys.stderr.write("{}: interrupted\n".format(prog))
+        return INTERRUPTED_STATUS
+    except Exception:  # a bug: the traceback is what a report needs
+        traceback.print_exc()
+        sys.stderr.write("{}: internal error (a bug): please report it with the traceback above\n".format(prog))
+        return 1
+
+
+def _error(prog, message):
+    sys.stderr.write("{}: error: {}\n".format(prog, message))
+    return 2
+
+
+def _closed_pipe():
+    """The reader went away (| head): stop quietly, and let nothing flush into the closed pipe at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        os.dup2(devnull, stream.fileno())
+    return BROKEN_PIPE_STATUS

@@ -1,0 +1,48 @@
+"""psycopg2 sessions for the admin commands (db init, db prune, ingest, report): the one connect.
+
+The hooks never import this module: they run inside pbs_server, where a C
+extension such as psycopg2 does not survive an interpreter restart (see
+predictor.server.driver).
+"""
+
+import psycopg2
+import psycopg2.extensions
+
+from ..errors import ConfigError, DatabaseError
+from ..queries import APPLICATION_NAME
+
+__all__ = ["connect", "session_dsn", "describe_error"]
+
+
+def session_dsn(dsn, timeout_s, read_only):
+    """``dsn`` plus this package's session settings (the caller's settings win)."""
+    try:
+        params = psycopg2.extensions.parse_dsn(dsn)
+    except (psycopg2.ProgrammingError, TypeError):
+        # psycopg2's message quotes the DSN, which may hold a password: not even as the cause.
+        raise ConfigError("dsn: not a valid libpq connection string (key=value pairs or a postgresql:// URI)") from None
+    timeout_ms = max(1, int(timeout_s * 1000))
+    settings = "-c statement_timeout={0} -c lock_timeout={0}".format(timeout_ms)
+    if read_only:
+        settings += " -c default_transaction_read_only=on"
+    params["options"] = (params.get("options", "") + " " + settings).strip()
+    params.setdefault("application_name", APPLICATION_NAME)
+    # Names are sent as UTF-8 whatever the database encoding, so the server, not
+    # the client library, judges what it can store (a refusal is then per row).
+    params["client_encoding"] = "UTF8"
+    params.setdefault("connect_timeout", str(max(2, int(timeout_s + 0.999))))
+    return psycopg2.extensions.make_dsn(**params)
+
+
+def connect(dsn, timeout_s, read_only):
+    """A psycopg2 connection with the settings of ``session_dsn``; DatabaseError (one line) if refused."""
+    try:
+        return psycopg2.connect(session_dsn(dsn, timeout_s, read_only))
+    except psycopg2.Error as err:
+        raise DatabaseError(describe_error(err)) from err
+
+
+def describe_error(err):
+    """One line for a psycopg2 error: ``database: <first line>``, never a password."""
+    text = str(err).strip().splitlines()
+    return "database: " + (text[0] if text else type(err).__name__)

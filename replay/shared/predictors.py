@@ -1,0 +1,163 @@
+"""The estimates the replay compares, by name: an explicit registry.
+
+Each entry is a ``ReplayPredictor``: ``window`` is how many history rows it
+reads (0: none) and ``estimate(history, job)`` returns the soft walltime in
+seconds, or None when the job would get none. ``history`` is the job's user's
+completed jobs, newest first (``HistoryRow``s), exactly what a hook would see.
+v1-v3, v3-deployed are the hooks' own code (predictor.algorithms).
+
+``reads`` names the Job fields ``estimate`` looks at (None: not declared).
+With the history, they decide the estimate, so a replay may reuse one value
+for jobs of a user that agree on them while the user's history is unchanged.
+
+``algorithm`` is the ``predictor.algorithms.Algorithm`` that ``estimate``
+calls, if any: knowing it, a replay may compute the same values for a whole
+trace at once. ``description`` says what it is in plain words, with the
+parameters it runs with, for the legends.
+
+A command line's spec (``v3``, ``tang:percentile=70``) is resolved once, by
+its option's type, into a ``ReplayPredictor``; that object is what the
+replays, the simulation's worker processes and the legends receive. A sweep's
+cells name their predictor by its spec, which is how it travels through the
+sweep's files to PBS subjobs; ``resolve`` keeps what it resolved, so a
+process parses each spec once.
+"""
+
+import functools
+from typing import Callable, NamedTuple, Optional, Tuple
+
+from predictor.algorithms import PARAMETERS, REGISTRY, Algorithm, clamp, make_algorithm
+from predictor.errors import ConfigError, UsageError
+
+__all__ = ["ReplayPredictor", "PREDICTORS", "ACCURACY_PREDICTORS", "history_capacity", "resolve", "predictor_list",
+           "DESCRIPTIONS", "describe", "predictor_legend", "resolved"]
+
+
+class ReplayPredictor(NamedTuple):
+    """A named estimate: ``estimate(history, job) -> seconds or None``."""
+
+    name: str
+    window: int
+    estimate: Callable
+    reads: Optional[Tuple[str, ...]] = None
+    algorithm: Optional[Algorithm] = None
+    description: str = ""
+
+    def __reduce__(self):
+        """A resolved predictor travels to another process as its spec (its estimate is a closure)."""
+        return resolve, (self.name,)
+
+
+def _algorithm(name, label=None, **parameters):
+    try:
+        algorithm = make_algorithm(name, **parameters)
+    except ConfigError as err:
+        raise UsageError(str(err)) from None
+    function = algorithm.bound()
+    description = _described(algorithm)
+    if not REGISTRY[name].reads_submit_time:
+        return ReplayPredictor(label or name, algorithm.window, lambda history, job: function(history, job.walltime_s),
+                               ("walltime_s",), algorithm, description)
+    # A time window counts back from the job's submission (the hooks: its ctime).
+    return ReplayPredictor(label or name, algorithm.window,
+                           lambda history, job: function(history, job.walltime_s, submit_time=job.submit_time),
+                           ("walltime_s", "submit_time"), algorithm, description)
+
+
+def _described(algorithm):
+    """The registry's description of ``algorithm``, with the parameters it runs with."""
+    parameters = algorithm._asdict()
+    return REGISTRY[algorithm.name].description.format(reserve_min="{:g}".format(parameters["reserve_s"] / 60),
+                                                       **parameters)
+
+
+def _clairvoyant(history, job):
+    """The true runtime, as PBS could use it: within [1, walltime]."""
+    return clamp(job.runtime_s, job.walltime_s if job.walltime_s and job.walltime_s >= 1 else None)
+
+
+DESCRIPTIONS = {
+    "user": "the user's own walltime (Resource_List.walltime), no prediction",
+    "recorded": "the soft walltime the hooks set, as recorded in the accounting log",
+    "clairvoyant": "the true runtime (within [1 s, walltime]), known in advance: the ideal to compare with",
+}
+"""The replay's own predictors in plain words (the algorithms' are in ``predictor.algorithms.REGISTRY``)."""
+
+PREDICTORS = dict(
+    {"user": ReplayPredictor("user", 0, lambda history, job: job.walltime_s if job.walltime_s else None,
+                             description=DESCRIPTIONS["user"])},
+    **{name: _algorithm(name) for name in REGISTRY},
+    recorded=ReplayPredictor("recorded", 0, lambda history, job: job.soft_walltime_s,
+                             description=DESCRIPTIONS["recorded"]),
+    clairvoyant=ReplayPredictor("clairvoyant", 0, _clairvoyant, description=DESCRIPTIONS["clairvoyant"]))
+"""Every predictor the replay knows: the hooks' algorithms (``predictor.algorithms.REGISTRY``) with the
+replay's own yardsticks around them."""
+
+ACCURACY_PREDICTORS = ("user", "v1", "v2", "v3", "recorded")
+"""The accuracy replay's default set (clairvoyant would be trivially exact there)."""
+
+
+def describe(spec):
+    """``spec`` in plain words, with the parameters it runs with (``NAME:param=value`` or the defaults)."""
+    return resolve(spec).description
+
+
+def predictor_legend(predictors):
+    """One legend line per resolved predictor: ``name: what it is``."""
+    return tuple("{}: {}".format(predictor.name, predictor.description) for predictor in predictors)
+
+
+def history_capacity(predictors):
+    """Rows per user a MemoryHistory must keep to serve ``predictors``."""
+    return max([p.window for p in predictors] + [1])
+
+
+@functools.lru_cache(maxsize=None)
+def resolve(spec):
+    """The predictor a command line names: a registry name, or ``ALGORITHM:param=value[:param=value...]``.
+
+    ``tang:percentile=70:window_days=14`` is tang with those parameters, named
+    by the spec itself in the outputs. UsageError says what is wrong.
+    """
+    if spec in PREDICTORS:
+        return PREDICTORS[spec]
+    name, _, rest = spec.partition(":")
+    if name not in REGISTRY or not rest:
+        raise UsageError("unknown predictor {!r}: give one of {}, or ALGORITHM:parameter=value with ALGORITHM "
+                         "one of {}".format(spec, ", ".join(PREDICTORS), ", ".join(REGISTRY)))
+    return _algorithm(name, spec, **_parameters(spec, rest))
+
+
+def _parameters(spec, rest):
+    """The ``param=value[:param=value...]`` of ``spec`` as a dict."""
+    parameters = {}
+    for pair in rest.split(":"):
+        parameter, equals, text = pair.partition("=")
+        if parameter not in PARAMETERS or not equals or parameter in parameters:
+            raise UsageError("{}: {!r} is not parameter=value with a distinct parameter among {}".format(
+                spec, pair, ", ".join(PARAMETERS)))
+        parameters[parameter] = _value(spec, parameter, text)
+    return parameters
+
+
+def _value(spec, parameter, text):
+    if PARAMETERS[parameter].choices:
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError("{}: {} must be a whole number, not {!r}".format(spec, parameter, text)) from None
+
+
+def predictor_list(text):
+    """Comma-separated predictor specs, each resolved: a tuple of distinct ``ReplayPredictor``s."""
+    specs = tuple(spec.strip() for spec in text.split(",") if spec.strip())
+    if not specs or len(set(specs)) != len(specs):
+        raise UsageError("give distinct names among {} (comma-separated), not {!r}".format(
+            ", ".join(PREDICTORS), text))
+    return tuple(resolve(spec) for spec in specs)
+
+
+def resolved(specs):
+    """The ``ReplayPredictor`` of each of ``specs``, in order."""
+    return tuple(resolve(spec) for spec in specs)

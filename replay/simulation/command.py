@@ -1,0 +1,139 @@
+"""``python -m replay simulate``: replay one trace on a simulated PBS, once per predictor.
+
+    python -m replay simulate LOGS --predictors user,v1,v2,v3,clairvoyant
+
+See ``runs.py`` for what is simulated, and docs/simulate.md.
+"""
+
+import sys
+
+from predictor.cmdline.arguments import duration, whole_number
+from predictor.cmdline.outputs import OutputFiles, OutputPaths, check_outputs, write_outputs
+
+from ..shared.errors import ReplayError
+from ..shared.options import add_input_arguments, predictor_names
+from ..shared.predictors import resolved
+from ..traces.readers import read_trace
+from .engine import SchedulerSettings
+from .extension import EXTENSIONS
+from .metrics import DEFAULT_BSLD_TAU_S
+from .parallel import default_workers
+from .policies import POLICIES
+from .runs import (
+    DEFAULT_PREDICTORS,
+    MAX_BACKFILL_DEPTH,
+    job_table,
+    machine_of,
+    recorded_notes,
+    rerun_notes,
+    runnable_jobs,
+    settings_note,
+    simulate_all,
+    simulation_report,
+)
+
+__all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "add_setting_arguments", "settings_of", "run"]
+
+SUMMARY = "replay a trace through a simulated PBS scheduler"
+EXAMPLES = ("python -m replay simulate traces/hpc2n-2002-accounting",
+            "python -m replay simulate trace.swf --predictors user,v3 --backfill-depth 2 --json out.json --plot figs/",
+            "python -m replay simulate accounting/ --nodes 64 --cores-per-node 32 --policy sjf")
+
+_DEFAULTS = SchedulerSettings()
+
+
+def add_arguments(parser):
+    """The ``simulate`` options."""
+    parser.add_argument("paths", nargs="+", metavar="LOGS",
+                        help="PBS accounting files or YYYYMMDD directories, or one SWF file (.gz is fine)")
+    add_input_arguments(parser)
+    parser.add_argument("--predictors", type=predictor_names, default=resolved(DEFAULT_PREDICTORS), metavar="NAMES",
+                        help="comma-separated (default: {}); ALGORITHM:param=value sets parameters, "
+                             "e.g. tang:percentile=70".format(",".join(DEFAULT_PREDICTORS)))
+    parser.add_argument("--policy", choices=sorted(POLICIES), default=_DEFAULTS.policy,
+                        help="job order: fifo (submission, default), sjf (shortest soft walltime first), "
+                             "small-first (jobs predicted small first, Zrigui et al.; a false small job is "
+                             "killed at the divider and queued again as large), small-first-no-rerun (the same "
+                             "without that), "
+                             "wfp (Tang et al. eq. 5: (wait / planned)^3 x cores, highest first)")
+    parser.add_argument("--backfill-depth", type=whole_number(0, MAX_BACKFILL_DEPTH), default=_DEFAULTS.backfill_depth,
+                        metavar="N", help="top jobs with a reservation (default 1; 0: no backfilling)")
+    parser.add_argument("--extension", choices=sorted(EXTENSIONS), default=_DEFAULTS.extension,
+                        help="soft-walltime extension: pbs (S, 2S, 3S..., default) or double (S, 2S, 4S...)")
+    add_setting_arguments(parser)
+    parser.add_argument("--json", metavar="FILE", help="write the metrics as JSON ('-': stdout)")
+    parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
+    parser.add_argument("--jobs-csv", metavar="FILE",
+                        help="write one row per job and predictor: simulated start/end and the estimates used")
+    parser.add_argument("--plot", metavar="DIR", help="write PNG figures (wait and slowdown by runtime class)")
+    parser.add_argument("--workers", type=whole_number(1, 1024), metavar="N",
+                        help="processes simulating predictors side by side (default: one per predictor, at most "
+                             "the CPUs this process may use); the output is the same for any N")
+
+
+def add_setting_arguments(parser, defaults=True):
+    """The machine, scheduler and metric options besides policy, backfill depth and extension: what a sweep
+    keeps the same in every cell. ``defaults`` False (the sweep): None when not given."""
+    def default(value):
+        return value if defaults else None
+    parser.add_argument("--cores", type=whole_number(1, 10 ** 9), metavar="N",
+                        help="machine cores (default: the SWF header's MaxProcs, else the log's observed maximum)")
+    parser.add_argument("--nodes", type=whole_number(1, 10 ** 7), metavar="N", help="node mode: N whole nodes (with "
+                        "--cores-per-node); each job takes its requested nodes, or enough for its cores")
+    parser.add_argument("--cores-per-node", type=whole_number(1, 10 ** 6), metavar="C",
+                        help="cores per node in node mode")
+    parser.add_argument("--no-strict-ordering", dest="strict_ordering", action="store_const", const=False,
+                        default=default(_DEFAULTS.strict_ordering),
+                        help="no top jobs: any job that fits runs (strict_ordering False)")
+    parser.add_argument("--selective", action="store_const", const=True, default=default(_DEFAULTS.selective),
+                        help="plan running jobs with their walltime, waiting jobs with soft walltimes "
+                             "(Tang et al.'s selective adjustment)")
+    parser.add_argument("--cycle-interval", dest="cycle_interval_s", type=whole_number(0, 10 ** 9),
+                        default=default(_DEFAULTS.cycle_interval_s), metavar="SECONDS",
+                        help="scheduler_iteration timer (default 600; 0: cycles on events only)")
+    parser.add_argument("--default-walltime", dest="default_walltime_s", type=duration, metavar="[[HH:]MM:]SS",
+                        help="walltime of jobs without one (default: none, as PBS: planned 5 years, never killed)")
+    parser.add_argument("--bsld-tau", dest="bsld_tau_s", type=whole_number(1, 10 ** 9),
+                        default=default(DEFAULT_BSLD_TAU_S), metavar="SECONDS",
+                        help="bounded-slowdown threshold (default 10 s; Chlumsky & Klusacek used 600, "
+                             "Zrigui et al. 60)")
+
+
+def settings_of(args):
+    """The ``SchedulerSettings`` the options give: the command line's values, once."""
+    return SchedulerSettings(args.strict_ordering, args.backfill_depth, args.policy, args.extension,
+                             args.selective, args.cycle_interval_s, args.default_walltime_s)
+
+
+def _workers(args):
+    return args.workers or default_workers(len(args.predictors))
+
+
+def run(args):
+    """Read, simulate once per predictor, report; the exit status (1: some lines were malformed)."""
+    outputs = OutputPaths(args.json, args.csv, args.jobs_csv, args.plot)
+    check_outputs(outputs, args.paths)
+    trace, rejects = read_trace(args.paths, args.format, args.max_errors)
+    cluster, machine_note = machine_of(trace, args.cores, args.nodes, args.cores_per_node)
+    jobs, left_out = runnable_jobs(trace.jobs, cluster)
+    if not jobs:
+        raise ReplayError("no job fits the machine ({})".format(machine_note))
+    settings = settings_of(args)
+    recorded = recorded_notes(jobs, args.predictors)
+    for note in recorded:
+        sys.stderr.write(note + "\n")
+    runs = simulate_all(jobs, args.predictors, cluster, settings, _workers(args))
+    title = "PBS scheduling simulation of {} ({} format, {} jobs)".format(
+        trace.name, trace.source_format.upper(), len(jobs))
+    notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (
+        machine_note, settings_note(settings, args.bsld_tau_s)) + rerun_notes(runs, settings)
+    report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau_s, args.predictors)
+    if POLICIES[settings.policy].classifies:
+        from ..classification.table import with_classification  # the classifier's forest: only for small-first
+        report = with_classification(report, jobs)
+    with OutputFiles() as files:
+        write_outputs(outputs, report, job_table(runs, columns), files)
+        if args.plot:
+            from .plots import plot_simulation
+            plot_simulation(files.directory(args.plot, "--plot"), trace.name, columns)
+    return 1 if rejects.count else 0

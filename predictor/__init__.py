@@ -1,9 +1,12 @@
 """pbs-softwalltime: predict PBS soft walltimes from each user's completed jobs.
 
 Everything here is Python 3.6 syntax, for PBS's hook interpreter on EL8.
-The hooks' side imports the standard library and pg8000 only; the admin
-commands add psycopg2, and the figures of ``report --plot`` numpy and
-matplotlib, imported only by the modules that need them.
+The top of the package is the pure core (predictors, records, the history
+store, errors); its folders are the parts: ``server`` (what pbs_server loads:
+the standard library and pg8000 only), ``accounting`` (the log format),
+``db``, ``ingest`` and ``report`` (the admin side, with psycopg2; the figures
+of ``report --plot`` with numpy and matplotlib), ``cmdline`` (the kit both
+command lines share) and ``admin`` (``python -m predictor``).
 """
 
 from .algorithms import ALGORITHMS, RESERVE_S, Algorithm, make_algorithm, v1, v2, v3

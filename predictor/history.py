@@ -4,8 +4,8 @@ A store answers one question: the newest ``limit`` completed jobs of a user (opt
 only those that ended at or after a time),
 newest first (by end time, then job id). ``MemoryHistory`` keeps only that
 many rows per user, so its memory is bounded by users x capacity, not by the
-whole history. ``PgHistory`` (pgstore.py) answers the same question from
-PostgreSQL; a property test shows the two agree.
+whole history. ``HookHistory`` (predictor.server.store) answers the same
+question from PostgreSQL; a property test shows the two agree.
 """
 
 import bisect

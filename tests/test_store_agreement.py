@@ -16,7 +16,7 @@ from predictor.server.dsn import connect_params
 from predictor.server.store import HookHistory
 
 
-def PgHistory(dsn, read_only=True, timeout_s=2.0):
+def hook_history(dsn, read_only=True, timeout_s=2.0):
     """The hooks' store for ``dsn``."""
     return HookHistory(connect_params(dsn), timeout_s=timeout_s, read_only=read_only)
 
@@ -27,13 +27,13 @@ def job(job_id, user="alice", end=0, runtime=10, walltime=100):
 
 @pytest.fixture
 def writer(db):
-    with PgHistory(db.writer_dsn, read_only=False) as store:
+    with hook_history(db.writer_dsn, read_only=False) as store:
         yield store
 
 
 @pytest.fixture
 def reader(db):
-    with PgHistory(db.reader_dsn) as store:
+    with hook_history(db.reader_dsn) as store:
         yield store
 
 
@@ -59,7 +59,7 @@ def test_connection_reused_across_calls(reader):
 def test_reader_cannot_write(db, reader):
     """The read-only role is refused an INSERT."""
     with pytest.raises(DatabaseError, match="permission denied|read-only"):
-        PgHistory(db.reader_dsn, read_only=False).add(job("x"))
+        hook_history(db.reader_dsn, read_only=False).add(job("x"))
 
 
 def _plan_with_rows(db, writer, query, parameters=None):
@@ -111,11 +111,11 @@ def test_both_stores_predict_identically(database, generated, walltimes):
     users, jobs = generated
     empty_tables(database)
     memory = MemoryHistory(capacity=1000)
-    with PgHistory(database.writer_dsn, read_only=False) as writer:
+    with hook_history(database.writer_dsn, read_only=False) as writer:
         for completed in jobs:
             writer.add(completed)
             memory.add(completed)
-    with PgHistory(database.reader_dsn) as reader:
+    with hook_history(database.reader_dsn) as reader:
         for user in users:
             assert reader.recent(user, 15) == memory.recent(user, 15)
             for name in sorted(ALGORITHMS):
@@ -136,8 +136,8 @@ def test_both_stores_predict_identically(database, generated, walltimes):
 def test_hostile_values_round_trip(database, completed):
     """Quotes, semicolons and non-ASCII are stored and matched verbatim."""
     empty_tables(database)
-    with PgHistory(database.writer_dsn, read_only=False) as writer:
+    with hook_history(database.writer_dsn, read_only=False) as writer:
         writer.add(completed)
-    with PgHistory(database.reader_dsn) as reader:
+    with hook_history(database.reader_dsn) as reader:
         assert reader.recent(completed.user, 1) == [completed.history_row()]
         assert reader.recent(completed.user + "x", 1) == []

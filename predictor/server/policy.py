@@ -1,6 +1,6 @@
 """The hooks' policy: whether a job event gets a prediction, and the safe fallback.
 
-Pure functions of a ``JobView`` and the ``HookConfig``; ``pbshook`` does the
+Pure functions of a ``JobView`` and the ``HookConfig``; ``runtime`` does the
 rest. The rules:
 
 * No walltime (requested or new), or a shrink-to-fit job (``min_walltime``,

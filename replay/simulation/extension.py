@@ -32,7 +32,8 @@ def pbs_count(soft_s, walltime_s, runtime_s):
 
 
 def double_planned(soft_s, walltime_s, elapsed_s):
-    """The seed paper's wording: S, 2S, 4S ... capped at the walltime."""
+    """Doubling as Chlumsky & Klusacek word it ("Improving Accuracy of Walltime Estimates in PBS Professional
+    using Soft Walltimes"): S, 2S, 4S ... capped at the walltime."""
     return min(walltime_s, soft_s << (elapsed_s // soft_s).bit_length())
 
 

@@ -28,7 +28,7 @@ from ..errors import OutputError, UsageError
 from .tables import write_csv, write_json, write_rows_csv, write_text
 
 __all__ = ["STDOUT", "OutputPaths", "OutputFiles", "check_outputs", "check_file", "check_directory",
-           "check_not_input", "output_stream", "write_outputs"]
+           "check_not_input", "output_stream", "write_outputs", "publish"]
 
 STDOUT = "-"
 """The path that means standard output."""
@@ -246,3 +246,11 @@ def write_outputs(outputs, report, job_table=None, files=None):
         if path:
             with output_stream(path, files, label) as stream:
                 writer(stream)
+
+
+def publish(outputs, report, job_table=None, draw=None):
+    """``write_outputs``, and the figures ``draw(directory)`` makes for ``--plot``: all in place, or none."""
+    with OutputFiles() as files:
+        write_outputs(outputs, report, job_table, files)
+        if outputs.plot and draw is not None:
+            draw(files.directory(outputs.plot, "--plot"))

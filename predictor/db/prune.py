@@ -10,10 +10,8 @@ Deleting needs the database owner's role (the writer role never deletes).
 Safe to run from cron: one statement, in one transaction.
 """
 
-import psycopg2
 
-from ..errors import DatabaseError
-from .sessions import connect, describe_error
+from .sessions import session
 
 __all__ = ["prune", "DEFAULT_KEEP_PER_USER"]
 
@@ -32,16 +30,10 @@ DELETE_PRUNABLE = "DELETE FROM completed_jobs WHERE job_id IN (" + _PRUNABLE + "
 
 def prune(dsn, before_epoch, keep_per_user, dry_run=False, timeout_s=3600.0):
     """Delete (or with ``dry_run`` only count) the prunable rows; return how many."""
-    conn = connect(dsn, timeout_s, read_only=dry_run)
     params = {"keep": keep_per_user, "before": before_epoch}
-    try:
-        with conn, conn.cursor() as cursor:
-            if dry_run:
-                cursor.execute(COUNT_PRUNABLE, params)
-                return cursor.fetchone()[0]
-            cursor.execute(DELETE_PRUNABLE, params)
-            return cursor.rowcount
-    except psycopg2.Error as err:
-        raise DatabaseError(describe_error(err)) from err
-    finally:
-        conn.close()
+    with session(dsn, timeout_s, read_only=dry_run) as conn, conn, conn.cursor() as cursor:
+        if dry_run:
+            cursor.execute(COUNT_PRUNABLE, params)
+            return cursor.fetchone()[0]
+        cursor.execute(DELETE_PRUNABLE, params)
+        return cursor.rowcount

@@ -7,12 +7,10 @@ done. Every file is itself idempotent.
 
 import os
 
-import psycopg2
-
 from ..cmdline import files
 from ..cmdline.files import migrations
-from ..errors import ConfigError, DatabaseError
-from .sessions import connect, describe_error
+from ..errors import ConfigError
+from .sessions import session
 
 __all__ = ["find_sql_dir", "check_sql_dir", "migrations", "init_schema"]
 
@@ -42,21 +40,15 @@ def check_sql_dir(directory):
 def init_schema(dsn, directory=None, timeout_s=600.0):
     """Apply pending schema files; return the versions applied (empty if up to date)."""
     schema_files = migrations(check_sql_dir(directory) if directory else find_sql_dir())
-    conn = connect(dsn, timeout_s, read_only=False)
-    try:
-        with conn, conn.cursor() as cursor:
-            cursor.execute(_LOCK)
-            applied = _applied_versions(cursor)
-            pending = [(version, path) for version, path in schema_files if version not in applied]
-            for version, path in pending:
-                with open(path, encoding="utf-8") as sql_file:
-                    cursor.execute(sql_file.read())
-                cursor.execute(_RECORD, (version,))
-        return [version for version, _ in pending]
-    except psycopg2.Error as err:
-        raise DatabaseError(describe_error(err)) from err
-    finally:
-        conn.close()
+    with session(dsn, timeout_s, read_only=False) as conn, conn, conn.cursor() as cursor:
+        cursor.execute(_LOCK)
+        applied = _applied_versions(cursor)
+        pending = [(version, path) for version, path in schema_files if version not in applied]
+        for version, path in pending:
+            with open(path, encoding="utf-8") as sql_file:
+                cursor.execute(sql_file.read())
+            cursor.execute(_RECORD, (version,))
+    return [version for version, _ in pending]
 
 
 def _applied_versions(cursor):

@@ -5,13 +5,15 @@ extension such as psycopg2 does not survive an interpreter restart (see
 predictor.server.driver).
 """
 
+import contextlib
+
 import psycopg2
 import psycopg2.extensions
 
 from ..errors import ConfigError, DatabaseError
 from ..queries import APPLICATION_NAME
 
-__all__ = ["connect", "session_dsn", "describe_error"]
+__all__ = ["connect", "session", "session_dsn", "describe_error"]
 
 
 def session_dsn(dsn, timeout_s, read_only):
@@ -40,6 +42,19 @@ def connect(dsn, timeout_s, read_only):
         return psycopg2.connect(session_dsn(dsn, timeout_s, read_only))
     except psycopg2.Error as err:
         raise DatabaseError(describe_error(err)) from err
+
+
+@contextlib.contextmanager
+def session(dsn, timeout_s, read_only):
+    """A connection for one piece of work: psycopg2's errors become one DatabaseError line, and the
+    connection is closed at the end, whatever happened."""
+    conn = connect(dsn, timeout_s, read_only)
+    try:
+        yield conn
+    except psycopg2.Error as err:
+        raise DatabaseError(describe_error(err)) from err
+    finally:
+        conn.close()
 
 
 def describe_error(err):

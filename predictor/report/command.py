@@ -3,7 +3,7 @@
 import os
 import sys
 
-from ..cmdline.outputs import OutputFiles, OutputPaths, check_outputs, write_outputs
+from ..cmdline.outputs import OutputPaths, check_outputs, publish
 from ..errors import PredictorError
 from .measure import ALL, connect, distributions, measure
 from .summary import build_report
@@ -24,6 +24,11 @@ def _check_plotting():
                              "(python3-matplotlib) or pip install 'pbs-softwalltime[replay]'") from None
 
 
+def _plot(directory, selection, drawn, measured):
+    from .plots import plot_report
+    plot_report(directory, selection, drawn, _jobs_per_estimate(measured), measured.user_errors)
+
+
 def run_report(dsn, selection, csv_path=None, json_path=None, plot_dir=None):
     """The whole command for ``selection``; returns the exit status."""
     if plot_dir:
@@ -36,12 +41,8 @@ def run_report(dsn, selection, csv_path=None, json_path=None, plot_dir=None):
         drawn = distributions(conn, selection, _jobs_per_estimate(measured)) if plot_dir else None
     finally:
         conn.close()
-    with OutputFiles() as files:
-        write_outputs(outputs, build_report(selection, measured), files=files)
-        if plot_dir:
-            from .plots import plot_report
-            plot_report(files.directory(plot_dir, "--plot"), selection, drawn, _jobs_per_estimate(measured),
-                        measured.user_errors)
+    publish(outputs, build_report(selection, measured), draw=lambda directory: _plot(
+        directory, selection, drawn, measured))
     if plot_dir:
         from .plots import FILES
         print("figures: " + ", ".join(os.path.join(plot_dir, name) for name in FILES), file=sys.stderr)

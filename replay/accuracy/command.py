@@ -7,7 +7,7 @@ See docs/replay.md.
 
 import argparse
 
-from predictor.cmdline.outputs import OutputFiles, OutputPaths, check_outputs, write_outputs
+from predictor.cmdline.outputs import OutputPaths, check_outputs, publish
 from predictor.cmdline.progress import ProgressBar
 
 from ..shared.options import add_input_arguments, predictor_names
@@ -89,9 +89,11 @@ def run(args):
         from ..classification.table import with_classification
         report = with_classification(report, trace.jobs)
     first = warmup_count(len(trace.jobs), args.warmup)
-    with OutputFiles() as files:
-        write_outputs(outputs, report, job_table(trace.jobs, predictions, first), files)
-        if args.plot:
-            from .plots import plot_accuracy
-            plot_accuracy(files.directory(args.plot, "--plot"), trace.name, trace.jobs, predictions, first)
+    publish(outputs, report, job_table(trace.jobs, predictions, first),
+            lambda directory: _plot(directory, trace, predictions, first))
     return 1 if rejects.count else 0
+
+
+def _plot(directory, trace, predictions, first):
+    from .plots import plot_accuracy
+    plot_accuracy(directory, trace.name, trace.jobs, predictions, first)

@@ -8,7 +8,7 @@ See ``runs.py`` for what is simulated, and docs/simulate.md.
 import sys
 
 from predictor.cmdline.arguments import duration, whole_number
-from predictor.cmdline.outputs import OutputFiles, OutputPaths, check_outputs, write_outputs
+from predictor.cmdline.outputs import OutputPaths, check_outputs, publish
 
 from ..shared.errors import ReplayError
 from ..shared.options import add_input_arguments, predictor_names
@@ -131,9 +131,10 @@ def run(args):
     if POLICIES[settings.policy].classifies:
         from ..classification.table import with_classification  # the classifier's forest: only for small-first
         report = with_classification(report, jobs)
-    with OutputFiles() as files:
-        write_outputs(outputs, report, job_table(runs, columns), files)
-        if args.plot:
-            from .plots import plot_simulation
-            plot_simulation(files.directory(args.plot, "--plot"), trace.name, columns)
+    publish(outputs, report, job_table(runs, columns), lambda directory: _plot(directory, trace, columns))
     return 1 if rejects.count else 0
+
+
+def _plot(directory, trace, columns):
+    from .plots import plot_simulation
+    plot_simulation(directory, trace.name, columns)

@@ -15,7 +15,7 @@ import sys
 
 import predictor
 from predictor.cmdline.arguments import checked, duration, whole_number
-from predictor.cmdline.outputs import OutputFiles, OutputPaths, check_outputs, write_outputs
+from predictor.cmdline.outputs import OutputPaths, check_outputs, publish
 from predictor.cmdline.parser import examples_epilog
 from predictor.errors import UsageError
 
@@ -139,12 +139,13 @@ def _finish(outputs, found, settings, malformed=0):
     for line in problems:
         sys.stderr.write(line + "\n")
     report = sweep_report(found, settings)
-    with OutputFiles() as files:
-        write_outputs(outputs, report, files=files)
-        if outputs.plot:
-            from .plots import plot_sweep
-            plot_sweep(files.directory(outputs.plot, "--plot"), report)
+    publish(outputs, report, draw=lambda directory: _plot(directory, report))
     return 1 if problems or malformed else 0
+
+
+def _plot(directory, report):
+    from .plots import plot_sweep
+    plot_sweep(directory, report)
 
 
 def _pythonpath():

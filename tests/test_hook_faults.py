@@ -25,7 +25,15 @@ import psycopg2
 import pytest
 from conftest import READER_LOGIN, dsn_for
 from dbfaults import OUTCOMES, outcome, slow_reads, throwaway_database  # noqa: F401 (slow_reads is a fixture)
-from hookenv import HOOK_FILE, finished_job, full_job, restart_interpreter, run, write_config
+from hookenv import (
+    HOOK_FILE,
+    finished_job,
+    fresh_pbs_server,  # noqa: F401 (a fixture)
+    full_job,
+    restart_interpreter,
+    run,
+    write_config,
+)
 from pgcluster import PrivateCluster, free_port
 
 from predictor.jobs import CompletedJob
@@ -277,7 +285,7 @@ def test_database_asked_again_after_the_pause(holder, tmp_path, own_db, clock):
     assert after.warnings == [] and "soft_walltime" in after.resources  # predicted: only the database tells
 
 
-def test_query_slower_than_the_budget(own_config, slow_reads, record_property):  # noqa: F811 (a fixture)
+def test_query_slower_than_the_budget(own_config, slow_reads, record_property):
     """The prediction query itself takes 5 s: each prediction hook gives up at the deadline, job unchanged."""
     worst = 0.0
     for event in ("queuejob", "runjob", "modifyjob"):

@@ -25,7 +25,7 @@ def test_accuracy_figures_written(tmp_path):
     assert [png_size(path) for path in paths] == [(800, 500), (700, 500)] * 2  # 3 classes x 2 predictors
 
 
-def test_v_curve_draws_each_predictors_sorted_absolute_errors(tmp_path, saved_figures):  # noqa: F811 (a fixture)
+def test_v_curve_draws_each_predictors_sorted_absolute_errors(tmp_path, saved_figures):
     """user predicts the walltime 4000 s: its curve is |4000 - runtime| in hours, sorted by signed error,
     over 0-100 % of the jobs after the first (the warm-up)."""
     predictions = replay_accuracy(JOBS, [PREDICTORS[name] for name in ("user", "v3")])
@@ -40,13 +40,13 @@ def test_v_curve_draws_each_predictors_sorted_absolute_errors(tmp_path, saved_fi
     assert len(drawn["v3"][1]) == 7
 
 
-def test_v_curve_draws_a_zero_error_at_one_second(tmp_path, saved_figures):  # noqa: F811 (a fixture)
+def test_v_curve_draws_a_zero_error_at_one_second(tmp_path, saved_figures):
     """|error| 0 cannot sit on a log axis: it is drawn at 1 s."""
     v_curve({"exact": np.array([0, 0, 3600])}, str(tmp_path / "v.png"), "t")
     assert curves(saved_figures["v.png"].axes[0])["exact"][1].tolist() == pytest.approx([1 / HOUR, 1 / HOUR, 1.0])
 
 
-def test_box_plots_group_errors_by_runtime_class(tmp_path, saved_figures):  # noqa: F811 (a fixture)
+def test_box_plots_group_errors_by_runtime_class(tmp_path, saved_figures):
     """One box per class and predictor; the tick labels count the class's jobs; user's <=2h median is
     the median of 4000 - runtime over its five jobs, in hours."""
     predictions = replay_accuracy(JOBS, [PREDICTORS[name] for name in ("user", "v3")])
@@ -73,7 +73,7 @@ def test_same_data_same_png_bytes(tmp_path):
     assert b"Software" not in drawn and b"atplotlib" not in drawn and b"tIME" not in drawn
 
 
-def test_box_plot_with_an_empty_class(tmp_path, saved_figures):  # noqa: F811 (a fixture)
+def test_box_plot_with_an_empty_class(tmp_path, saved_figures):
     """A runtime class without jobs is drawn empty, not an error; the other class's box is its errors'."""
     groups = {"<=2h": {"v1": np.array([1, -2, 3])}, ">24h": {"v1": np.array([], dtype=np.int64)}}
     error_boxes(groups, str(tmp_path / "box.png"), "t")

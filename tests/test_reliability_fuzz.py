@@ -22,7 +22,12 @@ import pytest
 from conftest import empty_tables
 from fuzzlines import IGNORED, OPENPBS_RECORDS, REJECT, REJECT_IF_END, SAME, pbs_mutants, swf_mutants
 from hypothesis import HealthCheck, given, settings
-from reliability import predictor_cli, rejections, sizes
+from reliability import (
+    figures,  # noqa: F401 (a fixture)
+    predictor_cli,
+    rejections,
+    sizes,
+)
 from strategies import accounting_logs
 
 from predictor.accounting.records import completed_job, parse_fields, parse_record

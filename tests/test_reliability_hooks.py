@@ -20,9 +20,17 @@ import psycopg2
 import pytest
 from conftest import READER_LOGIN, dsn_for
 from dbfaults import outcome, slow_reads, throwaway_database  # noqa: F401 (slow_reads is a fixture)
-from hookenv import run, write_config
+from hookenv import (
+    fresh_pbs_server,  # noqa: F401 (a fixture)
+    run,
+    write_config,
+)
 from pgcluster import PrivateCluster, free_port
-from reliability import percentile, sizes
+from reliability import (
+    figures,  # noqa: F401 (a fixture)
+    percentile,
+    sizes,
+)
 
 from predictor.jobs import CompletedJob
 from predictor.server import runtime
@@ -231,7 +239,7 @@ def test_completed_jobs_locked(own_db, table_locked, tmp_path, figures, pause, c
 
 @pause_modes
 @pytest.mark.parametrize("count", SUBMISSIONS)
-def test_query_slower_than_the_budget(own_db, slow_reads, tmp_path, figures, pause, count):  # noqa: F811 (a fixture)
+def test_query_slower_than_the_budget(own_db, slow_reads, tmp_path, figures, pause, count):
     """The prediction query takes 5 s: every submission accepted, given up at the deadline or skipped."""
     results = submit(hook_config(tmp_path, dsn_for(own_db, READER_LOGIN), pause), count)
     check(results, figures, "query slower than the budget (5 s)", pause)

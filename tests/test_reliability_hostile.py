@@ -11,7 +11,11 @@ has a Hypothesis property for user names through jobobit and queuejob.)
 import pbs_standin as pbs
 import psycopg2
 import pytest
-from hookenv import run, write_config
+from hookenv import (
+    fresh_pbs_server,  # noqa: F401 (a fixture)
+    run,
+    write_config,
+)
 from reliability import predictor_cli, rejections
 
 from predictor.algorithms import make_algorithm

@@ -23,7 +23,12 @@ import psycopg2
 import psycopg2.extensions
 import pytest
 from conftest import admin_execute, dsn_for
-from reliability import predictor_cli, rejections, sizes
+from reliability import (
+    figures,  # noqa: F401 (a fixture)
+    predictor_cli,
+    rejections,
+    sizes,
+)
 
 from predictor.db.schema import init_schema
 

@@ -13,7 +13,10 @@ import uuid
 
 import pytest
 from conftest import ADMIN_DSN, admin_execute
-from reliability import sizes
+from reliability import (
+    figures,  # noqa: F401 (a fixture)
+    sizes,
+)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 

@@ -20,7 +20,12 @@ import psycopg2
 import psycopg2.errors
 import psycopg2.extensions
 import pytest
-from hookenv import finished_job, run, write_config
+from hookenv import (
+    finished_job,
+    fresh_pbs_server,  # noqa: F401 (a fixture)
+    run,
+    write_config,
+)
 from pgcluster import PrivateCluster
 
 from predictor.db.schema import init_schema

@@ -9,7 +9,15 @@ import pbs_standin as pbs
 import psycopg2
 import pytest
 from conftest import READER_LOGIN, WRITER_LOGIN, empty_tables
-from hookenv import HOOKS_DIR, finished_job, full_job, hook_path, run, write_config
+from hookenv import (
+    HOOKS_DIR,
+    finished_job,
+    fresh_pbs_server,  # noqa: F401 (a fixture)
+    full_job,
+    hook_path,
+    run,
+    write_config,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import hostile_names

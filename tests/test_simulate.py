@@ -125,7 +125,7 @@ def test_run_does_not_depend_on_string_hashing(swf, tmp_path):
     assert outputs[0][1].count(b"\n") == 1 + 3 * 5  # a header, then 3 jobs x the 5 default predictors
 
 
-def test_plot_writes_wait_and_slowdown_figures(swf, tmp_path, saved_figures):  # noqa: F811 (a fixture)
+def test_plot_writes_wait_and_slowdown_figures(swf, tmp_path, saved_figures):
     """--plot DIR gives the two PNGs, boxes of each class's waits (hours) and bounded slowdowns.
 
     With user: jobs 1 and 3 start at submission, job 2 waits 99 s for job 1, so the waits are 0, 99, 0 s

@@ -1,4 +1,4 @@
-"""The replay's layout: imports run one way, CLI -> sweep -> features -> traces and classification -> shared.
+"""The replay's layout: imports run one way, CLI -> sweep -> features -> readers -> the PBS model -> shared.
 
 The checks themselves are in tests/layout.py, shared with tests/test_predictor_layout.py.
 """
@@ -15,17 +15,21 @@ REPLAY_DIR = os.path.dirname(os.path.abspath(replay.__file__))
 PREDICTOR_DIR = os.path.dirname(os.path.abspath(predictor.__file__))
 
 LAYOUT = Layout((
-    ("cli", 5, ("replay.cli", "replay.__main__")),
-    ("replay.sweep", 4, ("replay.sweep",)),
-    ("replay.accuracy", 3, ("replay.accuracy",)),
-    ("replay.simulation", 3, ("replay.simulation",)),
-    ("replay.traces", 2, ("replay.traces",)),
-    ("replay.classification", 2, ("replay.classification",)),
+    ("cli", 6, ("replay.cli", "replay.__main__")),
+    ("replay.sweep", 5, ("replay.sweep",)),
+    ("replay.accuracy", 4, ("replay.accuracy",)),
+    ("replay.simulation", 4, ("replay.simulation",)),
+    ("replay.fidelity", 4, ("replay.fidelity",)),
+    ("replay.traces", 3, ("replay.traces",)),
+    ("replay.classification", 3, ("replay.classification",)),
+    ("replay.site", 3, ("replay.site",)),
+    ("replay.pbs", 2, ("replay.pbs",)),
     ("replay.shared", 1, ("replay.shared",)),
 ))
 """The command line dispatches to the commands; many simulations (sweep) are built on the simulation; the
-accuracy replay and the simulation read traces and never import each other; the trace readers and the job
-classifier stand apart; every part may use replay.shared (errors, options, the predictors' registry)."""
+accuracy replay, the simulation and the fidelity check read traces and never import each other; the trace
+readers, the job classifier and the site reader stand apart; the PBS scheduler model (replay.pbs) is pure and
+uses only replay.shared (errors, options, the predictors' registry)."""
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +53,7 @@ def test_no_cycle_between_folders(graph):
 
 
 def test_imports_run_one_way(graph):
-    """CLI -> sweep -> accuracy or simulation -> traces or classification -> shared; parts of one rank apart."""
+    """CLI -> sweep -> accuracy, simulation or fidelity -> traces, classification or site -> pbs -> shared."""
     assert LAYOUT.wrong_way(graph) == []
 
 

@@ -4,7 +4,7 @@ traceback. A bad value on the command line or in a grid file is ``predictor.erro
 
 from predictor.errors import SoftwalltimeError
 
-__all__ = ["ReplayError", "TraceError"]
+__all__ = ["ReplayError", "TraceError", "SiteError"]
 
 
 class ReplayError(SoftwalltimeError):
@@ -13,3 +13,7 @@ class ReplayError(SoftwalltimeError):
 
 class TraceError(ReplayError, ValueError):
     """A trace cannot be used: missing file, unknown format, or no valid job in it."""
+
+
+class SiteError(ReplayError, ValueError):
+    """A site folder (``--site``) cannot be used: the message names the file, the line and the setting."""

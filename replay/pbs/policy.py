@@ -1,0 +1,106 @@
+"""The site's scheduling policy, as values: what ``qmgr -c 'print server'``, ``sched_config`` and
+``resource_group`` say, with PBS's own defaults (OpenPBS 23.06's shipped ``sched_config``) where the site
+says nothing. ``replay.site`` builds these from the files; everything in ``replay.pbs`` reads them.
+"""
+
+from typing import NamedTuple, Optional, Tuple
+
+__all__ = ["Limit", "SortKey", "ShareGroup", "FairsharePolicy", "QueuePolicy", "SchedulingPolicy",
+           "DEFAULT_RESOURCES_CHECKED", "FUZZY_WINDOWS_S"]
+
+DEFAULT_RESOURCES_CHECKED = ("ncpus", "mem", "arch", "host", "vnode", "aoe", "eoe")
+"""sched_config ``resources``: what the scheduler checks a job's chunks against on vnodes."""
+
+FUZZY_WINDOWS_S = {"off": 0, "low": 60, "med": 300, "medium": 300, "high": 600}
+"""``opt_backfill_fuzzy`` names and their windows; PBS's default is ``low``."""
+
+
+class Limit(NamedTuple):
+    """One entry of a run limit such as ``max_run = "[u:PBS_GENERIC=3]"`` or ``max_run_res.ncpus``.
+
+    ``attribute`` is ``max_run``, ``max_run_res.<resource>``, ``max_queued``, ...; ``kind`` is
+    ``o`` (overall), ``u`` (user), ``g`` (group) or ``p`` (project); ``entity`` is ``PBS_ALL``,
+    ``PBS_GENERIC`` or a name; ``value`` the cap (kb for sizes)."""
+
+    attribute: str
+    kind: str
+    entity: str
+    value: int
+
+
+class SortKey(NamedTuple):
+    """One ``job_sort_key``: a resource (or ``job_priority``, ``fair_share_perc``, ...), high first or not."""
+
+    name: str
+    high_first: bool
+
+
+class ShareGroup(NamedTuple):
+    """One line of ``resource_group``: ``name``, its unique ``id``, its ``parent`` (``root`` at the top)
+    and its ``shares``."""
+
+    name: str
+    id: int
+    parent: str
+    shares: int
+
+
+class FairsharePolicy(NamedTuple):
+    """Fairshare as configured: the entity (``euser``, ``egroup``, ``Account_Name``, ``queue``, ...), the
+    resource whose usage is counted, the decay, the share tree and the shares of the ``unknown`` group."""
+
+    entity: str = "euser"
+    usage_resource: str = "cput"
+    decay_time_s: int = 24 * 3600
+    decay_factor: float = 0.5
+    tree: Tuple[ShareGroup, ...] = ()
+    unknown_shares: int = 0
+
+
+class QueuePolicy(NamedTuple):
+    """An execution queue's attributes the scheduler reads. ``backfill_depth`` None means the server's."""
+
+    name: str
+    priority: int = 0
+    backfill_depth: Optional[int] = None
+    started: bool = True
+    enabled: bool = True
+    limits: Tuple[Limit, ...] = ()
+
+
+class SchedulingPolicy(NamedTuple):
+    """The whole policy of one scheduler, defaults as OpenPBS ships them.
+
+    ``queues`` are in the order the server lists them; ``server_limits`` hold the server's run limits.
+    ``job_sort_formula`` is the expression text (compiled by ``formula``), None when unset.
+    """
+
+    strict_ordering: bool = False
+    backfill_depth: int = 1
+    by_queue: bool = True
+    round_robin: bool = False
+    job_sort_formula: Optional[str] = None
+    job_sort_key: Tuple[SortKey, ...] = ()
+    fairshare: Optional[FairsharePolicy] = None
+    queues: Tuple[QueuePolicy, ...] = ()
+    server_limits: Tuple[Limit, ...] = ()
+    resources_checked: Tuple[str, ...] = DEFAULT_RESOURCES_CHECKED
+    backfill_fuzzy_s: int = 60
+    help_starving_jobs: bool = False
+    max_starve_s: int = 24 * 3600
+    eligible_time_enable: bool = False
+    scheduler_iteration_s: int = 600
+    node_sort_key: Tuple[SortKey, ...] = (SortKey("sort_priority", True),)
+    smp_cluster_dist: str = "pack"
+
+    def queue(self, name):
+        """The ``QueuePolicy`` of queue ``name`` (a default one for a queue the site did not list)."""
+        for queue in self.queues:
+            if queue.name == name:
+                return queue
+        return QueuePolicy(name)
+
+    def backfill_depth_of(self, queue_name):
+        """The backfill depth that applies to jobs of ``queue_name``: the queue's, else the server's."""
+        depth = self.queue(queue_name).backfill_depth
+        return self.backfill_depth if depth is None else depth

@@ -30,13 +30,10 @@ RECENT_HISTORY_SINCE = (
 """A user's newest jobs that ended at or after a time: the same index-only scan, stopped at that end time."""
 
 _COLUMN_LIST = ", ".join(COLUMNS)
-_UPDATED = [name for name in COLUMNS if name != "job_id"]
-_ON_CONFLICT = (
-    " ON CONFLICT (job_id) DO UPDATE SET "
-    + ", ".join("{0} = EXCLUDED.{0}".format(name) for name in _UPDATED)
-    + " WHERE (" + ", ".join("completed_jobs." + name for name in _UPDATED) + ")"
-    + " IS DISTINCT FROM (" + ", ".join("EXCLUDED." + name for name in _UPDATED) + ")"
-)
+_COLUMN_TYPES = ("text", "text", "text", "text", "text", "integer", "integer", "integer", "integer", "bigint",
+                 "bigint", "bigint", "integer")
+"""completed_jobs' column types, in ``COLUMNS`` order: each parameter of UPSERT_ONE is cast to its column's type,
+so the statement means the same whatever type a driver sends a value as."""
 
 CREATE_STAGING = (
     "CREATE TEMP TABLE IF NOT EXISTS ingest_staging (LIKE completed_jobs) ON COMMIT DELETE ROWS"
@@ -45,25 +42,20 @@ CREATE_STAGING = (
 
 COPY_STAGING = "COPY ingest_staging (" + _COLUMN_LIST + ") FROM STDIN"
 UPSERT_STAGED = (
-    "INSERT INTO completed_jobs (" + _COLUMN_LIST + ") SELECT " + _COLUMN_LIST + " FROM ingest_staging"
-    + _ON_CONFLICT
+    "SELECT record_completed_jobs(ARRAY(SELECT ROW(s.*)::completed_jobs FROM ingest_staging s))"
 )
-"""Batch upsert of the staged rows (the ingester): the same conflict rule as UPSERT_ONE."""
+"""Batch upsert of the staged rows (the ingester), through the function the writer role may execute
+(sql/004_writer_through_functions.sql): the same conflict rule as UPSERT_ONE."""
 
 UPSERT_ONE = (
-    "INSERT INTO completed_jobs (" + _COLUMN_LIST + ") VALUES ("
-    + ", ".join(["%s"] * len(COLUMNS)) + ")" + _ON_CONFLICT
+    "SELECT record_completed_jobs(ARRAY[ROW("
+    + ", ".join("%s::" + kind for kind in _COLUMN_TYPES) + ")::completed_jobs])"
 )
-"""One-job upsert (the jobobit hook): the same statement as the ingester's."""
+"""One-job upsert (the jobobit hook, and the ingester isolating a refused row): the same function."""
 
 PROGRESS_GET = "SELECT head_sha1, tail_sha1, offset_bytes, line_no FROM ingest_progress WHERE path = %s"
-PROGRESS_PUT = (
-    "INSERT INTO ingest_progress (path, head_sha1, tail_sha1, offset_bytes, line_no, updated_at)"
-    " VALUES (%s, %s, %s, %s, %s, now())"
-    " ON CONFLICT (path) DO UPDATE SET head_sha1 = EXCLUDED.head_sha1,"
-    " tail_sha1 = EXCLUDED.tail_sha1, offset_bytes = EXCLUDED.offset_bytes,"
-    " line_no = EXCLUDED.line_no, updated_at = EXCLUDED.updated_at"
-)
+PROGRESS_PUT = "SELECT record_ingest_progress(%s, %s, %s, %s, %s)"
+"""A file's progress, written in the transaction of the rows it covers, through the writer's function."""
 
 
 def job_values(job):

@@ -1,7 +1,7 @@
 -- pbs-softwalltime schema version 2: the two roles.
 --   softwalltime_reader: predictions (queuejob/runjob/modifyjob hooks, CLI predict).
---   softwalltime_writer: the ingester and the jobobit hook; inserts and updates
---                        rows, never deletes, drops or alters.
+--   softwalltime_writer: the ingester and the jobobit hook; records jobs, never
+--                        deletes, drops or alters (version 4 narrows it further).
 -- Both are NOLOGIN groups: grant them to login roles, e.g.
 --   CREATE ROLE pbs_hook LOGIN PASSWORD '...' IN ROLE softwalltime_reader;
 -- Roles are cluster-wide; creating them again is harmless.

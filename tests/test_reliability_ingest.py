@@ -209,7 +209,7 @@ def kill_at_job(dsn, writer_dsn, logs, tmp_path, job_id):
                            "VALUES (%s, 'holder', 0, 0)", (job_id,))
         name = "swt_pin_{}".format(uuid.uuid4().hex[:8])
         process = start_ingest(with_name(writer_dsn, name), [logs], log_dir=tmp_path)
-        backend = wait_until_blocked(dsn, name, "INSERT INTO completed_jobs%")
+        backend = wait_until_blocked(dsn, name, "SELECT record_completed_jobs%")
     finally:
         if process is not None:
             process.kill()
@@ -301,7 +301,7 @@ def wait_until_blocked(dsn, application_name, query_pattern):
 
 def wait_until_blocked_on_progress(dsn, application_name):
     """The ingester's backend pid once it waits on the progress row, having written its rows in that transaction."""
-    pid = wait_until_blocked(dsn, application_name, "INSERT INTO ingest_progress%")
+    pid = wait_until_blocked(dsn, application_name, "SELECT record_ingest_progress%")
     wrote = execute(dsn, "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
                          "WHERE l.pid = %s AND c.relname = 'completed_jobs' AND l.mode = 'RowExclusiveLock'",
                     (pid,))[0][0]

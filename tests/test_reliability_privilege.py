@@ -75,8 +75,23 @@ WRITER_REFUSED = [
     "CREATE TABLE public.x (a int)",
     "CREATE SCHEMA x",
     "CREATE INDEX ON completed_jobs (queue)",
+    "LOCK TABLE completed_jobs IN ACCESS EXCLUSIVE MODE",
+    "LOCK TABLE completed_jobs IN SHARE MODE",
+    "LOCK TABLE ingest_progress IN ACCESS EXCLUSIVE MODE",
+    "SELECT * FROM completed_jobs FOR UPDATE",
+    "SELECT * FROM ingest_progress FOR UPDATE",
+    "UPDATE completed_jobs SET runtime_s = 0",
+    "INSERT INTO completed_jobs (job_id, user_name, runtime_s, end_time) VALUES " + A_ROW,
+    "INSERT INTO completed_jobs (job_id, user_name, runtime_s, end_time) VALUES " + A_ROW
+    + " ON CONFLICT (job_id) DO UPDATE SET runtime_s = 2",
+    "UPDATE ingest_progress SET line_no = 0",
+    "INSERT INTO ingest_progress (path, head_sha1, tail_sha1, offset_bytes, line_no) VALUES ('p', 'h', 't', 0, 0)",
+    "CREATE FUNCTION public.f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+    "CREATE OR REPLACE FUNCTION record_ingest_progress(path text, head_sha1 text, tail_sha1 text, "
+    "offset_bytes bigint, line_no bigint) RETURNS void LANGUAGE sql AS 'SELECT 1'",
 ]
-"""What the write role (ingest, jobobit) must not do: it inserts and updates rows, nothing else."""
+"""What the write role (ingest, jobobit) must not do: it records jobs and the ingester's progress through two
+functions, nothing else (no lock that stalls the predictions, no update of every row)."""
 
 
 def attempt(dsn, statement):
@@ -106,11 +121,21 @@ def test_writer_role_is_refused(database, statement):
 
 
 def test_roles_can_do_their_work(database):
-    """The control for the refusals above: the reader reads, the writer upserts and stages in a temp table."""
+    """The control for the refusals above: the reader reads; the writer records a job and a file's progress
+    through its functions, and stages in a temp table."""
     assert attempt(database.reader_dsn, "SELECT count(*) FROM completed_jobs") is None
-    assert attempt(database.writer_dsn, "INSERT INTO completed_jobs (job_id, user_name, runtime_s, end_time) "
-                                        "VALUES " + A_ROW + " ON CONFLICT (job_id) DO UPDATE SET runtime_s = 2") is None
+    job = ("x.svr", "x", None, None, None, None, None, 1, None, None, None, 1, None)
+    assert attempt(database.writer_dsn, psycopg2.extensions.adapt(job).getquoted().decode().join(
+        ["SELECT record_completed_jobs(ARRAY[ROW", "::completed_jobs])"])) is None
+    assert attempt(database.writer_dsn, "SELECT record_ingest_progress('p', 'h', 't', 0, 0)") is None
     assert attempt(database.writer_dsn, "CREATE TEMP TABLE staging (LIKE completed_jobs)") is None
+
+
+def test_reader_cannot_record(database):
+    """The prediction role may not execute the writer's functions either."""
+    for statement in ("SELECT record_ingest_progress('p', 'h', 't', 0, 0)",
+                      "SELECT record_completed_jobs(ARRAY[]::completed_jobs[])"):
+        assert isinstance(attempt(database.reader_dsn, statement), psycopg2.errors.InsufficientPrivilege)
 
 
 # --- the password never shows ----------------------------------------------------------

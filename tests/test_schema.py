@@ -27,7 +27,7 @@ def test_migrations_are_numbered_in_order():
 def test_init_is_idempotent(database):
     """A second db init applies nothing and changes nothing."""
     assert init_schema(database.dsn) == []
-    assert query(database.dsn, "SELECT version FROM schema_version ORDER BY 1") == [(1,), (2,), (3,)]
+    assert query(database.dsn, "SELECT version FROM schema_version ORDER BY 1") == [(1,), (2,), (3,), (4,)]
 
 
 def test_roles_exist(database):
@@ -43,10 +43,11 @@ def test_roles_exist(database):
     ("reader_dsn", "completed_jobs", "UPDATE", False),
     ("reader_dsn", "completed_jobs", "DELETE", False),
     ("reader_dsn", "ingest_progress", "SELECT", False),
-    ("writer_dsn", "completed_jobs", "INSERT", True),
-    ("writer_dsn", "completed_jobs", "UPDATE", True),
+    ("writer_dsn", "completed_jobs", "INSERT", False),
+    ("writer_dsn", "completed_jobs", "UPDATE", False),
     ("writer_dsn", "completed_jobs", "DELETE", False),
-    ("writer_dsn", "ingest_progress", "UPDATE", True),
+    ("writer_dsn", "ingest_progress", "SELECT", True),
+    ("writer_dsn", "ingest_progress", "UPDATE", False),
     ("writer_dsn", "ingest_progress", "DELETE", False),
 ])
 def test_role_privileges(database, login, table, privilege, expected):

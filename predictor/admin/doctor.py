@@ -94,6 +94,11 @@ _TABLE_RIGHTS = ("SELECT has_table_privilege('completed_jobs', 'SELECT'),"
                  " has_table_privilege('completed_jobs', 'INSERT'),"
                  " has_table_privilege('completed_jobs', 'UPDATE'), has_table_privilege('completed_jobs', 'DELETE')")
 _SCHEMA_VERSION = "SELECT coalesce(max(version), 0) FROM schema_version"
+_RECORDER = "record_completed_jobs(completed_jobs[])"
+_WRITER_RIGHTS = ("SELECT CASE WHEN to_regprocedure('{0}') IS NOT NULL THEN has_function_privilege('{0}', 'EXECUTE')"
+                  " END, has_table_privilege('completed_jobs', 'UPDATE')".format(_RECORDER))
+"""May the writer record jobs (NULL: the schema predates the recording function), and may it still update rows
+directly (a grant beyond what recording needs)."""
 
 
 def _connect(config, params, read_only, setting):
@@ -166,15 +171,22 @@ def _schema_version_check(store):
 
 
 def _writer_checks(config):
-    return _role_checks(config, False, lambda store: store.execute(_TABLE_RIGHTS)[0], _writer_verdict)
+    return _role_checks(config, False, lambda store: store.execute(_WRITER_RIGHTS)[0], _writer_verdict)
 
 
 def _writer_verdict(user, rights):
-    _, insert, update, _ = rights
-    if insert and update:
-        return [Check("ok", "writer_dsn", "connects as {}, may insert and update completed_jobs".format(user))]
-    return [Check("FAIL", "writer_dsn", "{} cannot insert and update completed_jobs".format(user),
-                  "GRANT softwalltime_writer TO {}".format(user))]
+    may_record, may_update = rights
+    if may_record is None:
+        return [Check("FAIL", "writer_dsn", "the database has no {}: its schema is older than this package"
+                      .format(_RECORDER), "python -m predictor db init --dsn OWNER_DSN")]
+    if not may_record:
+        return [Check("FAIL", "writer_dsn", "{} cannot record completed jobs".format(user),
+                      "GRANT softwalltime_writer TO {}".format(user))]
+    if may_update:
+        return [Check("warn", "writer_dsn", "{} may update completed_jobs directly (and so lock it); recording "
+                      "needs only softwalltime_writer".format(user),
+                      "REVOKE UPDATE ON completed_jobs FROM {}".format(user))]
+    return [Check("ok", "writer_dsn", "connects as {}, may record completed jobs and nothing more".format(user))]
 
 
 # --- PBS -------------------------------------------------------------------------------------------

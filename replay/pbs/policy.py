@@ -47,7 +47,9 @@ class ShareGroup(NamedTuple):
 
 class FairsharePolicy(NamedTuple):
     """Fairshare as configured: the entity (``euser``, ``egroup``, ``Account_Name``, ``queue``, ...), the
-    resource whose usage is counted, the decay, the share tree and the shares of the ``unknown`` group."""
+    resource whose usage is counted (``fairshare_usage_res``, an expression like a sort formula), the decay, the
+    share tree, the shares of the ``unknown`` group, and ``enforce_no_shares`` (a job whose entity has no
+    share of the tree never runs)."""
 
     entity: str = "euser"
     usage_resource: str = "cput"
@@ -55,6 +57,7 @@ class FairsharePolicy(NamedTuple):
     decay_factor: float = 0.5
     tree: Tuple[ShareGroup, ...] = ()
     unknown_shares: int = 0
+    enforce_no_shares: bool = True
 
 
 class QueuePolicy(NamedTuple):
@@ -72,7 +75,10 @@ class SchedulingPolicy(NamedTuple):
     """The whole policy of one scheduler, defaults as OpenPBS ships them.
 
     ``queues`` are in the order the server lists them; ``server_limits`` hold the server's run limits.
-    ``job_sort_formula`` is the expression text (compiled by ``formula``), None when unset.
+    ``job_sort_formula`` is the expression text (compiled by ``formula``), None when unset; a job whose
+    formula value is at or below ``job_sort_formula_threshold`` does not run. With ``preemptive_sched`` (on
+    by default), jobs of queues whose priority is at least ``preempt_queue_prio`` (express queues) are
+    considered before all others.
     """
 
     strict_ordering: bool = False
@@ -92,6 +98,9 @@ class SchedulingPolicy(NamedTuple):
     scheduler_iteration_s: int = 600
     node_sort_key: Tuple[SortKey, ...] = (SortKey("sort_priority", True),)
     smp_cluster_dist: str = "pack"
+    preemptive_sched: bool = True
+    preempt_queue_prio: int = 150
+    job_sort_formula_threshold: Optional[float] = None
 
     def queue(self, name):
         """The ``QueuePolicy`` of queue ``name`` (a default one for a queue the site did not list)."""

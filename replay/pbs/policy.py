@@ -11,8 +11,9 @@ __all__ = ["Limit", "SortKey", "ShareGroup", "FairsharePolicy", "QueuePolicy", "
 DEFAULT_RESOURCES_CHECKED = ("ncpus", "mem", "arch", "host", "vnode", "aoe", "eoe")
 """sched_config ``resources``: what the scheduler checks a job's chunks against on vnodes."""
 
-FUZZY_WINDOWS_S = {"off": 0, "low": 60, "med": 300, "medium": 300, "high": 600}
-"""``opt_backfill_fuzzy`` names and their windows; PBS's default is ``low``."""
+FUZZY_WINDOWS_S = {"off": 0, "low": 60, "med": 600, "medium": 600, "high": 3600}
+"""``opt_backfill_fuzzy`` names (any case) and their windows in seconds, as OpenPBS 23.06's scheduler reads
+them; a number is a window in seconds itself, and PBS's default is ``low``."""
 
 
 class Limit(NamedTuple):
@@ -29,10 +30,13 @@ class Limit(NamedTuple):
 
 
 class SortKey(NamedTuple):
-    """One ``job_sort_key``: a resource (or ``job_priority``, ``fair_share_perc``, ...), high first or not."""
+    """One ``job_sort_key`` or ``node_sort_key``: a resource (or ``job_priority``, ``fair_share_perc``,
+    ``sort_priority``, ...), high first or not. ``measure`` is, for a node_sort_key, which amount of the
+    resource a vnode is sorted by: ``total`` (resources_available), ``assigned`` or ``unused``."""
 
     name: str
     high_first: bool
+    measure: str = "total"
 
 
 class ShareGroup(NamedTuple):
@@ -79,6 +83,7 @@ class SchedulingPolicy(NamedTuple):
     formula value is at or below ``job_sort_formula_threshold`` does not run. With ``preemptive_sched`` (on
     by default), jobs of queues whose priority is at least ``preempt_queue_prio`` (express queues) are
     considered before all others.
+    ``resources_checked`` empty means every resource: a sched_config without a ``resources`` line.
     """
 
     strict_ordering: bool = False

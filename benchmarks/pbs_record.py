@@ -1,0 +1,668 @@
+"""Record a workload on a real (test) OpenPBS server, to check the simulator against it.
+
+    python benchmarks/pbs_record.py WORKLOAD.json OUTDIR [--pbs-run CMD]
+
+Run it as root on the PBS server host of a test PBS with no other jobs (or
+with ``--pbs-run CMD`` naming a command that runs PBS commands for you; the
+server's files must then still be readable here). It:
+
+1. configures the server as the workload says: vnode sizes (``qmgr`` for the
+   MoM's own vnode, or a version-2 MoM configuration for several vnodes),
+   server and queue attributes (``backfill_depth``, ``job_sort_formula``,
+   ``max_run``, queues with a ``priority``, ...), the scheduler's
+   ``sched_config`` (only the named settings change) and ``resource_group``,
+   MoM settings such as ``$min_check_poll``; it creates the workload's users
+   and groups when missing, and starts fairshare usage from zero;
+2. submits every job held (``qsub -h``) as its user, with ``sleep RUNTIME`` as
+   the job, sets ``soft_walltime`` as the manager (``qalter``), and releases
+   each job (``qrls``) at its offset from the start;
+3. waits until every job has ended, then writes OUTDIR/accounting/YYYYMMDD
+   (this recording's lines only, unchanged), the site folder OUTDIR/site/
+   (``qmgr.txt``, ``sched_config``, ``resource_group``, ``pbsnodes.json``, and
+   ``qmgr-sched.txt`` with the scheduler object's attributes) and
+   OUTDIR/recording.json (the workload, the job ids, when each job was
+   released, the PBS version);
+4. always -- also after an error or Ctrl-C -- puts back what it changed: the
+   saved ``sched_config``, ``resource_group``, MoM configuration and
+   fairshare usage, server, queue and vnode attributes as they were, no extra
+   queues or vnodes. Several vnodes need a restart of the MoM to be forgotten
+   (a HUP keeps the vnodes it knew): the harness restarts it.
+
+While recording, pbs_server, pbs_sched and pbs_mom run at nice -10, so that a
+loaded test machine delays the scheduler as little as possible.
+
+Fairshare charges usage from what the MoM reports (``resources_used``) at each
+scheduling cycle. A MoM polls its jobs every ``$min_check_poll`` to
+``$max_check_poll`` seconds (10 and 120 by default): for jobs that run seconds,
+a fairshare workload sets them to 1 and 2, or PBS charges almost nothing.
+
+The workload format is what ``benchmarks/fidelity_workloads.py`` writes.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+DEFAULT_PBS_HOME = "/var/spool/pbs"
+NICE_WHILE_RECORDING = -10
+POLL_S = 0.5
+JOB_KEYS = ("name", "user", "queue", "select", "place", "walltime", "runtime", "offset")
+
+
+class WorkloadError(ValueError):
+    """A workload file that cannot be recorded: one line naming the file and the field."""
+
+
+# --- pure text: the workload, the configuration files, the accounting lines ------------------------
+
+def load_workload(path):
+    """The workload in ``path`` as a dict; WorkloadError naming the field that is wrong."""
+    try:
+        with open(path, encoding="utf-8") as source:
+            workload = json.load(source)
+    except (OSError, ValueError) as err:
+        raise WorkloadError("{}: {}".format(path, err)) from err
+    check_workload(workload, path)
+    return workload
+
+
+def check_workload(workload, path="workload"):
+    """WorkloadError unless every job names the fields the harness needs, with usable values."""
+    jobs = workload.get("jobs") if isinstance(workload, dict) else None
+    if not jobs:
+        raise WorkloadError("{}: no jobs".format(path))
+    users = workload.get("users", {})
+    for number, job in enumerate(jobs):
+        missing = [key for key in JOB_KEYS if key not in job]
+        if missing:
+            raise WorkloadError("{}: job {}: missing {}".format(path, number, ", ".join(missing)))
+        if job["user"] not in users:
+            raise WorkloadError("{}: job {}: user {} is not in users".format(path, number, job["user"]))
+        if not 0 < job["runtime"] < job["walltime"]:
+            raise WorkloadError("{}: job {}: runtime must be > 0 and below walltime".format(path, number))
+        soft = job.get("soft_walltime")
+        if soft is not None and not 0 < soft <= job["walltime"]:
+            raise WorkloadError("{}: job {}: soft_walltime must be > 0 and at most walltime".format(path, number))
+    if len({job["name"] for job in jobs}) != len(jobs):
+        raise WorkloadError("{}: job names are not unique".format(path))
+
+
+def sched_config_with(text, settings):
+    """``sched_config`` text with each named setting replaced (or added at the end); other lines unchanged.
+
+    ``settings`` maps a name to its value text (``"True ALL"``) or to a list of them
+    for settings PBS allows several times (``job_sort_key``). A setting's first
+    uncommented line is replaced by its lines, its other uncommented lines are dropped.
+    """
+    wanted = {name: [value] if isinstance(value, str) else list(value) for name, value in settings.items()}
+    lines, done = [], set()
+    for line in text.splitlines():
+        name = setting_name(line)
+        if name in wanted:
+            if name not in done:
+                lines.extend("{}: {}".format(name, value) for value in wanted[name])
+                done.add(name)
+            continue
+        lines.append(line)
+    for name in sorted(set(wanted) - done):
+        lines.extend("{}: {}".format(name, value) for value in wanted[name])
+    return "\n".join(lines) + "\n"
+
+
+def setting_name(line):
+    """The name a ``sched_config`` line sets, or None for comments and blank lines."""
+    match = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:", line)
+    return match.group(1) if match else None
+
+
+def resource_group_text(tree):
+    """A ``resource_group`` file from ``[[name, id, parent, shares], ...]``."""
+    return "".join("{}\t{}\t{}\t{}\n".format(*entry) for entry in tree)
+
+
+def mom_config_with(text, settings):
+    """MoM ``config`` text with each ``$name value`` setting replaced or added; other lines unchanged."""
+    lines, done = [], set()
+    for line in text.splitlines():
+        words = line.split()
+        if words and words[0] in settings:
+            if words[0] not in done:
+                lines.append("{} {}".format(words[0], settings[words[0]]))
+                done.add(words[0])
+            continue
+        lines.append(line)
+    lines.extend("{} {}".format(name, settings[name]) for name in sorted(set(settings) - done))
+    return "\n".join(lines) + "\n"
+
+
+def vnode_names(mom, count):
+    """The names PBS gives a MoM's numbered vnodes: ``mom[0]``, ``mom[1]``, ..."""
+    return ["{}[{}]".format(mom, number) for number in range(count)]
+
+
+def vnode_config_text(mom, vnodes):
+    """A version-2 MoM configuration: the MoM's own vnode empty, then one vnode per entry of ``vnodes``.
+
+    Each entry holds ``resources_available`` values (``ncpus``, ``mem``, ...); an
+    entry's ``host`` becomes ``resources_available.host``, the host PBS's
+    ``place=scatter`` spreads chunks over.
+    """
+    lines = ["$configversion 2", "{}: resources_available.ncpus = 0".format(mom)]
+    for name, vnode in zip(vnode_names(mom, len(vnodes)), vnodes):
+        lines.extend("{}: resources_available.{} = {}".format(name, resource, vnode[resource])
+                     for resource in sorted(vnode))
+    return "\n".join(lines) + "\n"
+
+
+def accounting_job_id(line):
+    """The job (or reservation) id an accounting line is about, or None."""
+    parts = line.split(";", 3)
+    return parts[2] if len(parts) >= 3 else None
+
+
+def recording_lines(lines, job_ids):
+    """The accounting lines about the jobs in ``job_ids``, in their order, unchanged."""
+    wanted = set(job_ids)
+    return [line for line in lines if accounting_job_id(line) in wanted]
+
+
+def ended_jobs(lines, job_ids):
+    """The ids among ``job_ids`` that have an E (ended) record in ``lines``."""
+    wanted, ended = set(job_ids), set()
+    for line in lines:
+        parts = line.split(";", 3)
+        if len(parts) >= 3 and parts[2] in wanted and parts[1] == "E":
+            ended.add(parts[2])
+    return ended
+
+
+def qsub_arguments(job):
+    """qsub's arguments for a held job that sleeps for its runtime."""
+    arguments = ["qsub", "-h", "-N", job["name"], "-q", job["queue"], "-o", "/dev/null", "-e", "/dev/null",
+                 "-l", "select=" + job["select"], "-l", "place=" + job["place"],
+                 "-l", "walltime={}".format(job["walltime"])]
+    return arguments + ["--", "/bin/sleep", str(job["runtime"])]
+
+
+def release_groups(jobs):
+    """``[(offset, [job names])]``, by offset: the jobs released together, in workload order."""
+    groups = {}
+    for job in jobs:
+        groups.setdefault(float(job["offset"]), []).append(job["name"])
+    return sorted(groups.items())
+
+
+def server_settings(print_server):
+    """``{name: value text}`` of the ``set server`` lines in ``qmgr -c 'print server'`` output."""
+    return dict(re.findall(r"^set server (\S+) = (.*)$", print_server, flags=re.M))
+
+
+def queue_names(print_server):
+    """The queues ``qmgr -c 'print server'`` creates."""
+    return re.findall(r"^create queue (\S+)", print_server, flags=re.M)
+
+
+def queue_settings(print_server, queue):
+    """``{name: value text}`` of one queue's ``set queue`` lines."""
+    return dict(re.findall(r"^set queue {} (\S+) = (.*)$".format(re.escape(queue)), print_server, flags=re.M))
+
+
+def qmgr_value(value):
+    """A value as qmgr reads it: quoted when it holds spaces, commas or brackets."""
+    text = str(value)
+    return '"{}"'.format(text) if re.search(r"[\s,\[\]=*+]", text) and not text.startswith('"') else text
+
+
+# --- the server: commands, files, daemons --------------------------------------------------------------
+
+class Server:
+    """A PBS server reached through ``prefix`` (empty: this host), with its files under ``home``."""
+
+    def __init__(self, prefix, home, exec_dir):
+        self.prefix, self.home, self.exec_dir = prefix, home, exec_dir
+
+    def run(self, *command, check=True, user=None, timeout=120):
+        """A command as root (or as ``user``), from /tmp; its standard output."""
+        if user is not None:
+            command = ("runuser", "-u", user, "--") + command
+        done = subprocess.run(self.prefix + list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=timeout, cwd="/tmp")
+        if check and done.returncode != 0:
+            raise RuntimeError("{} failed ({}): {}".format(" ".join(command), done.returncode,
+                                                          (done.stderr or done.stdout).strip()))
+        return done.stdout
+
+    def qmgr(self, command, check=True):
+        return self.run("qmgr", "-c", command, check=check)
+
+    def path(self, relative):
+        return os.path.join(self.home, relative)
+
+    def read(self, relative):
+        """A file under PBS_HOME as text, or None when it does not exist."""
+        try:
+            with open(self.path(relative), encoding="utf-8") as source:
+                return source.read()
+        except FileNotFoundError:
+            return None
+
+    def write(self, relative, text):
+        """Write (or, with None, remove) a file under PBS_HOME."""
+        if text is None:
+            if os.path.exists(self.path(relative)):
+                os.remove(self.path(relative))
+            return
+        with open(self.path(relative), "w", encoding="utf-8") as target:
+            target.write(text)
+
+    def pid(self, daemon):
+        """The process id of pbs_server, pbs_sched or pbs_mom, from its lock file."""
+        lock = {"server": "server_priv/server.lock", "sched": "sched_priv/sched.lock", "mom": "mom_priv/mom.lock"}
+        return int(self.read(lock[daemon]).split()[0])
+
+    def hup(self, daemon, settle_s=2.0):
+        """Make a daemon re-read its configuration."""
+        os.kill(self.pid(daemon), signal.SIGHUP)
+        time.sleep(settle_s)
+
+    def nodes(self):
+        """``{vnode name: attributes}`` from ``pbsnodes -av -F json``."""
+        return json.loads(self.run("pbsnodes", "-av", "-F", "json"))["nodes"]
+
+    def mom(self):
+        """The MoM's own vnode (the first vnode's ``Mom``)."""
+        return sorted(node["Mom"] for node in self.nodes().values())[0]
+
+
+def pbs_conf(name, default):
+    """A setting of /etc/pbs.conf, or ``default``."""
+    try:
+        with open("/etc/pbs.conf", encoding="utf-8") as conf:
+            found = re.findall(r"^{}=(.*)$".format(name), conf.read(), flags=re.M)
+    except OSError:
+        found = []
+    return found[-1].strip() if found else default
+
+
+# --- the state to come back to --------------------------------------------------------------------------
+
+SAVED_FILES = ("sched_priv/sched_config", "sched_priv/resource_group", "sched_priv/usage", "mom_priv/config")
+VNODE_CONFIG = "pbs_record_vnodes"
+
+
+def save_state(server):
+    """What the recording may change, as it is before: print server, the files, vnodes, niceness."""
+    return {"print_server": server.qmgr("print server"), "files": {name: server.read(name) for name in SAVED_FILES},
+            "nodes": server.nodes(), "nice": {daemon: nice_of(server.pid(daemon)) for daemon in DAEMONS}}
+
+
+DAEMONS = ("server", "sched", "mom")
+
+
+def tasks(pid):
+    """The thread ids of a process (niceness is per thread on Linux)."""
+    try:
+        return [int(task) for task in os.listdir("/proc/{}/task".format(pid))]
+    except OSError:
+        return [pid]
+
+
+def nice_of(pid):
+    return os.getpriority(os.PRIO_PROCESS, pid)
+
+
+def renice(server, nice):
+    """Set every thread of pbs_server, pbs_sched and pbs_mom to ``nice`` (an int, or {daemon: int})."""
+    for daemon in DAEMONS:
+        value = nice[daemon] if isinstance(nice, dict) else nice
+        for task in tasks(server.pid(daemon)):
+            try:
+                os.setpriority(os.PRIO_PROCESS, task, value)
+            except OSError:
+                pass  # a thread that ended meanwhile
+
+
+def restore(server, saved, workload, job_ids):
+    """Put back everything the workload may have changed; the steps that failed, as text."""
+    steps = (lambda: delete_jobs(server, job_ids), lambda: restore_queues(server, saved, workload),
+             lambda: restore_server(server, saved, workload), lambda: restore_files(server, saved),
+             lambda: restore_vnodes(server, saved, workload), lambda: renice(server, saved["nice"]))
+    failures = []
+    for step in steps:
+        try:
+            step()
+        except Exception as err:  # every step is tried: one failure must not leave the rest changed
+            failures.append(str(err))
+    return failures
+
+
+def delete_jobs(server, job_ids):
+    """Delete the recording's jobs that have not finished (after an error or Ctrl-C)."""
+    unfinished = server.run("qselect", check=False).split()
+    ours = [job for job in job_ids if job in unfinished]
+    if ours:
+        server.run("qdel", "-W", "force", *ours, check=False)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and set(ours) & set(server.run("qselect", check=False).split()):
+            time.sleep(POLL_S)
+
+
+def restore_queues(server, saved, workload):
+    existing = queue_names(saved["print_server"])
+    for queue, settings in sorted(workload.get("queues", {}).items()):
+        if queue not in existing:
+            server.qmgr("delete queue " + queue, check=False)
+            continue
+        before = queue_settings(saved["print_server"], queue)
+        for name in settings:
+            server.qmgr("set queue {} {} = {}".format(queue, name, before[name]) if name in before
+                        else "unset queue {} {}".format(queue, name))
+
+
+def restore_server(server, saved, workload):
+    before = server_settings(saved["print_server"])
+    for name in sorted(workload.get("server", {})):
+        server.qmgr("set server {} = {}".format(name, before[name]) if name in before
+                    else "unset server " + name)
+
+
+def restore_files(server, saved):
+    for name in SAVED_FILES:
+        server.write(name, saved["files"][name])
+    server.hup("sched", settle_s=1.0)
+
+
+def restore_vnodes(server, saved, workload):
+    """The MoM's vnodes as they were: its configuration removed, extra vnodes deleted, sizes unset."""
+    mom = server.mom()
+    if VNODE_CONFIG in server.run("pbs_mom", "-s", "list").split():
+        server.run("pbs_mom", "-s", "remove", VNODE_CONFIG)
+        restart_mom(server)
+    else:
+        server.hup("mom", settle_s=1.0)
+    for name in sorted(set(server.nodes()) - set(saved["nodes"])):
+        server.qmgr("delete node " + name)
+    sized = set(resource for vnode in workload.get("vnodes", []) for resource in vnode) | {"ncpus"}
+    for resource in sorted(sized):
+        server.qmgr("unset node {} resources_available.{}".format(mom, resource), check=False)
+    wait_for_vnodes(server, [mom])
+
+
+def restart_mom(server):
+    """Stop the MoM and start it again: the only way it forgets vnodes of a removed configuration."""
+    pid = server.pid("mom")
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and os.path.exists("/proc/{}".format(pid)):
+        time.sleep(0.2)
+    subprocess.run(server.prefix + [os.path.join(server.exec_dir, "sbin", "pbs_mom")], stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=True)
+
+
+def wait_for_vnodes(server, names, timeout_s=60):
+    """Wait until every vnode in ``names`` is free."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        nodes = server.nodes()
+        if all(nodes.get(name, {}).get("state") == "free" for name in names):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError("vnodes not free after {} s: {}".format(timeout_s, ", ".join(names)))
+        time.sleep(POLL_S)
+
+
+def state_differences(server, saved):
+    """How the server differs from the saved state (empty when it is back): print server, vnodes, files."""
+    differences = []
+    if server.qmgr("print server") != saved["print_server"]:
+        differences.append("qmgr print server differs")
+    now = server.nodes()
+    if sorted(now) != sorted(saved["nodes"]):
+        differences.append("vnodes {} (were {})".format(sorted(now), sorted(saved["nodes"])))
+    for name, node in sorted(now.items()):
+        if name in saved["nodes"] and node.get("resources_available") != saved["nodes"][name].get(
+                "resources_available"):
+            differences.append("vnode {} resources_available differ".format(name))
+    differences.extend("{} differs".format(name) for name in SAVED_FILES
+                       if server.read(name) != saved["files"][name])
+    return differences
+
+
+# --- configuring, submitting, releasing, waiting ------------------------------------------------------
+
+def ensure_users(server, users):
+    """Create each user (with a home) and its group when missing."""
+    for user, group in sorted(users.items()):
+        if server.run("getent", "group", group, check=False) == "":
+            server.run("groupadd", group)
+        if server.run("getent", "passwd", user, check=False) == "":
+            server.run("useradd", "-m", "-g", group, "-s", "/bin/bash", user)
+
+
+def configure(server, saved, workload):
+    """Apply the workload's vnodes, server and queue attributes, scheduler and MoM files."""
+    ensure_users(server, workload["users"])
+    configure_vnodes(server, workload.get("vnodes", []))
+    for name, value in sorted(workload.get("server", {}).items()):
+        server.qmgr("set server {} = {}".format(name, qmgr_value(value)))
+    configure_queues(server, saved, workload.get("queues", {}))
+    files = saved["files"]
+    server.write("mom_priv/config", mom_config_with(files["mom_priv/config"] or "", workload.get("mom_config", {})))
+    server.hup("mom")
+    server.write("sched_priv/sched_config", sched_config_with(files["sched_priv/sched_config"],
+                                                              workload.get("sched_config", {})))
+    if workload.get("resource_group") is not None:
+        server.write("sched_priv/resource_group", resource_group_text(workload["resource_group"]))
+    server.write("sched_priv/usage", None)  # fairshare starts from no usage
+    server.hup("sched")
+
+
+def configure_vnodes(server, vnodes):
+    """One entry: the MoM's own vnode sized with qmgr; several: a version-2 MoM configuration."""
+    mom = server.mom()
+    if len(vnodes) == 1:
+        for resource, value in sorted(vnodes[0].items()):
+            server.qmgr("set node {} resources_available.{} = {}".format(mom, resource, qmgr_value(value)))
+        wait_for_vnodes(server, [mom])
+    elif vnodes:
+        path = "/tmp/{}.{}".format(VNODE_CONFIG, os.getpid())
+        with open(path, "w", encoding="utf-8") as target:
+            target.write(vnode_config_text(mom, vnodes))
+        try:
+            server.run("pbs_mom", "-s", "insert", VNODE_CONFIG, path)
+        finally:
+            os.remove(path)
+        server.hup("mom")
+        wait_for_vnodes(server, vnode_names(mom, len(vnodes)))
+
+
+def configure_queues(server, saved, queues):
+    existing = queue_names(saved["print_server"])
+    for queue, settings in sorted(queues.items()):
+        if queue not in existing:
+            server.qmgr("create queue {} queue_type = Execution".format(queue))
+        for name, value in sorted(settings.items()):
+            server.qmgr("set queue {} {} = {}".format(queue, name, qmgr_value(value)))
+        server.qmgr("set queue {} enabled = True".format(queue))
+        server.qmgr("set queue {} started = True".format(queue))
+
+
+def submit(server, jobs, job_ids):
+    """Submit every job held as its user and set its soft walltime as the manager; fills ``job_ids``."""
+    for job in jobs:
+        job_id = server.run(*qsub_arguments(job), user=job["user"]).strip()
+        job_ids[job["name"]] = job_id
+        if job.get("soft_walltime") is not None:
+            server.run("qalter", "-l", "soft_walltime={}".format(job["soft_walltime"]), job_id)
+
+
+def release(server, jobs, job_ids, lead_s=2.0):
+    """Release the jobs at their offsets from now + ``lead_s``; ``{name: epoch seconds just before qrls}``."""
+    released, start = {}, time.time() + lead_s
+    for offset, names in release_groups(jobs):
+        delay = start + offset - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        now = time.time()
+        server.run("qrls", *[job_ids[name] for name in names])
+        released.update((name, round(now, 3)) for name in names)
+    return released
+
+
+class LogMark:
+    """Where a PBS log (accounting, sched_logs) ended when the recording began; reads what came after."""
+
+    def __init__(self, server, kind):
+        self.server, self.kind = server, kind
+        self.first_day = time.strftime("%Y%m%d")
+        self.offset = os.path.getsize(self._file(self.first_day)) if os.path.exists(self._file(self.first_day)) else 0
+
+    def _file(self, day):
+        return self.server.path(os.path.join(self.kind, day))
+
+    def days(self):
+        """The log days from the first to today."""
+        day, last = datetime.datetime.strptime(self.first_day, "%Y%m%d").date(), datetime.date.today()
+        while day <= last:
+            yield day.strftime("%Y%m%d")
+            day += datetime.timedelta(days=1)
+
+    def lines(self):
+        """``{day: [lines written since the mark]}``."""
+        found = {}
+        for day in self.days():
+            if os.path.exists(self._file(day)):
+                with open(self._file(day), encoding="utf-8", errors="replace") as log:
+                    log.seek(self.offset if day == self.first_day else 0)
+                    found[day] = log.read().splitlines()
+        return found
+
+
+def wait_for_ends(accounting, job_ids, timeout_s):
+    """Wait until every job has an E record; the ids still running at the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        lines = [line for day_lines in accounting.lines().values() for line in day_lines]
+        missing = set(job_ids) - ended_jobs(lines, job_ids)
+        if not missing or time.monotonic() > deadline:
+            return sorted(missing)
+        time.sleep(POLL_S)
+
+
+def scheduler_errors(sched_logs):
+    """The scheduler's log lines of the recording flagged as errors (event type bit 0x0001)."""
+    errors = []
+    for lines in sched_logs.lines().values():
+        for line in lines:
+            parts = line.split(";", 2)
+            if len(parts) == 3 and re.fullmatch(r"[0-9a-fA-F]{4}", parts[1]) and int(parts[1], 16) & 1:
+                errors.append(line)
+    return errors
+
+
+# --- writing the recording ---------------------------------------------------------------------------
+
+def new_file(path, text):
+    """Write ``text`` to a file that must not exist yet (never replaces anything)."""
+    with open(path, "x", encoding="utf-8") as target:
+        target.write(text)
+
+
+def write_site(server, outdir):
+    """The site folder an admin would produce: qmgr.txt, sched_config, resource_group, pbsnodes.json."""
+    site = os.path.join(outdir, "site")
+    os.makedirs(site, exist_ok=True)
+    new_file(os.path.join(site, "qmgr.txt"), server.qmgr("print server"))
+    new_file(os.path.join(site, "qmgr-sched.txt"), server.qmgr("print sched"))
+    for name in ("sched_config", "resource_group"):
+        new_file(os.path.join(site, name), server.read("sched_priv/" + name) or "")
+    new_file(os.path.join(site, "pbsnodes.json"), server.run("pbsnodes", "-av", "-F", "json"))
+
+
+def write_accounting(accounting, job_ids, outdir):
+    """OUTDIR/accounting/YYYYMMDD: the recording's lines of each day; how many lines in all."""
+    folder = os.path.join(outdir, "accounting")
+    os.makedirs(folder, exist_ok=True)
+    count = 0
+    for day, lines in sorted(accounting.lines().items()):
+        kept = recording_lines(lines, job_ids)
+        if kept:
+            new_file(os.path.join(folder, day), "".join(line + "\n" for line in kept))
+            count += len(kept)
+    return count
+
+
+def record(server, workload, outdir, timeout_s):
+    """Play the workload, write the recording; the server is put back as it was, whatever happens."""
+    saved = save_state(server)
+    job_ids, summary = {}, {"workload": workload, "pbs_version": pbs_version(server)}
+    accounting, sched_logs = LogMark(server, "server_priv/accounting"), LogMark(server, "sched_logs")
+    try:
+        renice(server, NICE_WHILE_RECORDING)
+        configure(server, saved, workload)
+        submit(server, workload["jobs"], job_ids)
+        summary["released_at"] = release(server, workload["jobs"], job_ids)
+        missing = wait_for_ends(accounting, list(job_ids.values()), timeout_s)
+        if missing:
+            raise RuntimeError("jobs still not ended after {} s: {}".format(timeout_s, " ".join(missing)))
+        time.sleep(2 * POLL_S)  # let the scheduler finish its last cycle before the files are copied
+        write_site(server, outdir)
+        summary["fairshare_usage_end"] = server.run("pbsfs", "-p", check=False)
+    finally:
+        failures = restore(server, saved, workload, list(job_ids.values()))
+    summary.update(job_ids=job_ids, accounting_lines=write_accounting(accounting, list(job_ids.values()), outdir),
+                   sched_log_errors=scheduler_errors(sched_logs)[:20], restore_failures=failures,
+                   differences_after_restore=state_differences(server, saved))
+    new_file(os.path.join(outdir, "recording.json"), json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    return summary
+
+
+def pbs_version(server):
+    return server.run("qstat", "--version").split("=")[-1].strip()
+
+
+def timeout_for(workload):
+    """Long enough for every job to run one after another after the last release."""
+    jobs = workload["jobs"]
+    return max(job["offset"] for job in jobs) + sum(job["runtime"] + 3 for job in jobs) + 120
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workload", help="workload JSON file (benchmarks/fidelity_workloads.py writes them)")
+    parser.add_argument("outdir", help="new folder for the recording")
+    parser.add_argument("--pbs-run", default=os.environ.get("SWT_PBS_RUN", ""),
+                        help="command that runs PBS commands (default: run them directly)")
+    parser.add_argument("--pbs-home", default=pbs_conf("PBS_HOME", DEFAULT_PBS_HOME), help="PBS_HOME")
+    arguments = parser.parse_args(argv)
+    try:
+        workload = load_workload(arguments.workload)
+    except WorkloadError as err:
+        print("pbs_record: " + str(err), file=sys.stderr)
+        return 2
+    if os.path.exists(os.path.join(arguments.outdir, "recording.json")):
+        print("pbs_record: {} already holds a recording".format(arguments.outdir), file=sys.stderr)
+        return 2
+    os.makedirs(arguments.outdir, exist_ok=True)
+    server = Server(shlex.split(arguments.pbs_run), arguments.pbs_home, pbs_conf("PBS_EXEC", "/opt/pbs"))
+    if server.run("qselect").split():
+        print("pbs_record: the server has unfinished jobs; record on an idle test server", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    summary = record(server, workload, arguments.outdir, timeout_for(workload))
+    print("{} jobs, {} accounting lines, {} scheduler errors, PBS back as it was: {}".format(
+        len(summary["job_ids"]), summary["accounting_lines"], len(summary["sched_log_errors"]),
+        "yes" if not summary["differences_after_restore"] and not summary["restore_failures"]
+        else "NO: " + "; ".join(summary["restore_failures"] + summary["differences_after_restore"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -48,6 +48,15 @@ def test_json_has_rows_as_objects_with_rounded_floats():
     assert rows[0]["acc"] == 0.535159 and rows[1]["acc"] is None and document["notes"] == ["a note"]
 
 
+def test_json_starts_with_the_reports_figures():
+    """A report's figures come first in its JSON, floats rounded inside lists and dicts; text and CSV omit them."""
+    report = REPORT._replace(figures=(("decisions", 3), ("items", [{"share": 1 / 3.0}, float("nan")])))
+    document = json.loads(render(write_json, report))
+    assert list(document)[:3] == ["decisions", "items", "title"]
+    assert document["items"] == [{"share": 0.333333}, None]
+    assert render(write_text, report) == render(write_text) and render(write_csv, report) == render(write_csv)
+
+
 def test_csv_has_every_tables_columns():
     """One CSV: a table column, then the union of columns, empty where a table has none."""
     lines = render(write_csv).splitlines()

@@ -56,12 +56,15 @@ class Table(NamedTuple):
 
 
 class Report(NamedTuple):
-    """What one run measured; ``legend`` lines explain the text tables (not in JSON or CSV)."""
+    """What one run measured; ``legend`` lines explain the text tables (not in JSON or CSV). ``figures``
+    are ``(key, value)`` pairs a command also gives at the top of its JSON document (values made of
+    numbers, text, None, lists and dicts; not in the text or CSV, whose tables show them)."""
 
     title: str
     notes: Tuple[str, ...]
     tables: Tuple[Table, ...]
     legend: Tuple[str, ...] = ()
+    figures: Tuple[Tuple[str, object], ...] = ()
 
 
 def _duration(seconds):
@@ -96,6 +99,15 @@ def _plain(value):
     if isinstance(value, float):
         return None if math.isnan(value) else round(value, ROUND_DIGITS)
     return value
+
+
+def _plain_tree(value):
+    """``_plain`` through lists, tuples and dicts."""
+    if isinstance(value, dict):
+        return {key: _plain_tree(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_tree(item) for item in value]
+    return _plain(value)
 
 
 def _aligned(table):
@@ -148,14 +160,15 @@ def write_text(report, out):
 
 
 def write_json(report, out):
-    """The report as one JSON document (keys in column order)."""
-    document = {
+    """The report as one JSON document (keys in column order), its ``figures`` first."""
+    document = {key: _plain_tree(value) for key, value in report.figures}
+    document.update({
         "title": report.title,
         "notes": list(report.notes),
         "tables": [{"key": table.key, "title": table.title,
                     "rows": [{column.key: _plain(value) for column, value in zip(table.columns, row)}
                              for row in table.rows]} for table in report.tables],
-    }
+    })
     json.dump(document, out, indent=2, allow_nan=False)
     out.write("\n")
 

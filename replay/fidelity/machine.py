@@ -1,0 +1,89 @@
+"""The site the logs were recorded on: its policy, vnodes and scheduler timer, from ``--site DIR`` or,
+without one, PBS's defaults with vnodes inferred from the logs' ``exec_vnode`` values."""
+
+from typing import NamedTuple, Tuple
+
+from ..pbs.policy import SchedulingPolicy
+from ..pbs.vnodes import Vnode
+
+__all__ = ["SiteModel", "inferred_vnodes", "site_model", "vnode_sort_key"]
+
+_INFERRED = ("ncpus", "mem", "ngpus")
+"""The amounts a vnode is inferred to have: the most the logs show in use on it at once."""
+
+
+class SiteModel(NamedTuple):
+    """What the check runs the scheduler model with, and what it says about where that came from."""
+
+    policy: SchedulingPolicy
+    vnodes: Tuple[Vnode, ...]
+    scheduler_iteration_s: int
+    notes: Tuple[str, ...]
+    not_modelled: Tuple[str, ...]
+
+
+def vnode_sort_key(name):
+    """Vnode names in natural order: ``n2`` before ``n10``, ``host[2]`` before ``host[10]``."""
+    key, digits = [], ""
+    for char in name + "\0":
+        if char.isdigit():
+            digits += char
+            continue
+        if digits:
+            key.append((1, int(digits), ""))
+            digits = ""
+        key.append((0, 0, char))
+    return tuple(key)
+
+
+def _host_of(vnode):
+    """The host a vnode is on: ``pbshost`` for ``pbshost[2]``, the name itself otherwise."""
+    return vnode.split("[", 1)[0] if vnode.endswith("]") else vnode
+
+
+def inferred_vnodes(accounting):
+    """One Vnode per name the logs' ``exec_vnode`` values show, with the most ncpus, mem and ngpus found in
+    use on it at once (a lower bound of what it has), in natural name order."""
+    changes = []
+    for record in accounting.jobs:
+        for run in record.runs:
+            changes.append((run.start_order, 1, run.allocation))
+            if run.end_order is not None:
+                changes.append((run.end_order, -1, run.allocation))
+    used, peak = {}, {}
+    for _, sign, allocation in sorted(changes, key=lambda change: (change[0], change[1])):
+        for vnode, amounts in allocation:
+            for name, amount in amounts:
+                if name in _INFERRED and isinstance(amount, int):
+                    used[vnode, name] = used.get((vnode, name), 0) + sign * amount
+                    peak[vnode, name] = max(peak.get((vnode, name), 0), used[vnode, name])
+    names = sorted({vnode for vnode, _ in peak}, key=vnode_sort_key)
+    return tuple(Vnode(name, _host_of(name), tuple(sorted((resource, peak[vnode, resource])
+                                                          for vnode, resource in peak if vnode == name)))
+                 for name in names)
+
+
+def _inferred_note(vnodes):
+    shown = ", ".join("{} ({})".format(vnode.name, " ".join("{}={}".format(k, v) for k, v in vnode.available))
+                      for vnode in vnodes[:6])
+    more = " ..." if len(vnodes) > 6 else ""
+    return ("no --site: PBS's default policy; vnodes inferred from exec_vnode, each with the most seen in use "
+            "at once: {}{}".format(shown, more))
+
+
+def site_model(site_dir, accounting):
+    """The ``SiteModel`` of ``--site DIR`` (None: defaults and inferred vnodes); SiteError from the reader."""
+    if site_dir is None:
+        vnodes = inferred_vnodes(accounting)
+        policy = SchedulingPolicy()
+        return SiteModel(policy, vnodes, policy.scheduler_iteration_s, (_inferred_note(vnodes),), ())
+    from ..site import read_site
+    site = read_site(site_dir)
+    notes = tuple(site.notes())
+    vnodes = site.vnodes
+    if not vnodes:
+        vnodes = inferred_vnodes(accounting)
+        notes += (_inferred_note(vnodes).replace("no --site: PBS's default policy; ", "no pbsnodes.json: "),)
+    not_modelled = tuple("{} ({} line {})".format(setting.name, setting.file, setting.line)
+                         for setting in site.settings if setting.category == "not modelled")
+    return SiteModel(site.policy, tuple(vnodes), site.scheduler_iteration_s, notes, not_modelled)

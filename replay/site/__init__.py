@@ -1,0 +1,3 @@
+"""A site's PBS configuration folder, read into the scheduler model's values: ``qmgr.txt`` (the output of
+``qmgr -c 'print server'``, optionally followed by ``print sched``), ``sched_config``, ``resource_group``
+and ``pbsnodes.json`` (``pbsnodes -av -F json``), each optional."""

@@ -45,6 +45,27 @@ def test_target_install_needs_no_path_options(tmp_path):
                                    str(target / "predictor" / "hooks" / "softwalltime.py")]
 
 
+def _warnings(output):
+    """The lines of pip's output that warn about the package (not about the machine's own pip settings)."""
+    return [line for line in output.splitlines() if ("warn" in line.lower() or "deprecat" in line.lower())
+            and "is ignored: it is neither a file nor a directory" not in line]
+
+
+@pytest.mark.parametrize("editable", [True, False], ids=["editable", "regular"])
+def test_documented_installs_warn_nothing(tmp_path, editable):
+    """pip install -e . (the README's) and pip install . (the guide's) print no warning about the package."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
+    command = [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps"] + (["-e"] if editable else [])
+    done = subprocess.run(command + [REPO], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, timeout=600)
+    assert done.returncode == 0 and _warnings(done.stdout) == [], done.stdout[-3000:]
+    probe = "from predictor.cmdline.files import packaged_dir; print(packaged_dir('sql'))"
+    found = subprocess.run([str(venv / "bin" / "python"), "-c", probe], cwd=str(tmp_path), stdout=subprocess.PIPE,
+                           universal_newlines=True, check=True)
+    assert found.stdout.strip().endswith("sql")
+
+
 @pytest.mark.parametrize("make", [lambda tmp: str(tmp / "nonexistent"), lambda tmp: str(tmp)])
 def test_sql_dir_option_must_hold_schema_files(tmp_path, make):
     """--sql-dir naming a missing directory, or one without NNN_name.sql files, is refused."""

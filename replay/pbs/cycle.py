@@ -1,0 +1,335 @@
+"""One PBS scheduling cycle: which queued jobs start now, where, and which become top jobs.
+
+OpenPBS 23.06's scheduler (``main_sched_loop``, ``next_job``, ``is_ok_to_run``,
+``should_backfill_with_job``, ``add_job_to_calendar`` in ``fifo.cpp`` and ``check.cpp``) walks the queued
+jobs in its sort order and, for each one:
+
+1. If an identical job already failed in this cycle (same select, place and job-wide resources — walltime
+   included, soft walltime not — plus the queue, user, group or project when limits make them matter),
+   the job fails for the same reason without being looked at.
+2. A job too big for the whole machine can never run; it is passed over and never becomes a top job.
+3. A job that would exceed a server or queue run limit (``max_run``, ``max_run_res``...) does not run now.
+4. Otherwise it runs if its chunks fit on vnodes now without taking room a top job has reserved on
+   them before the job would end (its planned end: soft walltime first).
+5. A job that does not run becomes a top job when ``strict_ordering`` is on, backfilling is on (server
+   ``backfill_depth`` is not 0, or a queue has one above 0) and fewer than ``backfill_depth`` top jobs
+   exist (counted per queue for a queue with its own ``backfill_depth``, else for the server): PBS
+   simulates the calendar forward to find when it could start (``calendar.estimate_start``) and
+   reserves those vnodes from then on. A job over a run limit can become one too (its start is when the
+   limit frees), and so can a job skipped as identical to one that failed. A job for which no start is
+   found does not take a top-job place.
+6. With ``strict_ordering`` and backfilling off (server ``backfill_depth`` 0), the first job that does not
+   run stops the cycle; with backfilling on but the job's queue's ``backfill_depth`` set to 0, it stops
+   its queue.
+
+Jobs started in this cycle count for the vnodes, the limits and the calendar (they end a planned
+duration from now) of every later decision. With fairshare, a job's usage is charged when it starts or
+becomes a top job, and the remaining jobs are sorted again.
+
+Not modelled: reservations, preemption, express queues, dedicated and prime time, job arrays'
+subjob limits, ``max_jobs_to_check``, the cycle-length limit, shrink-to-fit jobs, provisioning,
+``enforce_no_shares``.
+"""
+
+from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
+
+from .calendar import Calendar, Simulation, estimate_start
+from .jobs import PbsJob, planned_duration
+from .placement import Allocation, Machine, hold, is_excl
+
+__all__ = ["Running", "State", "Decision", "decide"]
+
+
+class Running(NamedTuple):
+    """A running job: started at ``start`` on ``allocation`` (its ``exec_vnode``)."""
+
+    job: PbsJob
+    start: int
+    allocation: Allocation
+
+
+class State(NamedTuple):
+    """What the scheduler sees at ``now``: running jobs, queued jobs eligible to run (released, in a
+    started and enabled queue), and the fairshare usage (None without fairshare)."""
+
+    now: int
+    running: Tuple[Running, ...]
+    queued: Tuple[PbsJob, ...]
+    fairshare: object = None
+
+
+class Decision(NamedTuple):
+    """What one cycle does: jobs started in order with their vnodes, top jobs with their estimated start
+    and vnodes, and for every job considered but not started, why."""
+
+    started: Tuple[Tuple[PbsJob, Allocation], ...]
+    top_jobs: Tuple[Tuple[PbsJob, int, Allocation], ...]
+    reasons: Mapping[str, str]
+
+
+NEVER_RUN = "can never run: larger than the machine"
+NO_ROOM = "not enough free resources on the vnodes"
+STRICT_ORDERING = "strict ordering: an earlier job could not run"
+
+
+def decide(policy, machine: Machine, state: State) -> Decision:
+    """The jobs PBS starts now, and its top jobs, under ``policy`` on ``machine`` (see the module text)."""
+    cycle = _Cycle(policy, machine, state)
+    cycle.run()
+    return Decision(tuple(cycle.started), tuple(cycle.top_jobs), dict(cycle.reasons))
+
+
+class _Failure(NamedTuple):
+    reason: str
+    never: bool
+
+
+class _Cycle:
+    """The mutable state of one cycle (a copy: ``decide`` changes none of its arguments)."""
+
+    def __init__(self, policy, machine, state):
+        self.policy, self.machine, self.now = policy, machine, state.now
+        self.used: Dict[str, Dict[str, object]] = {}
+        self.counts: Dict[str, int] = {}
+        self.exclusive = set()
+        for item in state.running:
+            self._hold(item.job, item.allocation)
+        self.running_jobs: List[PbsJob] = [item.job for item in state.running]
+        self.calendar = Calendar.of_running(state.running, state.now)
+        self.fairshare = state.fairshare.copy() if state.fairshare is not None else None
+        self.queued = tuple(state.queued)
+        self.started: List[Tuple[PbsJob, Allocation]] = []
+        self.top_jobs: List[Tuple[PbsJob, int, Allocation]] = []
+        self.reasons: Dict[str, str] = {}
+        self.done = set()
+        self.failed_classes: Dict[tuple, _Failure] = {}
+        self.server_top_jobs = 0
+        self.queue_top_jobs: Dict[str, int] = {}
+        self.class_uses = _class_uses(policy, machine)
+
+    def run(self):
+        """Walk the jobs as ``next_job`` does, re-sorting when PBS would."""
+        walker = _Walker(self.policy, self._order())
+        while True:
+            job = walker.next(self.done)
+            if job is None:
+                return
+            changed = self._consider(job)
+            if changed and _resorts(self.policy):
+                walker.resort(self._order())
+
+    def _order(self):
+        return _job_order(self.policy, self.queued, self.now, self.fairshare)
+
+    def _consider(self, job):
+        """Try ``job`` now, else as a top job; whether the cycle's state changed (PBS may re-sort)."""
+        self.done.add(job.name)
+        outcome = self._is_ok_to_run(job)
+        if isinstance(outcome, _Failure):
+            added = self._try_top_job(job, outcome)
+            self.reasons[job.name] = outcome.reason
+            self.failed_classes.setdefault(self._class_of(job), outcome)
+            self._strict_stop(job)
+            return added
+        self._start(job, outcome)
+        return True
+
+    def _is_ok_to_run(self, job):
+        """An allocation where ``job`` runs now, or why not (PBS's ``is_ok_to_run``)."""
+        failed = self.failed_classes.get(self._class_of(job))
+        if failed is not None:
+            return failed
+        if not self.machine.fits_empty(job):
+            return _Failure(NEVER_RUN, True)
+        over = _over_limit(self.policy, job, self.running_jobs)
+        if over is not None:
+            return _Failure(over, False)
+        allocation = self.machine.place(job, self.used, self.exclusive, self.calendar.future(self.machine),
+                                        self.now, self.now + planned_duration(job))
+        return _Failure(NO_ROOM, False) if allocation is None else allocation
+
+    def _start(self, job, allocation):
+        self.started.append((job, allocation))
+        self._hold(job, allocation)
+        self.running_jobs.append(job)
+        self.calendar.add(self.now + planned_duration(job), False, job, allocation)
+        self._charge(job)
+
+    def _hold(self, job, allocation):
+        hold(self.used, self.counts, allocation)
+        for vnode, _ in allocation:
+            node = self.machine.by_name.get(vnode)
+            if node is not None and is_excl(job.place, node.sharing):
+                self.exclusive.add(vnode)
+
+    def _charge(self, job):
+        if self.fairshare is not None:
+            self.fairshare.charge(self.fairshare.entity(job), _usage_on_run(self.policy, job))
+
+    def _try_top_job(self, job, failure):
+        """PBS's ``should_backfill_with_job`` and ``add_job_to_calendar``; whether ``job`` became a top job."""
+        if failure.never or not self._may_add_top_job(job):
+            return False
+        simulation = Simulation(self.machine, self.now, self.used, self.counts, self.exclusive,
+                                self.running_jobs, self.calendar)
+        found = estimate_start(simulation, job, self.policy.backfill_fuzzy_s, self._check_in_simulation)
+        if found is None:
+            return False
+        start, allocation = found
+        self.calendar.add_reservation(job, start, allocation)
+        self.top_jobs.append((job, start, allocation))
+        if self.policy.queue(job.queue).backfill_depth is None:
+            self.server_top_jobs += 1
+        else:
+            self.queue_top_jobs[job.queue] = self.queue_top_jobs.get(job.queue, 0) + 1
+        self._charge(job)
+        return True
+
+    def _check_in_simulation(self, simulation, job):
+        if _over_limit(self.policy, job, simulation.running_jobs) is not None:
+            return None
+        return simulation.place(job)
+
+    def _may_add_top_job(self, job):
+        if not (self.policy.strict_ordering and _backfill(self.policy)):
+            return False
+        own_depth = self.policy.queue(job.queue).backfill_depth
+        if own_depth is None:
+            return self.server_top_jobs < self.policy.backfill_depth
+        return self.queue_top_jobs.get(job.queue, 0) < own_depth
+
+    def _strict_stop(self, job):
+        """Strict ordering without backfilling stops the cycle; a queue's ``backfill_depth`` of 0 its queue."""
+        if not self.policy.strict_ordering:
+            return
+        if not _backfill(self.policy):
+            stopped = self.queued
+        elif self.policy.queue(job.queue).backfill_depth == 0:
+            stopped = tuple(other for other in self.queued if other.queue == job.queue)
+        else:
+            return
+        for other in stopped:
+            if other.name not in self.done:
+                self.done.add(other.name)
+                self.reasons[other.name] = STRICT_ORDERING
+
+    def _class_of(self, job):
+        """PBS's equivalence class (``create_resresv_set_by_resresv``)."""
+        return _class_key(job, self.class_uses)
+
+
+def _backfill(policy):
+    """PBS's ``policy->backfill``: off when the server's ``backfill_depth`` is 0 and no queue sets one above 0."""
+    return policy.backfill_depth != 0 or any((queue.backfill_depth or 0) > 0 for queue in policy.queues)
+
+
+_CLASS_RESOURCES = ("cput", "walltime", "max_walltime", "min_walltime")
+
+
+def _class_uses(policy, machine):
+    """What equivalence classes include: the queue (when it has limits or its own vnodes), user, group,
+    project (when some limit is per user, group, project) and the job-wide resources compared."""
+    limits = list(policy.server_limits) + [limit for queue in policy.queues for limit in queue.limits]
+    kinds = {limit.kind for limit in limits}
+    limited_resources = {limit.attribute.split(".", 1)[1] for limit in limits if "." in limit.attribute}
+    queues_with_own = {queue.name for queue in policy.queues if queue.limits}
+    queues_with_own.update(vnode.queue for vnode in machine.vnodes if vnode.queue is not None)
+    resources = set(machine.resources_checked) | set(_CLASS_RESOURCES) | limited_resources
+    return {"kinds": kinds, "queues": queues_with_own, "resources": resources}
+
+
+def _class_key(job, uses):
+    kinds = uses["kinds"]
+    return (
+        job.queue if job.queue in uses["queues"] else None,
+        job.user if "u" in kinds else None,
+        job.group if "g" in kinds else None,
+        job.project if "p" in kinds else None,
+        job.chunks,
+        job.place,
+        job.walltime_s,
+        tuple(sorted((name, value) for name, value in job.resources
+                     if name in uses["resources"] and name != "walltime")),
+    )
+
+
+class _Walker:
+    """PBS's ``next_job``: the first job not yet considered, in sort order; with ``round_robin``, one job
+    from each queue of equal priority in turn."""
+
+    def __init__(self, policy, lists):
+        self.policy = policy
+        self.column = 0
+        self.position = 0
+        self.resort(lists)
+
+    def resort(self, lists):
+        """Use a new sort order from here on (the round-robin position is kept)."""
+        self.lists = [list(jobs) for jobs in lists if jobs]
+        self.columns = _columns(self.policy, self.lists) if self.policy.round_robin else None
+
+    def next(self, done):
+        """The next job to consider, or None when every job was."""
+        if self.columns is None:
+            for jobs in self.lists:
+                for job in jobs:
+                    if job.name not in done:
+                        return job
+            return None
+        return self._next_round_robin(done)
+
+    def _next_round_robin(self, done):
+        while self.column < len(self.columns):
+            queues = self.columns[self.column]
+            for step in range(len(queues)):
+                index = (self.position + step) % len(queues)
+                job = next((job for job in queues[index] if job.name not in done), None)
+                if job is not None:
+                    self.position = (index + 1) % len(queues)
+                    return job
+            self.column += 1
+            self.position = 0
+        return None
+
+
+def _columns(policy, lists):
+    """Queue lists grouped by equal queue priority, in the given order."""
+    columns: List[List[List[PbsJob]]] = []
+    last = None
+    for jobs in lists:
+        priority = policy.queue(jobs[0].queue).priority
+        if not columns or priority != last:
+            columns.append([])
+            last = priority
+        columns[-1].append(jobs)
+    return columns
+
+
+def _job_order(policy, jobs, now, fairshare):
+    """The walk order: ``order.job_order`` when present, else submission order (per queue by priority)."""
+    del now, fairshare
+    if not (policy.by_queue or policy.round_robin):
+        return [sorted(jobs, key=lambda job: job.index)]
+    names = [queue.name for queue in policy.queues]
+    queues = sorted({job.queue for job in jobs},
+                    key=lambda name: (-policy.queue(name).priority,
+                                      names.index(name) if name in names else len(names), name))
+    return [sorted((job for job in jobs if job.queue == name), key=lambda job: job.index) for name in queues]
+
+
+def _resorts(policy):
+    """Whether PBS sorts the jobs again after one starts or becomes a top job (with fairshare)."""
+    return policy.fairshare is not None
+
+
+def _over_limit(policy, job, running_jobs) -> Optional[str]:
+    """Why starting ``job`` now would exceed a run limit (``limits.over_limit``), or None."""
+    del policy, job, running_jobs
+    return None
+
+
+def _usage_on_run(policy, job):
+    """The usage PBS charges when a job starts or becomes a top job: the fairshare usage resource as the
+    job requests it (``update_usage_on_run``)."""
+    value = job.resource(policy.fairshare.usage_resource, 0) if policy.fairshare is not None else 0
+    return value if isinstance(value, (int, float)) else 0

@@ -1,0 +1,335 @@
+"""Where PBS puts a job's chunks: the vnodes it picks, in its order, for the job's select and place.
+
+The rules, as OpenPBS 23.06's scheduler applies them (``eval_selspec``, ``eval_placement``,
+``eval_complex_selspec``, ``eval_simple_selspec``, ``is_vnode_eligible``, ``check_resources_for_node``):
+
+- Vnodes are searched in ``node_sort_key`` order (default ``sort_priority HIGH``), ties in the order the
+  server lists them. Each chunk goes on the first vnode, in that order, with room for it: one pass, no
+  backtracking, so a job that a cleverer packing could fit may not run.
+- Only the resources in sched_config's ``resources`` line are compared (with ``host`` and ``vnode`` always
+  added; booleans always); a chunk's other resources, ``ngpus`` for instance when it is not listed, are
+  not checked. A resource a vnode does not have counts as zero.
+- A vnode is used exclusively when the job asks ``place=excl`` or ``exclhost``, or the vnode's sharing is
+  ``default_excl``/``default_exclhost`` and the job does not ask ``shared``, or the vnode forces it
+  (``force_excl``/``force_exclhost``; ``ignore_excl`` never is). A job wanting a vnode exclusively can
+  only have one that runs no job, and a vnode held exclusively takes no other job.
+- ``free`` lets chunks share vnodes; ``scatter`` puts at most one chunk per host and ``vscatter`` at most one
+  per vnode; ``pack`` puts all chunks on one host. ``exclhost`` (or a host whose vnodes are
+  ``default_exclhost``/``force_exclhost``) takes every vnode of each host it uses.
+- When top jobs hold reservations in the future (``strict_ordering``), a vnode has room for a chunk only if
+  the chunk fits on it now and at every reservation that starts on that vnode before the job would end
+  (judged by its planned duration: soft walltime first), counting the running jobs that end before then;
+  an exclusive job (or an exclusive reservation) cannot overlap another on the same vnode at all. So a
+  job may run alongside a top job's future window when the vnodes have room for both.
+
+Not modelled: a chunk split across several vnodes of one host (PBS does this only when a chunk fits on
+no single vnode of a multi-vnode host), ``place=group=``, placement sets, node buckets (PBS's faster path
+for ``excl`` jobs on single-vnode hosts, which can choose different vnodes), provisioning, and
+``node_sort_key`` entries on ``unused``/``assigned`` amounts.
+"""
+
+from typing import Dict, Iterable, List, Mapping, NamedTuple, Sequence, Tuple
+
+from .jobs import PbsJob
+from .policy import DEFAULT_RESOURCES_CHECKED, SortKey
+from .vnodes import Vnode
+
+__all__ = ["Allocation", "FutureUse", "Machine", "is_excl", "is_exclhost", "hold", "release"]
+
+Allocation = Tuple[Tuple[str, Tuple[Tuple[str, object], ...]], ...]
+"""Pieces ``(vnode, ((resource, amount), ...))`` in the order of the job's chunks, as in ``exec_vnode``."""
+
+_EXCL_PLACES = ("excl", "exclhost")
+
+
+class FutureUse(NamedTuple):
+    """One change on a vnode in the calendar: a job that starts (``starts``) or ends there at ``time``,
+    whether it holds the vnode exclusively, and the amounts it takes or gives back."""
+
+    time: int
+    starts: bool
+    exclusive: bool
+    amounts: Tuple[Tuple[str, object], ...]
+
+
+def is_excl(place, sharing):
+    """Whether a job with ``place`` holds a vnode of ``sharing`` exclusively (PBS's ``is_excl``)."""
+    if sharing in ("force_excl", "force_exclhost"):
+        return True
+    if sharing == "ignore_excl":
+        return False
+    if place.sharing in _EXCL_PLACES:
+        return True
+    if place.sharing == "shared":
+        return False
+    return sharing in ("default_excl", "default_exclhost")
+
+
+def is_exclhost(place, sharing):
+    """Whether a job with ``place`` takes the whole host of a vnode of ``sharing`` (PBS's ``is_exclhost``)."""
+    if sharing == "force_exclhost":
+        return True
+    if sharing == "ignore_excl":
+        return False
+    if sharing == "default_exclhost" and place.sharing == "":
+        return True
+    return place.sharing == "exclhost"
+
+
+def _is_boolean(value):
+    return isinstance(value, str) and value.lower() in ("true", "false")
+
+
+def _same(required, offered):
+    if _is_boolean(required):
+        return str(offered).lower() == required.lower()
+    return str(offered).lower() == str(required).lower()
+
+
+def hold(used, counts, allocation):
+    """Add ``allocation``'s amounts to ``used`` (vnode -> {resource: amount}) and one job to ``counts``."""
+    for vnode in dict.fromkeys(name for name, _ in allocation):
+        counts[vnode] = counts.get(vnode, 0) + 1
+        used.setdefault(vnode, {})
+    for vnode, amounts in allocation:
+        held = used[vnode]
+        for name, amount in amounts:
+            if isinstance(amount, (int, float)):
+                held[name] = held.get(name, 0) + amount
+
+
+def release(used, counts, allocation):
+    """Take back what ``hold`` added; a vnode left with no job leaves ``used``."""
+    for vnode, amounts in allocation:
+        held = used.get(vnode)
+        if held is None:
+            continue
+        for name, amount in amounts:
+            if isinstance(amount, (int, float)):
+                held[name] = held.get(name, 0) - amount
+    for vnode in dict.fromkeys(name for name, _ in allocation):
+        counts[vnode] = counts.get(vnode, 0) - 1
+        if counts[vnode] <= 0:
+            counts.pop(vnode, None)
+            used.pop(vnode, None)
+
+
+class _Request(NamedTuple):
+    """One job's placement question: the chunks as PBS compares them, and the window [now, end)."""
+
+    job: PbsJob
+    chunks: Tuple[Tuple[Tuple[Tuple[str, object], ...], Tuple[Tuple[str, str], ...], int], ...]
+    future: Mapping[str, Sequence[FutureUse]]
+    now: int
+    end: int
+
+
+class Machine:
+    """The vnodes of one scheduler, in PBS's search order, and the resources it compares."""
+
+    def __init__(self, vnodes, resources_checked=DEFAULT_RESOURCES_CHECKED,
+                 node_sort_key=(SortKey("sort_priority", True),)):
+        ranked = list(enumerate(vnodes))
+        ranked.sort(key=lambda item: _node_key(item[1], item[0], node_sort_key))
+        self.vnodes = tuple(vnode for _, vnode in ranked)
+        self.by_name = {vnode.name: vnode for vnode in self.vnodes}
+        self.resources_checked = tuple(resources_checked)
+        self.hosts = _hosts(self.vnodes)
+        self.multi_vnode = any(len(members) > 1 for _, members in self.hosts)
+
+    def checked(self, name):
+        """Whether chunk resource ``name`` is compared on vnodes (sched_config ``resources``)."""
+        return not self.resources_checked or name in self.resources_checked or name in ("host", "vnode")
+
+    def chunk_request(self, chunk):
+        """The amounts and requirements of ``chunk`` that PBS compares on a vnode."""
+        amounts = tuple((name, value) for name, value in chunk.amounts if self.checked(name))
+        requirements = tuple((name, value) for name, value in chunk.requirements
+                             if self.checked(name) or _is_boolean(value))
+        return amounts, requirements
+
+    def fits_empty(self, job):
+        """Whether ``job`` could ever run on these vnodes, as PBS's can-never-run test judges it (the job's
+        totals, and each chunk, against the machine's totals; scatter needing more vnodes than exist)."""
+        if not self.vnodes:
+            return False
+        if job.place.arrangement in ("scatter", "vscatter"):
+            if sum(chunk.count for chunk in job.chunks) > len(self.vnodes):
+                return False
+        totals = {}
+        for vnode in self.vnodes:
+            for name, value in vnode.available:
+                if isinstance(value, (int, float)):
+                    totals[name] = totals.get(name, 0) + value
+        for chunk in job.chunks:
+            for name, amount in self.chunk_request(chunk)[0]:
+                if amount > totals.get(name, 0):
+                    return False
+                if chunk.count * amount > totals.get(name, 0):
+                    return False
+        return True
+
+    def place(self, job, used, exclusive, future=None, now=0, end=None):
+        """The vnodes PBS picks for ``job`` now, or None. ``used`` maps each vnode that runs a job to the
+        amounts held there, ``exclusive`` the vnodes held exclusively; ``future`` maps a vnode to its
+        calendar changes (``FutureUse``, in calendar order) and ``end`` is when the job would end."""
+        chunks = tuple(self.chunk_request(chunk) + (chunk.count,) for chunk in job.chunks)
+        request = _Request(job, chunks, future or {}, now, now if end is None else end)
+        work = {vnode: dict(amounts) for vnode, amounts in used.items()}
+        if self.multi_vnode or (job.place.arrangement == "pack" and _total_chunks(job) > 1):
+            return self._by_host(request, work, exclusive)
+        return self._over_vnodes(request, self.vnodes, work, exclusive)
+
+    def _over_vnodes(self, request, vnodes, work, exclusive):
+        """Every chunk on the vnodes in order (``eval_complex_selspec``): scatter/vscatter use a vnode once."""
+        pieces = []
+        taken = set()
+        once = request.job.place.arrangement in ("scatter", "vscatter")
+        for amounts, requirements, count in request.chunks:
+            for _ in range(count):
+                vnode = self._first_fit(request, amounts, requirements, vnodes, work, exclusive, taken)
+                if vnode is None:
+                    return None
+                pieces.append((vnode.name, amounts))
+                _add(work, vnode.name, amounts)
+                if once:
+                    taken.add(vnode.name)
+        return tuple(pieces)
+
+    def _first_fit(self, request, amounts, requirements, vnodes, work, exclusive, taken):
+        for vnode in vnodes:
+            if vnode.name in taken:
+                continue
+            if self._eligible(request, vnode, work, exclusive) and _offers(vnode, requirements) and \
+                    _fits_over_time(request, vnode, amounts, work):
+                return vnode
+        return None
+
+    def _eligible(self, request, vnode, work, exclusive):
+        """PBS's ``is_vnode_eligible``: free (not held exclusively, not job-busy), and empty if the job
+        wants it exclusively."""
+        if vnode.name in exclusive:
+            return False
+        if vnode.queue is not None and vnode.queue != request.job.queue:
+            return False
+        if vnode.name in work and vnode.amount("ncpus") - work[vnode.name].get("ncpus", 0) <= 0:
+            return False
+        return not (is_excl(request.job.place, vnode.sharing) and vnode.name in work)
+
+    def _by_host(self, request, work, exclusive):
+        """Chunks host by host (``eval_placement``): pack on one host, scatter one chunk per host,
+        vscatter one per vnode, free as many as fit; exclhost takes the rest of each host used. The
+        pieces come host by host, as PBS lists them."""
+        remaining = [count for _, _, count in request.chunks]
+        pieces = []
+        for _, members in self.hosts:
+            if not any(remaining):
+                break
+            if request.job.place.arrangement == "pack":
+                found = self._over_vnodes(request, members, _copy(work), exclusive)
+                if found is not None:
+                    return self._with_exclhost(request, found, members)
+                continue
+            found = self._on_host(request, members, _copy(work), exclusive, remaining)
+            if found:
+                pieces.extend(self._with_exclhost(request, tuple(found), members))
+        if any(remaining):
+            return None
+        return tuple(pieces)
+
+    def _with_exclhost(self, request, found, members):
+        if not is_exclhost(request.job.place, members[0].sharing):
+            return found
+        taken = {name for name, _ in found}
+        return found + tuple((vnode.name, ()) for vnode in members if vnode.name not in taken)
+
+    def _on_host(self, request, members, work, exclusive, remaining):
+        arrangement = request.job.place.arrangement
+        found = []
+        taken = set()
+        for index, (amounts, requirements, _) in enumerate(request.chunks):
+            while remaining[index]:
+                vnode = self._first_fit(request, amounts, requirements, members, work, exclusive, taken)
+                if vnode is None:
+                    break
+                found.append((vnode.name, amounts))
+                _add(work, vnode.name, amounts)
+                remaining[index] -= 1
+                if arrangement == "vscatter":
+                    taken.add(vnode.name)
+                if arrangement == "scatter":
+                    return found
+        return found
+
+
+def _total_chunks(job):
+    return sum(chunk.count for chunk in job.chunks)
+
+
+def _copy(work):
+    return {vnode: dict(amounts) for vnode, amounts in work.items()}
+
+
+def _add(work, vnode, amounts):
+    held = work.setdefault(vnode, {})
+    for name, amount in amounts:
+        held[name] = held.get(name, 0) + amount
+
+
+def _offers(vnode, requirements):
+    """Whether ``vnode`` matches a chunk's non-consumable requirements (host, vnode, arch, booleans)."""
+    for name, value in requirements:
+        if name == "host":
+            offered = vnode.host
+        elif name == "vnode":
+            offered = vnode.name
+        else:
+            offered = vnode.amount(name)
+            if offered == 0:
+                offered = "false" if _is_boolean(value) else ""
+        if not _same(value, offered):
+            return False
+    return True
+
+
+def _room(vnode, amounts, held):
+    return all(amount == 0 or vnode.amount(name) - held.get(name, 0) >= amount for name, amount in amounts)
+
+
+def _fits_over_time(request, vnode, amounts, work):
+    """PBS's ``check_resources_for_node``: room now, and at every start on this vnode before the job ends."""
+    held = dict(work.get(vnode.name, {}))
+    if not _room(vnode, amounts, held):
+        return False
+    job_excl = is_excl(request.job.place, vnode.sharing)
+    for change in request.future.get(vnode.name, ()):
+        if change.time < request.now:
+            continue
+        if change.time >= request.end:
+            break
+        if change.exclusive or job_excl:
+            return False
+        sign = 1 if change.starts else -1
+        for name, amount in change.amounts:
+            if isinstance(amount, (int, float)):
+                held[name] = held.get(name, 0) + sign * amount
+        if change.starts and not _room(vnode, amounts, held):
+            return False
+    return True
+
+
+def _node_key(vnode: Vnode, rank: int, node_sort_key: Iterable[SortKey]):
+    key: List[object] = []
+    for sort_key in node_sort_key:
+        value = vnode.priority if sort_key.name == "sort_priority" else vnode.amount(sort_key.name)
+        value = value if isinstance(value, (int, float)) else 0
+        key.append(-value if sort_key.high_first else value)
+    key.append(rank)
+    return tuple(key)
+
+
+def _hosts(vnodes) -> Tuple[Tuple[str, Tuple[Vnode, ...]], ...]:
+    members: Dict[str, List[Vnode]] = {}
+    for vnode in vnodes:
+        members.setdefault(vnode.host, []).append(vnode)
+    return tuple((host, tuple(group)) for host, group in members.items())

@@ -1,0 +1,242 @@
+"""One PBS scheduling cycle: starts, top jobs, backfilling, strict ordering, equivalence classes."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replay.pbs.cycle import Running, State, decide
+from replay.pbs.jobs import PbsJob, planned_end
+from replay.pbs.placement import Machine
+from replay.pbs.policy import QueuePolicy, SchedulingPolicy
+from replay.pbs.resources import parse_place, parse_select
+from replay.pbs.vnodes import Vnode
+
+STRICT = SchedulingPolicy(strict_ordering=True, backfill_fuzzy_s=0)
+
+
+def job(index, ncpus=4, walltime=100, soft=None, queue="workq", place="free", user="u"):
+    return PbsJob(index, "{}.svr".format(index), user, "g", "p", queue, parse_select("1:ncpus={}".format(ncpus)),
+                  parse_place(place), walltime, soft, 0, 0)
+
+
+def machine(*sizes):
+    return Machine([Vnode("n{}".format(i), "n{}".format(i), (("ncpus", size),)) for i, size in enumerate(sizes)])
+
+
+def running(j, vnode="n0", start=0):
+    return Running(j, start, ((vnode, (("ncpus", j.chunks[0].amount("ncpus")),)),))
+
+
+def started(decision):
+    return [j.name for j, _ in decision.started]
+
+
+def tops(decision):
+    return [(j.name, start) for j, start, _ in decision.top_jobs]
+
+
+def test_fifo_fills_the_machine():
+    """Jobs that fit start in order; the rest wait."""
+    d = decide(SchedulingPolicy(), machine(4), State(0, (), (job(1, 2), job(2, 2), job(3, 2))))
+    assert started(d) == ["1.svr", "2.svr"] and "3.svr" in d.reasons
+
+
+def test_without_strict_ordering_no_top_jobs():
+    """Without strict_ordering a small later job runs past a big one and nothing is reserved."""
+    state = State(0, (running(job(0, 2)),), (job(1, 4), job(2, 2, walltime=10 ** 6)))
+    d = decide(SchedulingPolicy(), machine(4), state)
+    assert started(d) == ["2.svr"] and d.top_jobs == ()
+
+
+def test_top_job_at_the_planned_end():
+    """The first job that cannot run becomes a top job at the running job's planned end."""
+    state = State(10, (running(job(0, 4, walltime=100)),), (job(1, 4),))
+    assert tops(decide(STRICT, machine(4), state)) == [("1.svr", 100)]
+
+
+def test_top_job_planned_on_soft_walltime():
+    """The running job's soft walltime, not its walltime, sets the top job's start."""
+    state = State(10, (running(job(0, 4, walltime=1000, soft=50)),), (job(1, 4),))
+    assert tops(decide(STRICT, machine(4), state)) == [("1.svr", 50)]
+
+
+def test_top_job_after_extended_soft_walltime():
+    """A running job past its soft walltime is planned to end at the next whole soft walltime."""
+    state = State(60, (running(job(0, 4, walltime=1000, soft=50)),), (job(1, 4),))
+    assert tops(decide(STRICT, machine(4), state)) == [("1.svr", 100)]
+
+
+def test_backfill_that_ends_in_time():
+    """A later job runs now if it ends (by its soft walltime) before the top job starts."""
+    state = State(0, (running(job(0, 2, walltime=100)),), (job(1, 4), job(2, 2, walltime=500, soft=100)))
+    d = decide(STRICT, machine(4), state)
+    assert started(d) == ["2.svr"] and tops(d) == [("1.svr", 100)]
+
+
+def test_no_backfill_that_delays_the_top_job():
+    """A later job that would still run when the top job starts does not run."""
+    state = State(0, (running(job(0, 2, walltime=100)),), (job(1, 4), job(2, 2, walltime=101)))
+    d = decide(STRICT, machine(4), state)
+    assert started(d) == [] and "2.svr" in d.reasons
+
+
+def test_backfill_beside_the_top_job_on_another_vnode():
+    """A long job may run now on a vnode the top job does not use."""
+    runs = (running(job(0, 4)), running(job(9, 2, walltime=500), "n1"))
+    state = State(0, runs, (job(1, 4), job(2, 2, walltime=10 ** 5)))
+    d = decide(STRICT, machine(4, 4), state)
+    assert started(d) == ["2.svr"] and tops(d) == [("1.svr", 100)]
+
+
+def test_backfill_depth_limits_top_jobs():
+    """Only backfill_depth jobs become top jobs."""
+    state = State(0, (running(job(0, 4)),), (job(1, 4), job(2, 4, walltime=50), job(3, 4)))
+    assert len(decide(STRICT, machine(4), state).top_jobs) == 1
+    assert len(decide(STRICT._replace(backfill_depth=3), machine(4), state).top_jobs) == 3
+
+
+def test_later_top_jobs_queue_behind_earlier_ones():
+    """A second top job starts after the first one's reservation."""
+    state = State(0, (running(job(0, 4, walltime=100)),), (job(1, 4, walltime=50), job(2, 4)))
+    assert tops(decide(STRICT._replace(backfill_depth=2), machine(4), state)) == [("1.svr", 100), ("2.svr", 150)]
+
+
+def test_strict_ordering_without_backfill_stops_the_cycle():
+    """With backfill_depth 0 the first job that cannot run stops every later one."""
+    state = State(0, (running(job(0, 2)),), (job(1, 4), job(2, 1, walltime=1)))
+    d = decide(STRICT._replace(backfill_depth=0), machine(4), state)
+    assert started(d) == [] and d.top_jobs == () and "2.svr" in d.reasons
+
+
+def test_queue_backfill_depth_zero_stops_its_queue():
+    """A queue whose backfill_depth is 0 stops at its first job that cannot run; other queues go on."""
+    policy = STRICT._replace(queues=(QueuePolicy("a", priority=10, backfill_depth=0), QueuePolicy("b")))
+    state = State(0, (running(job(0, 2)),), (job(1, 4, queue="a"), job(2, 1, queue="a"), job(3, 1, queue="b")))
+    d = decide(policy, machine(4), state)
+    assert started(d) == ["3.svr"]
+
+
+def test_by_queue_walks_queues_by_priority():
+    """With by_queue the higher-priority queue's jobs come first."""
+    policy = SchedulingPolicy(queues=(QueuePolicy("low", priority=1), QueuePolicy("high", priority=9)))
+    state = State(0, (), (job(1, 4, queue="low"), job(2, 4, queue="high")))
+    assert started(decide(policy, machine(4), state)) == ["2.svr"]
+
+
+def test_round_robin_alternates_queues():
+    """With round_robin, queues of equal priority take turns."""
+    policy = SchedulingPolicy(round_robin=True, by_queue=False, queues=(QueuePolicy("a"), QueuePolicy("b")))
+    state = State(0, (), (job(1, 1, queue="a"), job(2, 1, queue="a"), job(3, 1, queue="b"), job(4, 1, queue="b")))
+    assert started(decide(policy, machine(4), state)) == ["1.svr", "3.svr", "2.svr", "4.svr"]
+
+
+def test_can_never_run_is_no_top_job():
+    """A job larger than the machine is passed over and does not take the top-job place."""
+    state = State(0, (running(job(0, 4)),), (job(1, 16), job(2, 4)))
+    d = decide(STRICT, machine(4), state)
+    assert tops(d) == [("2.svr", 100)] and "never" in d.reasons["1.svr"]
+
+
+def test_no_start_found_takes_no_top_job_place():
+    """A chunk larger than any vnode finds no start and leaves the top-job place to the next job."""
+    state = State(0, (running(job(0, 4)), running(job(9, 4, walltime=200), "n1")), (job(1, 8), job(2, 4)))
+    assert tops(decide(STRICT, machine(4, 4), state)) == [("2.svr", 100)]
+
+
+def test_equivalent_job_skipped_but_may_become_a_top_job():
+    """A job identical to one that failed is not tried now, yet becomes a top job if places remain."""
+    state = State(0, (running(job(0, 4)),), (job(1, 4), job(2, 4)))
+    d = decide(STRICT._replace(backfill_depth=2), machine(4), state)
+    assert tops(d) == [("1.svr", 100), ("2.svr", 200)]
+
+
+def test_soft_walltime_not_in_the_equivalence_class():
+    """Two jobs differing only in soft walltime are one class: the second is not tried after the first fails."""
+    state = State(0, (running(job(0, 2, walltime=100)),), (job(1, 4, walltime=200, soft=10), job(2, 4, walltime=200)))
+    assert decide(SchedulingPolicy(), machine(4), state).reasons["2.svr"] == decide(
+        SchedulingPolicy(), machine(4), state).reasons["1.svr"]
+
+
+def test_started_jobs_end_in_the_calendar():
+    """A job started in this cycle ends at now + its planned duration for later top jobs."""
+    state = State(0, (), (job(1, 4, walltime=300, soft=30), job(2, 4)))
+    d = decide(STRICT, machine(4), state)
+    assert started(d) == ["1.svr"] and tops(d) == [("2.svr", 30)]
+
+
+def test_fuzzy_rounds_the_estimate_window():
+    """With opt_backfill_fuzzy low the estimate is the last end inside the 60 s window."""
+    state = State(0, (running(job(0, 2, walltime=70)), running(job(9, 2, walltime=110))), (job(1, 2),))
+    assert tops(decide(STRICT._replace(backfill_fuzzy_s=60), machine(4), state)) == [("1.svr", 110)]
+
+
+def test_planned_end_of_an_overrun_job():
+    """A running job past its walltime without soft walltime is expected to end one second from now."""
+    state = State(500, (running(job(0, 4, walltime=100)),), (job(1, 4),))
+    assert tops(decide(STRICT, machine(4), state)) == [("1.svr", planned_end(job(0), 0, 500))]
+
+
+jobs_strategy = st.lists(st.tuples(st.integers(1, 6), st.integers(1, 300), st.one_of(st.none(), st.integers(1, 300)),
+                                   st.sampled_from(["free", "scatter", "pack", "excl"])), max_size=8)
+
+
+@st.composite
+def states(draw):
+    sizes = draw(st.lists(st.integers(1, 8), min_size=1, max_size=3))
+    m = machine(*sizes)
+    queued = tuple(job(i + 1, n, max(w, s or 0), s, place=p) for i, (n, w, s, p) in enumerate(draw(jobs_strategy)))
+    runs = []
+    for k, size in enumerate(sizes):
+        if draw(st.booleans()):
+            runs.append(running(job(100 + k, draw(st.integers(1, size)), draw(st.integers(1, 400))),
+                                "n{}".format(k), start=draw(st.integers(0, 50))))
+    policy = SchedulingPolicy(strict_ordering=draw(st.booleans()), backfill_depth=draw(st.integers(0, 3)),
+                              backfill_fuzzy_s=draw(st.sampled_from([0, 60, 300])))
+    return policy, m, State(100, tuple(runs), queued)
+
+
+def held(m, state, decision):
+    total = {}
+    pieces = [p for r in state.running for p in r.allocation] + [p for _, a in decision.started for p in a]
+    for vnode, amounts in pieces:
+        total[vnode] = total.get(vnode, 0) + dict(amounts).get("ncpus", 0)
+    return total
+
+
+@settings(max_examples=150, deadline=None)
+@given(states())
+def test_never_over_allocates(case):
+    """No vnode ever holds more cpus than it has, running and started jobs together."""
+    policy, m, state = case
+    d = decide(policy, m, state)
+    assert all(m.by_name[v].amount("ncpus") >= n for v, n in held(m, state, d).items())
+
+
+@settings(max_examples=150, deadline=None)
+@given(states())
+def test_top_jobs_only_with_strict_ordering(case):
+    """Top jobs exist only with strict_ordering, at most backfill_depth of them, never before now."""
+    policy, m, state = case
+    d = decide(policy, m, state)
+    assert len(d.top_jobs) <= (policy.backfill_depth if policy.strict_ordering else 0)
+    assert all(start >= state.now for _, start, _ in d.top_jobs)
+
+
+@settings(max_examples=100, deadline=None)
+@given(states())
+def test_deterministic_and_pure(case):
+    """The same state gives the same decision, and deciding changes nothing it was given."""
+    policy, m, state = case
+    before = repr(state)
+    assert decide(policy, m, state) == decide(policy, m, state)
+    assert repr(state) == before
+
+
+@settings(max_examples=100, deadline=None)
+@given(states())
+def test_every_job_accounted_for(case):
+    """Each queued job is either started or has a reason; top jobs are among the not started."""
+    policy, m, state = case
+    d = decide(policy, m, state)
+    names = set(started(d))
+    assert names.isdisjoint(d.reasons) and names | set(d.reasons) == {j.name for j in state.queued}
+    assert all(j.name in d.reasons for j, _, _ in d.top_jobs)

@@ -1,0 +1,173 @@
+"""Where PBS puts a job's chunks: vnode order, resources compared, exclusivity, place, the calendar."""
+
+from replay.pbs.jobs import PbsJob
+from replay.pbs.placement import FutureUse, Machine, hold, is_excl, is_exclhost, release
+from replay.pbs.policy import SortKey
+from replay.pbs.resources import parse_place, parse_select
+from replay.pbs.vnodes import Vnode
+
+
+def job(select="1:ncpus=1", place="free", queue="workq"):
+    return PbsJob(0, "1.svr", "u", "g", "p", queue, parse_select(select), parse_place(place), 100, None, 0, 0)
+
+
+def vnode(name, ncpus=4, host=None, sharing="default_shared", priority=0, **more):
+    available = tuple(sorted(dict(ncpus=ncpus, **more).items()))
+    return Vnode(name, host or name, available, sharing, None, priority)
+
+
+def names(allocation):
+    return [name for name, _ in allocation]
+
+
+def test_first_fit_in_server_order():
+    """Each chunk goes on the first vnode, in the server's order, with room for it."""
+    machine = Machine([vnode("a", 2), vnode("b", 4), vnode("c", 4)])
+    assert names(machine.place(job("1:ncpus=3"), {}, set())) == ["b"]
+
+
+def test_sort_priority_first():
+    """node_sort_key sort_priority HIGH searches high-priority vnodes first."""
+    machine = Machine([vnode("a", priority=1), vnode("b", priority=5)], node_sort_key=(SortKey("sort_priority", True),))
+    assert names(machine.place(job(), {}, set())) == ["b"]
+
+
+def test_used_amounts_count():
+    """Amounts held by running jobs are not free."""
+    machine = Machine([vnode("a", 4), vnode("b", 4)])
+    assert names(machine.place(job("1:ncpus=2"), {"a": {"ncpus": 3}}, set())) == ["b"]
+
+
+def test_free_chunks_share_a_vnode():
+    """With place=free several chunks of one job may share a vnode."""
+    machine = Machine([vnode("a", 4), vnode("b", 4)])
+    assert names(machine.place(job("3:ncpus=1"), {}, set())) == ["a", "a", "a"]
+
+
+def test_scatter_one_chunk_per_host():
+    """With place=scatter no two chunks share a host."""
+    machine = Machine([vnode("a", 4), vnode("b", 4), vnode("c", 4)])
+    assert names(machine.place(job("3:ncpus=1", "scatter"), {}, set())) == ["a", "b", "c"]
+
+
+def test_scatter_fails_without_enough_hosts():
+    """Three scattered chunks do not fit on two hosts, however large."""
+    machine = Machine([vnode("a", 64), vnode("b", 64)])
+    assert machine.place(job("3:ncpus=1", "scatter"), {}, set()) is None
+
+
+def test_pack_on_one_host():
+    """With place=pack every chunk lands on one host: the first that holds them all."""
+    machine = Machine([vnode("a", 2), vnode("b", 4)])
+    assert names(machine.place(job("2:ncpus=2", "pack"), {}, set())) == ["b", "b"]
+
+
+def test_vscatter_one_chunk_per_vnode_of_a_host():
+    """With place=vscatter two chunks use two vnodes of one host."""
+    machine = Machine([vnode("h[0]", 4, host="h"), vnode("h[1]", 4, host="h")])
+    assert names(machine.place(job("2:ncpus=1", "vscatter"), {}, set())) == ["h[0]", "h[1]"]
+
+
+def test_excl_needs_an_empty_vnode():
+    """place=excl skips a vnode that runs any job, even with room left."""
+    machine = Machine([vnode("a", 8), vnode("b", 8)])
+    assert names(machine.place(job("1:ncpus=1", "excl"), {"a": {"ncpus": 1}}, set())) == ["b"]
+
+
+def test_exclusive_vnode_takes_no_job():
+    """A vnode held exclusively by a running job takes no other job."""
+    machine = Machine([vnode("a", 8), vnode("b", 8)])
+    assert names(machine.place(job(), {"a": {"ncpus": 1}}, {"a"})) == ["b"]
+
+
+def test_job_busy_vnode_takes_no_job():
+    """A vnode whose cpus are all assigned takes no job, not even one asking no cpus."""
+    machine = Machine([vnode("a", 2, mem=100), vnode("b", 2, mem=100)])
+    assert names(machine.place(job("1:ncpus=0:mem=10kb"), {"a": {"ncpus": 2}}, set())) == ["b"]
+
+
+def test_sharing_rules():
+    """is_excl and is_exclhost follow the vnode's sharing and the job's place as PBS does."""
+    assert is_excl(parse_place("free"), "default_excl")
+    assert not is_excl(parse_place("shared"), "default_excl")
+    assert is_excl(parse_place("shared"), "force_excl")
+    assert not is_excl(parse_place("excl"), "ignore_excl")
+    assert is_excl(parse_place("exclhost"), "default_shared")
+    assert is_exclhost(parse_place("free"), "default_exclhost")
+    assert not is_exclhost(parse_place("excl"), "default_exclhost")
+
+
+def test_exclhost_takes_the_whole_host():
+    """place=exclhost takes every vnode of the host it uses."""
+    machine = Machine([vnode("h[0]", 4, host="h"), vnode("h[1]", 4, host="h")])
+    assert names(machine.place(job("1:ncpus=1", "exclhost"), {}, set())) == ["h[0]", "h[1]"]
+
+
+def test_only_listed_resources_are_compared():
+    """ngpus is not checked unless sched_config's resources line lists it."""
+    gpus = job("1:ncpus=1:ngpus=2")
+    assert Machine([vnode("a")], ("ncpus",)).place(gpus, {}, set()) is not None
+    assert Machine([vnode("a")], ("ncpus", "ngpus")).place(gpus, {}, set()) is None
+
+
+def test_host_requirement():
+    """A chunk asking host=b goes on host b only."""
+    machine = Machine([vnode("a"), vnode("b")])
+    assert names(machine.place(job("1:ncpus=1:host=b"), {}, set())) == ["b"]
+
+
+def test_queue_bound_vnode():
+    """A vnode tied to a queue takes only that queue's jobs."""
+    machine = Machine([Vnode("a", "a", (("ncpus", 4),), queue="gpu"), vnode("b")])
+    assert names(machine.place(job(), {}, set())) == ["b"]
+    assert names(machine.place(job(queue="gpu"), {}, set())) == ["a"]
+
+
+def test_reservation_blocks_an_overlapping_job():
+    """A job that would still run when a top job starts on the vnode does not fit there."""
+    machine = Machine([vnode("a", 4)])
+    future = {"a": [FutureUse(50, True, False, (("ncpus", 4),))]}
+    assert machine.place(job(), {}, set(), future, now=0, end=100) is None
+    assert machine.place(job(), {}, set(), future, now=0, end=50) is not None
+
+
+def test_room_beside_a_reservation():
+    """A job may overlap a top job's window when the vnode has room for both."""
+    machine = Machine([vnode("a", 4)])
+    future = {"a": [FutureUse(50, True, False, (("ncpus", 3),))]}
+    assert machine.place(job(), {}, set(), future, now=0, end=100) is not None
+    assert machine.place(job("1:ncpus=2"), {}, set(), future, now=0, end=100) is None
+
+
+def test_ends_before_a_reservation_give_room():
+    """A running job ending before the reservation starts gives its cpus back for the check."""
+    machine = Machine([vnode("a", 4)])
+    future = {"a": [FutureUse(20, False, False, (("ncpus", 2),)), FutureUse(50, True, False, (("ncpus", 4),))]}
+    assert machine.place(job("1:ncpus=2"), {"a": {"ncpus": 2}}, set(), future, now=0, end=100) is None
+    future["a"][1] = FutureUse(50, True, False, (("ncpus", 2),))
+    assert machine.place(job("1:ncpus=2"), {"a": {"ncpus": 2}}, set(), future, now=0, end=100) is not None
+
+
+def test_exclusive_reservation_admits_no_overlap():
+    """An exclusive top job admits no overlapping job on its vnode, however small."""
+    machine = Machine([vnode("a", 64)])
+    future = {"a": [FutureUse(50, True, True, (("ncpus", 1),))]}
+    assert machine.place(job(), {}, set(), future, now=0, end=100) is None
+
+
+def test_fits_empty():
+    """A job asking more than the machine's totals can never run; within them it may."""
+    machine = Machine([vnode("a", 4), vnode("b", 4)])
+    assert machine.fits_empty(job("2:ncpus=4"))
+    assert not machine.fits_empty(job("3:ncpus=4"))
+    assert not machine.fits_empty(job("3:ncpus=1", "scatter"))
+
+
+def test_hold_and_release():
+    """release undoes hold, and a vnode with no job left leaves the used map."""
+    used, counts = {}, {}
+    allocation = (("a", (("ncpus", 2),)), ("a", (("ncpus", 1),)))
+    hold(used, counts, allocation)
+    assert used == {"a": {"ncpus": 3}} and counts == {"a": 1}
+    release(used, counts, allocation)
+    assert used == {} and counts == {}

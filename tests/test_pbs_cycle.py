@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from replay.pbs.cycle import Running, State, decide
 from replay.pbs.jobs import PbsJob, planned_end
 from replay.pbs.placement import Machine
-from replay.pbs.policy import QueuePolicy, SchedulingPolicy
+from replay.pbs.policy import Limit, QueuePolicy, SchedulingPolicy
 from replay.pbs.resources import parse_place, parse_select
 from replay.pbs.vnodes import Vnode
 
@@ -240,3 +240,25 @@ def test_every_job_accounted_for(case):
     names = set(started(d))
     assert names.isdisjoint(d.reasons) and names | set(d.reasons) == {j.name for j in state.queued}
     assert all(j.name in d.reasons for j, _, _ in d.top_jobs)
+
+
+def test_over_a_run_limit_does_not_run_but_may_be_a_top_job():
+    """A job over max_run waits; with strict ordering it becomes a top job when the user's job ends."""
+    policy = STRICT._replace(server_limits=(Limit("max_run", "u", "PBS_GENERIC", 1),))
+    state = State(0, (running(job(0, 1, walltime=100, user="ana")),), (job(1, 1, user="ana"), job(2, 1, user="bo")))
+    d = decide(policy, machine(8), state)
+    assert started(d) == ["2.svr"] and "max_run" in d.reasons["1.svr"] and tops(d) == [("1.svr", 100)]
+
+
+def test_run_limit_counts_jobs_started_in_the_cycle():
+    """Jobs started earlier in the cycle count against the limit."""
+    policy = SchedulingPolicy(server_limits=(Limit("max_run", "u", "PBS_GENERIC", 2),))
+    d = decide(policy, machine(8), State(0, (), (job(1, 1), job(2, 1), job(3, 1))))
+    assert started(d) == ["1.svr", "2.svr"]
+
+
+def test_user_in_the_class_when_limits_are_per_user():
+    """With per-user limits one user's failure does not skip another user's identical job."""
+    policy = SchedulingPolicy(server_limits=(Limit("max_run", "u", "PBS_GENERIC", 1),))
+    state = State(0, (running(job(0, 1, user="ana")),), (job(1, 1, user="ana"), job(2, 1, user="bo")))
+    assert started(decide(policy, machine(8), state)) == ["2.svr"]

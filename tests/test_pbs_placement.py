@@ -171,3 +171,14 @@ def test_hold_and_release():
     assert used == {"a": {"ncpus": 3}} and counts == {"a": 1}
     release(used, counts, allocation)
     assert used == {} and counts == {}
+
+
+def test_eligibility_judged_before_the_first_chunk():
+    """An excl job's chunks may share a vnode: PBS judges a vnode empty before placing any chunk."""
+    machine = Machine([vnode("a", 4), vnode("b", 4)])
+    assert names(machine.place(job("2:ncpus=1", "excl"), {}, set())) == ["a", "a"]
+
+
+def test_never_fits_a_missing_host():
+    """A chunk asking for a host that does not exist can never run."""
+    assert not Machine([vnode("a")]).fits_empty(job("1:ncpus=1:host=zz"))

@@ -35,6 +35,7 @@ from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from .calendar import Calendar, Simulation, estimate_start
 from .jobs import PbsJob, planned_duration
+from .limits import LimitEvent, normalise, over_limit
 from .placement import Allocation, Machine, hold, is_excl
 
 __all__ = ["Running", "State", "Decision", "decide"]
@@ -141,7 +142,7 @@ class _Cycle:
             return failed
         if not self.machine.fits_empty(job):
             return _Failure(NEVER_RUN, True)
-        over = _over_limit(self.policy, job, self.running_jobs)
+        over = _over_limit(self.policy, job, self.running_jobs, self.now, self.calendar)
         if over is not None:
             return _Failure(over, False)
         allocation = self.machine.place(job, self.used, self.exclusive, self.calendar.future(self.machine),
@@ -186,7 +187,7 @@ class _Cycle:
         return True
 
     def _check_in_simulation(self, simulation, job):
-        if _over_limit(self.policy, job, simulation.running_jobs) is not None:
+        if _over_limit(self.policy, job, simulation.running_jobs, simulation.time, simulation.calendar) is not None:
             return None
         return simulation.place(job)
 
@@ -229,7 +230,8 @@ _CLASS_RESOURCES = ("cput", "walltime", "max_walltime", "min_walltime")
 def _class_uses(policy, machine):
     """What equivalence classes include: the queue (when it has limits or its own vnodes), user, group,
     project (when some limit is per user, group, project) and the job-wide resources compared."""
-    limits = list(policy.server_limits) + [limit for queue in policy.queues for limit in queue.limits]
+    limits = [normalise(limit) for limit in policy.server_limits]
+    limits += [normalise(limit) for queue in policy.queues for limit in queue.limits]
     kinds = {limit.kind for limit in limits}
     limited_resources = {limit.attribute.split(".", 1)[1] for limit in limits if "." in limit.attribute}
     queues_with_own = {queue.name for queue in policy.queues if queue.limits}
@@ -322,10 +324,11 @@ def _resorts(policy):
     return policy.fairshare is not None
 
 
-def _over_limit(policy, job, running_jobs) -> Optional[str]:
-    """Why starting ``job`` now would exceed a run limit (``limits.over_limit``), or None."""
-    del policy, job, running_jobs
-    return None
+def _over_limit(policy, job, running_jobs, now, calendar) -> Optional[str]:
+    """Why starting ``job`` at ``now`` would exceed a run limit, looking ahead over the calendar's pending
+    starts and ends as PBS's ``check_limits`` does, or None."""
+    events = [LimitEvent(event.time, event.job, event.starts) for event in calendar.pending()]
+    return over_limit(policy, job, running_jobs, now, events)
 
 
 def _usage_on_run(policy, job):

@@ -122,6 +122,7 @@ class _Request(NamedTuple):
     future: Mapping[str, Sequence[FutureUse]]
     now: int
     end: int
+    eligible: frozenset
 
 
 class Machine:
@@ -149,33 +150,43 @@ class Machine:
         return amounts, requirements
 
     def fits_empty(self, job):
-        """Whether ``job`` could ever run on these vnodes, as PBS's can-never-run test judges it (the job's
-        totals, and each chunk, against the machine's totals; scatter needing more vnodes than exist)."""
+        """Whether ``job`` could ever run on these vnodes, as PBS's can-never-run test judges it
+        (``resresv_can_fit_nodepart`` on all vnodes, totals): the job-wide amounts and each chunk within
+        the machine's totals, a non-consumable requirement some vnode offers, and scatter or vscatter
+        needing no more vnodes than exist."""
         if not self.vnodes:
             return False
-        if job.place.arrangement in ("scatter", "vscatter"):
-            if sum(chunk.count for chunk in job.chunks) > len(self.vnodes):
+        if job.place.arrangement in ("scatter", "vscatter") and _total_chunks(job) > len(self.vnodes):
+            return False
+        totals = self._totals()
+        requested = {}
+        for chunk in job.chunks:
+            amounts, requirements = self.chunk_request(chunk)
+            if any(amount > totals.get(name, 0) for name, amount in amounts):
                 return False
+            if not any(_offers(vnode, requirements) for vnode in self.vnodes):
+                return False
+            for name, _ in amounts:
+                requested[name] = job.resource(name)
+        return all(not isinstance(amount, (int, float)) or amount <= totals.get(name, 0)
+                   for name, amount in requested.items())
+
+    def _totals(self):
         totals = {}
         for vnode in self.vnodes:
             for name, value in vnode.available:
                 if isinstance(value, (int, float)):
                     totals[name] = totals.get(name, 0) + value
-        for chunk in job.chunks:
-            for name, amount in self.chunk_request(chunk)[0]:
-                if amount > totals.get(name, 0):
-                    return False
-                if chunk.count * amount > totals.get(name, 0):
-                    return False
-        return True
+        return totals
 
     def place(self, job, used, exclusive, future=None, now=0, end=None):
         """The vnodes PBS picks for ``job`` now, or None. ``used`` maps each vnode that runs a job to the
         amounts held there, ``exclusive`` the vnodes held exclusively; ``future`` maps a vnode to its
         calendar changes (``FutureUse``, in calendar order) and ``end`` is when the job would end."""
         chunks = tuple(self.chunk_request(chunk) + (chunk.count,) for chunk in job.chunks)
-        request = _Request(job, chunks, future or {}, now, now if end is None else end)
-        work = {vnode: dict(amounts) for vnode, amounts in used.items()}
+        eligible = frozenset(vnode.name for vnode in self.vnodes if self._eligible(job, vnode, used, exclusive))
+        request = _Request(job, chunks, future or {}, now, now if end is None else end, eligible)
+        work = _copy(used)
         if self.multi_vnode or (job.place.arrangement == "pack" and _total_chunks(job) > 1):
             return self._by_host(request, work, exclusive)
         return self._over_vnodes(request, self.vnodes, work, exclusive)
@@ -200,21 +211,22 @@ class Machine:
         for vnode in vnodes:
             if vnode.name in taken:
                 continue
-            if self._eligible(request, vnode, work, exclusive) and _offers(vnode, requirements) and \
+            if vnode.name in request.eligible and _offers(vnode, requirements) and \
                     _fits_over_time(request, vnode, amounts, work):
                 return vnode
         return None
 
-    def _eligible(self, request, vnode, work, exclusive):
-        """PBS's ``is_vnode_eligible``: free (not held exclusively, not job-busy), and empty if the job
-        wants it exclusively."""
+    def _eligible(self, job, vnode, used, exclusive):
+        """PBS's ``is_vnode_eligible``, judged once per job before any chunk is placed: the vnode is free
+        (not held exclusively, not job-busy with all its cpus assigned), belongs to no other queue, and
+        runs no job if the job wants it exclusively."""
         if vnode.name in exclusive:
             return False
-        if vnode.queue is not None and vnode.queue != request.job.queue:
+        if vnode.queue is not None and vnode.queue != job.queue:
             return False
-        if vnode.name in work and vnode.amount("ncpus") - work[vnode.name].get("ncpus", 0) <= 0:
+        if vnode.name in used and vnode.amount("ncpus") - used[vnode.name].get("ncpus", 0) <= 0:
             return False
-        return not (is_excl(request.job.place, vnode.sharing) and vnode.name in work)
+        return not (is_excl(job.place, vnode.sharing) and vnode.name in used)
 
     def _by_host(self, request, work, exclusive):
         """Chunks host by host (``eval_placement``): pack on one host, scatter one chunk per host,

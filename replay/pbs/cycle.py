@@ -36,6 +36,7 @@ from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
 from .calendar import Calendar, Simulation, estimate_start
 from .jobs import PbsJob, planned_duration
 from .limits import LimitEvent, normalise, over_limit
+from .order import Walk
 from .placement import Allocation, Machine, hold, is_excl
 
 __all__ = ["Running", "State", "Decision", "decide"]
@@ -102,29 +103,24 @@ class _Cycle:
         self.started: List[Tuple[PbsJob, Allocation]] = []
         self.top_jobs: List[Tuple[PbsJob, int, Allocation]] = []
         self.reasons: Dict[str, str] = {}
-        self.done = set()
+        self.walk = None
         self.failed_classes: Dict[tuple, _Failure] = {}
         self.server_top_jobs = 0
         self.queue_top_jobs: Dict[str, int] = {}
         self.class_uses = _class_uses(policy, machine)
 
     def run(self):
-        """Walk the jobs as ``next_job`` does, re-sorting when PBS would."""
-        walker = _Walker(self.policy, self._order())
+        """Walk the jobs as ``next_job`` does (``order.Walk``), re-sorting when PBS would."""
+        self.walk = Walk(self.policy, self.queued, self.now, self.fairshare)
         while True:
-            job = walker.next(self.done)
+            job = self.walk.next_job()
             if job is None:
                 return
-            changed = self._consider(job)
-            if changed and _resorts(self.policy):
-                walker.resort(self._order())
-
-    def _order(self):
-        return _job_order(self.policy, self.queued, self.now, self.fairshare)
+            if self._consider(job):
+                self.walk.resort(self.fairshare)
 
     def _consider(self, job):
         """Try ``job`` now, else as a top job; whether the cycle's state changed (PBS may re-sort)."""
-        self.done.add(job.name)
         outcome = self._is_ok_to_run(job)
         if isinstance(outcome, _Failure):
             added = self._try_top_job(job, outcome)
@@ -210,8 +206,8 @@ class _Cycle:
         else:
             return
         for other in stopped:
-            if other.name not in self.done:
-                self.done.add(other.name)
+            if other.name not in self.walk.considered:
+                self.walk.considered.add(other.name)
                 self.reasons[other.name] = STRICT_ORDERING
 
     def _class_of(self, job):
@@ -253,75 +249,6 @@ def _class_key(job, uses):
         tuple(sorted((name, value) for name, value in job.resources
                      if name in uses["resources"] and name != "walltime")),
     )
-
-
-class _Walker:
-    """PBS's ``next_job``: the first job not yet considered, in sort order; with ``round_robin``, one job
-    from each queue of equal priority in turn."""
-
-    def __init__(self, policy, lists):
-        self.policy = policy
-        self.column = 0
-        self.position = 0
-        self.resort(lists)
-
-    def resort(self, lists):
-        """Use a new sort order from here on (the round-robin position is kept)."""
-        self.lists = [list(jobs) for jobs in lists if jobs]
-        self.columns = _columns(self.policy, self.lists) if self.policy.round_robin else None
-
-    def next(self, done):
-        """The next job to consider, or None when every job was."""
-        if self.columns is None:
-            for jobs in self.lists:
-                for job in jobs:
-                    if job.name not in done:
-                        return job
-            return None
-        return self._next_round_robin(done)
-
-    def _next_round_robin(self, done):
-        while self.column < len(self.columns):
-            queues = self.columns[self.column]
-            for step in range(len(queues)):
-                index = (self.position + step) % len(queues)
-                job = next((job for job in queues[index] if job.name not in done), None)
-                if job is not None:
-                    self.position = (index + 1) % len(queues)
-                    return job
-            self.column += 1
-            self.position = 0
-        return None
-
-
-def _columns(policy, lists):
-    """Queue lists grouped by equal queue priority, in the given order."""
-    columns: List[List[List[PbsJob]]] = []
-    last = None
-    for jobs in lists:
-        priority = policy.queue(jobs[0].queue).priority
-        if not columns or priority != last:
-            columns.append([])
-            last = priority
-        columns[-1].append(jobs)
-    return columns
-
-
-def _job_order(policy, jobs, now, fairshare):
-    """The walk order: ``order.job_order`` when present, else submission order (per queue by priority)."""
-    del now, fairshare
-    if not (policy.by_queue or policy.round_robin):
-        return [sorted(jobs, key=lambda job: job.index)]
-    names = [queue.name for queue in policy.queues]
-    queues = sorted({job.queue for job in jobs},
-                    key=lambda name: (-policy.queue(name).priority,
-                                      names.index(name) if name in names else len(names), name))
-    return [sorted((job for job in jobs if job.queue == name), key=lambda job: job.index) for name in queues]
-
-
-def _resorts(policy):
-    """Whether PBS sorts the jobs again after one starts or becomes a top job (with fairshare)."""
-    return policy.fairshare is not None
 
 
 def _over_limit(policy, job, running_jobs, now, calendar) -> Optional[str]:

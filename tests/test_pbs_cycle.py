@@ -262,3 +262,11 @@ def test_user_in_the_class_when_limits_are_per_user():
     policy = SchedulingPolicy(server_limits=(Limit("max_run", "u", "PBS_GENERIC", 1),))
     state = State(0, (running(job(0, 1, user="ana")),), (job(1, 1, user="ana"), job(2, 1, user="bo")))
     assert started(decide(policy, machine(8), state)) == ["2.svr"]
+
+
+def test_under_formula_threshold_not_considered():
+    """A job at or below job_sort_formula_threshold neither runs nor becomes a top job."""
+    policy = STRICT._replace(job_sort_formula="ncpus", job_sort_formula_threshold=2.0)
+    state = State(0, (running(job(0, 4)),), (job(1, 2), job(2, 3)))
+    d = decide(policy, machine(4), state)
+    assert "threshold" in d.reasons["1.svr"] and tops(d) == [("2.svr", 100)]

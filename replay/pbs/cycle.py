@@ -34,6 +34,7 @@ subjob limits, ``max_jobs_to_check``, the cycle-length limit, shrink-to-fit jobs
 from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from .calendar import Calendar, Simulation, estimate_start
+from .formula import compile_formula, formula_values, job_value, under_threshold
 from .jobs import PbsJob, planned_duration
 from .limits import LimitEvent, normalise, over_limit
 from .order import Walk
@@ -72,6 +73,7 @@ class Decision(NamedTuple):
 NEVER_RUN = "can never run: larger than the machine"
 NO_ROOM = "not enough free resources on the vnodes"
 STRICT_ORDERING = "strict ordering: an earlier job could not run"
+UNDER_THRESHOLD = "job_sort_formula value at or below job_sort_formula_threshold"
 
 
 def decide(policy, machine: Machine, state: State) -> Decision:
@@ -112,12 +114,25 @@ class _Cycle:
     def run(self):
         """Walk the jobs as ``next_job`` does (``order.Walk``), re-sorting when PBS would."""
         self.walk = Walk(self.policy, self.queued, self.now, self.fairshare)
+        self._under_threshold()
         while True:
             job = self.walk.next_job()
             if job is None:
                 return
             if self._consider(job):
                 self.walk.resort(self.fairshare)
+
+    def _under_threshold(self):
+        """Jobs whose formula value is at or below ``job_sort_formula_threshold`` are not considered at all
+        in this cycle (``init_scheduling_cycle``): they neither run nor become top jobs."""
+        if not self.policy.job_sort_formula or self.policy.job_sort_formula_threshold is None:
+            return
+        formula = compile_formula(self.policy.job_sort_formula)
+        for job in self.queued:
+            value = job_value(self.policy, formula, job, self.now, self.fairshare)
+            if under_threshold(self.policy, value):
+                self.walk.considered.add(job.name)
+                self.reasons[job.name] = UNDER_THRESHOLD
 
     def _consider(self, job):
         """Try ``job`` now, else as a top job; whether the cycle's state changed (PBS may re-sort)."""
@@ -161,7 +176,8 @@ class _Cycle:
 
     def _charge(self, job):
         if self.fairshare is not None:
-            self.fairshare.charge(self.fairshare.entity(job), _usage_on_run(self.policy, job))
+            usage = _usage_on_run(self.policy, job, self.now, self.fairshare)
+            self.fairshare.charge(self.fairshare.entity(job), usage)
 
     def _try_top_job(self, job, failure):
         """PBS's ``should_backfill_with_job`` and ``add_job_to_calendar``; whether ``job`` became a top job."""
@@ -258,8 +274,9 @@ def _over_limit(policy, job, running_jobs, now, calendar) -> Optional[str]:
     return over_limit(policy, job, running_jobs, now, events)
 
 
-def _usage_on_run(policy, job):
-    """The usage PBS charges when a job starts or becomes a top job: the fairshare usage resource as the
-    job requests it (``update_usage_on_run``)."""
-    value = job.resource(policy.fairshare.usage_resource, 0) if policy.fairshare is not None else 0
-    return value if isinstance(value, (int, float)) else 0
+def _usage_on_run(policy, job, now, fairshare):
+    """The usage PBS charges a job's entity when the job starts or becomes a top job: the fairshare usage
+    resource (``fairshare_usage_res``, a formula such as ``cput`` or ``ncpus*walltime``) evaluated on what
+    the job requests, 0 for what it does not (``update_usage_on_run``)."""
+    formula = compile_formula(policy.fairshare.usage_resource)
+    return formula(formula_values(policy, job, now, fairshare))

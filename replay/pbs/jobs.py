@@ -28,6 +28,7 @@ class PbsJob(NamedTuple):
     that sort formulas and limits read. ``eligible_time`` is when the job may first run (PBS
     ``etime``: a held job or one waiting on a dependency is not eligible before its release).
     ``runtime_s`` is how long it holds its resources once started, known only to a simulation.
+    ``account`` is its ``Account_Name``, None when it has none (a fairshare entity).
     """
 
     index: int
@@ -45,6 +46,7 @@ class PbsJob(NamedTuple):
     runtime_s: int = 0
     priority: int = 0
     resources: Tuple[Tuple[str, object], ...] = ()
+    account: Optional[str] = None
 
     def resource(self, name, default=0):
         """The job-wide ``Resource_List`` value of ``name``, else the chunks' sum, else ``default``."""

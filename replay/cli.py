@@ -1,4 +1,5 @@
-"""``python -m replay``: the accuracy replay (the default command), ``convert``, ``simulate`` and ``sweep``.
+"""``python -m replay``: the accuracy replay (the default command), ``convert``, ``simulate``, ``sweep`` and
+``fidelity``.
 
     python -m replay LOGS...                 # same as: python -m replay accuracy LOGS...
     python -m replay convert IN... OUT
@@ -23,6 +24,7 @@ from predictor.cmdline.exits import exit_status
 from predictor.cmdline.parser import CommandParser, examples_epilog
 
 from .accuracy import command as accuracy
+from .fidelity import command as fidelity
 from .simulation import command as simulate
 from .sweep import command as sweep
 from .traces import command as convert
@@ -32,7 +34,7 @@ __all__ = ["main", "build_parser", "with_command", "COMMANDS", "DEFAULT_COMMAND"
 PROG = "python -m replay"
 DEFAULT_COMMAND = "accuracy"
 
-COMMANDS = {"accuracy": accuracy, "convert": convert, "simulate": simulate, "sweep": sweep}
+COMMANDS = {"accuracy": accuracy, "convert": convert, "simulate": simulate, "sweep": sweep, "fidelity": fidelity}
 """Command name -> its module, in the order ``-h`` lists them."""
 
 USAGE_EXAMPLES = ("python -m replay traces/hpc2n-2002-accounting",

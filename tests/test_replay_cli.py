@@ -183,7 +183,7 @@ def test_help_lists_the_commands(capsys):
     """-h names every command."""
     assert main(["-h"]) == 0
     out = capsys.readouterr().out
-    assert sorted(commands()) == ["accuracy", "convert", "simulate", "sweep"]
+    assert sorted(commands()) == ["accuracy", "convert", "fidelity", "simulate", "sweep"]
     assert all(name in out for name in commands())
 
 

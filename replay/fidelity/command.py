@@ -1,0 +1,58 @@
+"""``python -m replay fidelity LOGS...``: the PBS scheduler model against what a real server did.
+
+See ``decisions`` (each instant the server started jobs), ``measure`` (the whole run replayed) and
+docs/fidelity.md.
+"""
+
+from predictor.cmdline.arguments import whole_number
+from predictor.cmdline.outputs import OutputPaths, check_outputs, publish
+from predictor.cmdline.rejects import RejectPrinter
+
+from ..shared.errors import TraceError
+
+__all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "run"]
+
+SUMMARY = "check the PBS scheduler model against a real server's accounting logs"
+EXAMPLES = ("python -m replay fidelity /var/spool/pbs/server_priv/accounting --site site/",
+            "python -m replay fidelity 20261126 --json fidelity.json --show 3",
+            "python -m replay fidelity accounting/ --site site/ --latency 1")
+
+
+def add_arguments(parser):
+    """The ``fidelity`` options."""
+    parser.add_argument("paths", nargs="+", metavar="LOGS", help="PBS accounting files or YYYYMMDD directories")
+    parser.add_argument("--site", metavar="DIR",
+                        help="the site's folder (qmgr.txt, sched_config, resource_group, pbsnodes.json; see "
+                             "docs/simulate.md); default: PBS's shipped policy, vnodes inferred from the logs")
+    parser.add_argument("--json", metavar="FILE", help="write the figures and every disagreement as JSON ('-': stdout)")
+    parser.add_argument("--show", type=whole_number(0, 10 ** 6), default=5, metavar="N",
+                        help="disagreeing decisions shown with their state (default 5)")
+    parser.add_argument("--latency", dest="latency_s", type=whole_number(0, 3600), default=0, metavar="SECONDS",
+                        help="whole-run replay: seconds between a job's end and the reuse of its resources "
+                             "(default 0; the report gives the logs' median)")
+    parser.add_argument("--max-errors", type=whole_number(0, 10 ** 9), default=20, metavar="N",
+                        help="malformed lines to show on stderr (default 20; all are counted)")
+
+
+def run(args):
+    """Read the logs and the site, check, report; the exit status (1: some lines were malformed)."""
+    from .machine import site_model
+    from .measure import measure
+    from .records import read_records
+    from .report import fidelity_report
+    outputs = OutputPaths(json=args.json)
+    check_outputs(outputs, args.paths)
+    rejects = RejectPrinter(args.max_errors)
+    try:
+        accounting = read_records(args.paths, rejects)
+    finally:
+        rejects.close()
+    if not accounting.starts:
+        raise TraceError("{}: no job started in these logs (no S record)".format(", ".join(args.paths)))
+    site = site_model(args.site, accounting)
+    fidelity = measure(accounting, site, args.latency_s)
+    title = "Fidelity of the PBS scheduler model on {} ({} jobs, {} file(s))".format(
+        ", ".join(args.paths), len(accounting.jobs), accounting.stats.files)
+    notes = site.notes + ((("{} malformed lines skipped".format(rejects.count)),) if rejects.count else ())
+    publish(outputs, fidelity_report(title, notes, fidelity, site, args.show))
+    return 1 if rejects.count else 0

@@ -1,0 +1,246 @@
+"""Decisions: at every instant the real server started jobs, would the model have started the same ones?
+
+A decision is a group of S records: PBS's scheduler cycle takes milliseconds, and the server writes the
+S record of each job it runs, so the starts of one cycle are S records in a row, within one second of
+the first. A start belongs to the next cycle instead when the job became eligible after the group's
+first start (its ``etime`` is later) or was queued after it (its Q record comes later), or when it needs
+resources the jobs running before the group's
+first start still held (the scheduler cannot have given them away in that cycle).
+
+The state of a decision is rebuilt from the records before the group's first S: the jobs running with
+their recorded start, vnodes and soft walltime as known then; the queued jobs eligible at that second;
+fairshare usage replayed from the logs up to it (sampled at every start, end and submission, as PBS
+samples at every cycle). The model's ``decide`` gives the jobs it would start; the decision agrees
+when the two sets of jobs are equal.
+
+A job that became eligible in the same second as the cycle may have been seen by PBS or not (the
+accounting log has no sub-second times and no record of a release from hold). Such a decision is
+*ambiguous*: the model is asked with every such job, then without the last ones (in submission order),
+and the decision agrees if one of these states gives PBS's set. The report counts ambiguous decisions
+and those that agree only without some of these jobs.
+
+PBS cycles that started nothing leave no record, so only instants with starts are compared.
+"""
+
+from typing import NamedTuple, Tuple
+
+__all__ = ["Group", "DecisionCheck", "check_decisions", "decision_groups", "DecisionSummary", "summarise",
+           "machine_of", "new_fairshare"]
+
+GROUP_WINDOW_S = 1
+"""S records at most this far after the first of a group may belong to the same cycle."""
+
+
+class Group(NamedTuple):
+    """The S records of one cycle: the second and log position of the first, the jobs started in log order."""
+
+    time: int
+    order: int
+    started: Tuple[str, ...]
+
+
+class DecisionCheck(NamedTuple):
+    """One decision compared: PBS's starts, the model's, whether they agree, whether the state was
+    ambiguous (jobs eligible in that very second) and how many of those jobs had to be left out to agree;
+    ``state`` and ``decision`` are what the model was given and answered (the agreeing alternative if any)."""
+
+    group: Group
+    model_started: Tuple[str, ...]
+    agrees: bool
+    ambiguous: bool
+    left_out: int
+    state: object
+    decision: object
+
+
+class DecisionSummary(NamedTuple):
+    """Counts over all decisions."""
+
+    decisions: int
+    agreeing: int
+    ambiguous: int
+    agreeing_only_without_same_second_jobs: int
+
+
+def _capacity(vnodes):
+    return {(vnode.name, name): value for vnode in vnodes for name, value in vnode.available
+            if isinstance(value, (int, float))}
+
+
+class _Sweep:
+    """The jobs of the logs walked in log order: which are in the system at a given record."""
+
+    def __init__(self, accounting):
+        self.records = sorted(accounting.jobs, key=_begin)
+        self.next, self.active = 0, {}
+
+    def at(self, order):
+        """The records queued or running just before the record at ``order``, in submission order."""
+        while self.next < len(self.records) and _begin(self.records[self.next]) < order:
+            record = self.records[self.next]
+            self.active[record.job.name] = record
+            self.next += 1
+        for name in [name for name, record in self.active.items() if _finish(record) < order]:
+            del self.active[name]
+        return sorted(self.active.values(), key=lambda record: record.job.index)
+
+
+def _begin(record):
+    return min([record.queued_order] + [run.start_order for run in record.runs])
+
+
+def _finish(record):
+    """The position after which the job is gone (its last run's end, its deletion), or a far one."""
+    ends = [run.end_order for run in record.runs]
+    if record.deleted_order is not None and not record.runs:
+        return record.deleted_order
+    if ends and None not in ends:
+        return max(ends)
+    return float("inf")
+
+
+def _running(records, order):
+    from ..pbs.cycle import Running
+    running = []
+    for record in records:
+        run = record.run_at(order)
+        if run is not None:
+            running.append(Running(record.job_at(order), run.start, run.allocation))
+    return running
+
+
+def _free(capacity, records, order):
+    free = dict(capacity)
+    for record in records:
+        run = record.run_at(order)
+        if run is not None:
+            _take(free, run.allocation)
+    return free
+
+
+def _take(free, allocation):
+    """Subtract ``allocation`` from ``free``; False if some vnode would go below zero."""
+    fits = True
+    for vnode, amounts in allocation:
+        for name, amount in amounts:
+            if (vnode, name) in free and isinstance(amount, (int, float)):
+                free[vnode, name] -= amount
+                fits = fits and free[vnode, name] >= 0
+    return fits
+
+
+def decision_groups(accounting, vnodes):
+    """The ``Group``s of the logs' S records (see the module's docstring for the rule)."""
+    records, capacity, sweep = accounting.by_name(), _capacity(vnodes), _Sweep(accounting)
+    groups, current, free = [], None, None
+    for start in accounting.starts:
+        record = records.get(start.name)
+        if record is None:
+            continue
+        run = next(run for run in record.runs if run.start_order == start.order)
+        joins = (current is not None and start.time - current.time <= GROUP_WINDOW_S
+                 and record.queued_at(current.order, current.time) and _take(free, run.allocation))
+        if joins:
+            current = current._replace(started=current.started + (start.name,))
+            continue
+        if current is not None:
+            groups.append(current)
+        current = Group(start.time, start.order, (start.name,))
+        free = _free(capacity, sweep.at(start.order), start.order)
+        _take(free, run.allocation)
+    if current is not None:
+        groups.append(current)
+    return groups
+
+
+class _FairshareReplay:
+    """Fairshare usage replayed from the logs: decayed and sampled at every start, end and submission."""
+
+    def __init__(self, accounting, fairshare):
+        self.fairshare, self.sweep, self.next = fairshare, _Sweep(accounting), 0
+        instants = []
+        for record in accounting.jobs:
+            if record.queued_order:
+                instants.append((record.job.submit_time, record.queued_order))
+            for run in record.runs:
+                instants.append((run.start, run.start_order))
+                if run.end_order is not None:
+                    instants.append((run.end, run.end_order))
+        self.instants = sorted(instants, key=lambda instant: instant[1])
+
+    def at(self, order):
+        """The usage as the scheduler knew it just before the record at ``order``."""
+        while self.next < len(self.instants) and self.instants[self.next][1] < order:
+            when, position = self.instants[self.next]
+            self.fairshare.decay(when)
+            self.fairshare.sample(when, _running(self.sweep.at(position + 1), position + 1))
+            self.next += 1
+        return self.fairshare
+
+
+def new_fairshare(policy):
+    """A fresh ``Fairshare`` for ``policy`` (None without fairshare)."""
+    if policy.fairshare is None:
+        return None
+    from ..pbs.fairshare import Fairshare
+    return Fairshare(policy.fairshare)
+
+
+def machine_of(site):
+    """The placement ``Machine`` of a ``SiteModel``."""
+    from ..pbs.placement import Machine
+    return Machine(site.vnodes, site.policy.resources_checked, node_sort_key=site.policy.node_sort_key)
+
+
+def check_decisions(accounting, site, decide=None, machine=None, fairshare=None):
+    """A ``DecisionCheck`` per decision of the logs, the model being ``decide`` (default: the PBS model's
+    ``replay.pbs.cycle.decide``) with ``site`` (a ``SiteModel``) on ``machine`` (default: its vnodes)."""
+    from ..pbs import cycle
+    decide = cycle.decide if decide is None else decide
+    machine = machine_of(site) if machine is None else machine
+    fairshare = new_fairshare(site.policy) if fairshare is None else fairshare
+    replay = None if fairshare is None else _FairshareReplay(accounting, fairshare)
+    sweep, checks = _Sweep(accounting), []
+    for group in decision_groups(accounting, site.vnodes):
+        records = sweep.at(group.order)
+        running = _running(records, group.order)
+        queued = [record.job_at(group.order) for record in records if record.queued_at(group.order, group.time)]
+        usage = None if replay is None else replay.at(group.order)
+        checks.append(_compare(site.policy, machine, group, running, queued, usage, decide, cycle.State))
+    return checks
+
+
+MAX_ALTERNATIVES = 8
+"""At most this many states are tried for an ambiguous decision (then all same-second jobs left out)."""
+
+
+def _alternatives(group, queued):
+    """``(left_out, queued jobs)`` to try: all, then without the last same-second jobs, one more each time."""
+    unsure = [job for job in queued if job.eligible_time == group.time and job.name not in group.started]
+    counts = list(range(min(len(unsure), MAX_ALTERNATIVES) + 1))
+    if len(unsure) not in counts:
+        counts.append(len(unsure))
+    for count in counts:
+        dropped = {job.name for job in unsure[len(unsure) - count:]} if count else set()
+        yield count, [job for job in queued if job.name not in dropped]
+
+
+def _compare(policy, machine, group, running, queued, usage, decide, state_of):
+    wanted, first = sorted(group.started), None
+    ambiguous = any(job.eligible_time == group.time and job.name not in group.started for job in queued)
+    for left_out, jobs in _alternatives(group, queued):
+        state = state_of(group.time, tuple(running), tuple(jobs), usage)
+        decision = decide(policy, machine, state)
+        started = tuple(job.name for job, _ in decision.started)
+        check = DecisionCheck(group, started, sorted(started) == wanted, ambiguous, left_out, state, decision)
+        if check.agrees:
+            return check
+        first = first or check
+    return first
+
+
+def summarise(checks):
+    """The ``DecisionSummary`` of a list of ``DecisionCheck``."""
+    return DecisionSummary(len(checks), sum(1 for check in checks if check.agrees),
+                           sum(1 for check in checks if check.ambiguous),
+                           sum(1 for check in checks if check.agrees and check.left_out))

@@ -1,0 +1,63 @@
+"""The whole check: decisions, then the whole run replayed, against the logs."""
+
+from typing import NamedTuple, Optional, Tuple
+
+from .decisions import check_decisions, machine_of, new_fairshare, summarise
+from .outcomes import compare_outcomes, reuse_latency_s
+
+__all__ = ["Fidelity", "measure", "replayed_jobs"]
+
+
+class Fidelity(NamedTuple):
+    """What the check found: each decision compared, their counts, the whole-run outcomes, the logs' reuse
+    latency, the latency the replay used, and notes on jobs left out of the whole-run replay."""
+
+    checks: tuple
+    decisions: object
+    outcomes: object
+    log_latency_s: Optional[float]
+    latency_s: int
+    notes: Tuple[str, ...]
+
+
+def replayed_jobs(accounting):
+    """``(jobs, compared, notes)``: the PbsJobs the whole run replays (queued in the logs, with a run
+    whose end is known; soft walltime as known at their real start; runtime the real ``end - start``),
+    ``(name, eligible_time, real_start)`` of each, and what was left out and why."""
+    jobs, compared, left_out = [], [], {}
+    for record in accounting.jobs:
+        reason = _left_out(record)
+        if reason is not None:
+            left_out[reason] = left_out.get(reason, 0) + 1
+            continue
+        first = record.runs[0]
+        job = record.job_at(first.start_order)._replace(runtime_s=first.end - first.start)
+        jobs.append(job)
+        compared.append((job.name, job.eligible_time, first.start))
+    notes = tuple("{} jobs {} (left out of the whole-run replay)".format(count, reason)
+                  for reason, count in sorted(left_out.items()))
+    return jobs, compared, notes
+
+
+def _left_out(record):
+    if not record.queued_order:
+        return "running before the logs begin"
+    if not record.runs:
+        return "never ran (deleted, or still queued when the logs end)"
+    if record.runs[0].end is None:
+        return "still running when the logs end"
+    if len(record.runs) > 1:
+        return "rerun"
+    return None
+
+
+def measure(accounting, site, latency_s=0, decide=None):
+    """The ``Fidelity`` of the model (``decide``, default the PBS model's cycle) with ``site`` on
+    ``accounting``; the whole run replayed with ``latency_s`` between an end and the reuse."""
+    from ..pbs.run import simulate_run
+    checks = check_decisions(accounting, site, decide)
+    jobs, compared, notes = replayed_jobs(accounting)
+    runs = simulate_run(site.policy, machine_of(site), jobs, site.scheduler_iteration_s, latency_s,
+                        new_fairshare(site.policy), decide)
+    outcomes = compare_outcomes(compared, {name: run.start for name, run in runs.items()})
+    return Fidelity(tuple(checks), summarise(checks), outcomes, reuse_latency_s(accounting), latency_s, notes)

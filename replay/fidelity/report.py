@@ -1,0 +1,158 @@
+"""The fidelity check as a report: the figures, and the first disagreeing decisions with their state."""
+
+import time
+
+from predictor.cmdline.tables import Column, Report, Table
+
+from ..pbs.jobs import planned_end
+from .outcomes import relative_difference
+
+__all__ = ["fidelity_report", "disagreement", "FIGURE_KEYS"]
+
+FIGURE_KEYS = ("decisions", "decisions_agreeing", "decisions_agreeing_share", "decisions_ambiguous",
+               "decisions_agreeing_only_without_same_second_jobs", "jobs", "starts_within_2s",
+               "starts_within_2s_share", "mean_abs_start_error_s", "wait_mean_real_s", "wait_mean_sim_s",
+               "wait_mean_difference", "wait_median_real_s", "wait_median_sim_s", "wait_median_difference",
+               "jobs_not_started_sim", "latency_s", "log_reuse_latency_median_s")
+"""The figures at the top of the JSON document, before ``disagreements`` and ``not_modelled``."""
+
+_FIGURES = (Column("figure", "figure"), Column("value", "value"), Column("detail", "detail"))
+_STATE = (Column("job", "job"), Column("state", "state"), Column("user", "user"), Column("queue", "queue"),
+          Column("ncpus", "ncpus", "count"), Column("soft_walltime_s", "soft wt", "duration_s"),
+          Column("walltime_s", "walltime", "duration_s"), Column("since", "eligible/start"),
+          Column("planned_end", "planned end"), Column("sort_value", "sort value"),
+          Column("pbs", "PBS"), Column("model", "model"), Column("reason", "model's reason"))
+
+
+def _share(part, whole):
+    return part / float(whole) if whole else None
+
+
+def _percent(value):
+    return "-" if value is None else "{:.1f}%".format(100.0 * value)
+
+
+def _seconds(value):
+    return "-" if value is None else "{:.1f} s".format(value)
+
+
+def _clock(epoch):
+    """An instant as UTC date and time (what the check prints; the logs' own lines are local time)."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(epoch))
+
+
+def figures(fidelity):
+    """``(key, value)`` of the check's figures, in ``FIGURE_KEYS`` order."""
+    decisions, outcomes = fidelity.decisions, fidelity.outcomes
+    values = {
+        "decisions": decisions.decisions, "decisions_agreeing": decisions.agreeing,
+        "decisions_agreeing_share": _share(decisions.agreeing, decisions.decisions),
+        "decisions_ambiguous": decisions.ambiguous,
+        "decisions_agreeing_only_without_same_second_jobs": decisions.agreeing_only_without_same_second_jobs,
+        "jobs": outcomes.jobs, "starts_within_2s": outcomes.starts_within_2s,
+        "starts_within_2s_share": _share(outcomes.starts_within_2s, outcomes.jobs),
+        "mean_abs_start_error_s": outcomes.mean_abs_start_error_s,
+        "wait_mean_real_s": outcomes.wait_mean_real_s, "wait_mean_sim_s": outcomes.wait_mean_sim_s,
+        "wait_mean_difference": relative_difference(outcomes.wait_mean_sim_s, outcomes.wait_mean_real_s),
+        "wait_median_real_s": outcomes.wait_median_real_s, "wait_median_sim_s": outcomes.wait_median_sim_s,
+        "wait_median_difference": relative_difference(outcomes.wait_median_sim_s, outcomes.wait_median_real_s),
+        "jobs_not_started_sim": outcomes.not_started_sim, "latency_s": fidelity.latency_s,
+        "log_reuse_latency_median_s": fidelity.log_latency_s,
+    }
+    return tuple((key, values[key]) for key in FIGURE_KEYS)
+
+
+def _figure_rows(values):
+    return [
+        ("decisions agreeing", "{} / {}".format(values["decisions_agreeing"], values["decisions"]),
+         "{} ({} ambiguous, {} of them agreeing only without jobs eligible that second)".format(
+             _percent(values["decisions_agreeing_share"]), values["decisions_ambiguous"],
+             values["decisions_agreeing_only_without_same_second_jobs"])),
+        ("jobs compared", str(values["jobs"]), "{} never started by the model".format(values["jobs_not_started_sim"])),
+        ("starts within 2 s", "{} / {}".format(values["starts_within_2s"], values["jobs"]),
+         _percent(values["starts_within_2s_share"])),
+        ("mean |start error|", _seconds(values["mean_abs_start_error_s"]), ""),
+        ("mean wait real / sim", "{} / {}".format(_seconds(values["wait_mean_real_s"]),
+                                                  _seconds(values["wait_mean_sim_s"])),
+         "{} difference".format(_percent(values["wait_mean_difference"]))),
+        ("median wait real / sim", "{} / {}".format(_seconds(values["wait_median_real_s"]),
+                                                    _seconds(values["wait_median_sim_s"])),
+         "{} difference".format(_percent(values["wait_median_difference"]))),
+        ("latency end -> reuse", "{} s".format(values["latency_s"]),
+         "the logs' median: {}".format(_seconds(values["log_reuse_latency_median_s"]))),
+    ]
+
+
+def _sort_values(policy, jobs, now, fairshare):
+    """Job name -> the value PBS sorts it by (the job_sort_formula's), or nothing without a formula."""
+    if not policy.job_sort_formula:
+        return {}
+    from ..pbs.formula import compile_formula, job_value
+    formula = compile_formula(policy.job_sort_formula)
+    return {job.name: job_value(policy, formula, job, now, fairshare) for job in jobs}
+
+
+def _ordered(policy, jobs, now, fairshare):
+    """The queued jobs in the order the model's scheduler walks them."""
+    from ..pbs.order import job_order
+    return [job for queue in job_order(policy, list(jobs), now, fairshare) for job in queue]
+
+
+def disagreement(policy, check):
+    """A disagreeing ``DecisionCheck`` as a dict: when, what PBS and the model started, and the state:
+    queued jobs in the model's order with their sort values and the model's reasons, running jobs with
+    the ends PBS planned for them."""
+    state, decision = check.state, check.decision
+    pbs, model = set(check.group.started), set(check.model_started)
+    values = _sort_values(policy, state.queued, state.now, state.fairshare)
+    queued = [_job_row(job, "queued", job.eligible_time, None, values.get(job.name), job.name in pbs,
+                       job.name in model, decision.reasons.get(job.name))
+              for job in _ordered(policy, state.queued, state.now, state.fairshare)]
+    running = [_job_row(item.job, "running", item.start, planned_end(item.job, item.start, state.now), None,
+                        False, False, None) for item in state.running]
+    return {"time": state.now, "time_utc": _clock(state.now), "pbs_started": list(check.group.started),
+            "model_started": list(check.model_started), "ambiguous": check.ambiguous,
+            "queued": queued, "running": running}
+
+
+def _job_row(job, status, since, end, value, by_pbs, by_model, reason):
+    return {"job": job.name, "state": status, "user": job.user, "queue": job.queue,
+            "ncpus": job.resource("ncpus"), "soft_walltime_s": job.soft_walltime_s, "walltime_s": job.walltime_s,
+            "since": since, "planned_end": end, "sort_value": value, "pbs": by_pbs, "model": by_model,
+            "reason": reason}
+
+
+def _state_table(number, item):
+    rows = []
+    for job in item["queued"] + item["running"]:
+        rows.append((job["job"], job["state"], job["user"], job["queue"], job["ncpus"], job["soft_walltime_s"],
+                     job["walltime_s"], _clock(job["since"])[11:],
+                     None if job["planned_end"] is None else _clock(job["planned_end"])[11:],
+                     None if job["sort_value"] is None else "{:g}".format(job["sort_value"]),
+                     "started" if job["pbs"] else "", "started" if job["model"] else "", job["reason"] or ""))
+    title = "Disagreement {} at {} UTC{}: PBS started {}; the model started {}".format(
+        number, item["time_utc"], " (ambiguous)" if item["ambiguous"] else "",
+        " ".join(item["pbs_started"]) or "nothing", " ".join(item["model_started"]) or "nothing")
+    return Table("disagreement", title, _STATE, rows)
+
+
+def fidelity_report(title, notes, fidelity, site, show):
+    """The ``Report``: figures, then the first ``show`` disagreements, each as its state table."""
+    values = figures(fidelity)
+    disagreements = [disagreement(site.policy, check) for check in fidelity.checks if not check.agrees]
+    tables = (Table("figures", "Model against the real server", _FIGURES, _figure_rows(dict(values))),)
+    tables += tuple(_state_table(number, item) for number, item in enumerate(disagreements[:show], 1))
+    all_notes = tuple(notes) + fidelity.notes + tuple("not modelled: " + name for name in site.not_modelled)
+    if len(disagreements) > show:
+        all_notes += ("{} disagreeing decisions, the first {} shown (--show N; all in --json)".format(
+            len(disagreements), show),)
+    figures_json = values + (("disagreements", disagreements), ("not_modelled", list(site.not_modelled)))
+    return Report(title, all_notes, tables, _LEGEND, figures_json)
+
+
+_LEGEND = (
+    "decisions: instants the real server started jobs; agreeing: the model started the same set of jobs",
+    "ambiguous: a job became eligible that very second; agreeing if some of those jobs, left out, give PBS's set",
+    "waits: start - eligible time (the release of a held job), real and replayed from the first submission",
+    "disagreement tables: queued jobs in the model's order, then running jobs with the ends PBS planned",
+)

@@ -1,0 +1,107 @@
+"""A whole run of jobs through the PBS scheduler model: the clock, the queue and the running jobs around
+``cycle.decide``.
+
+Each job becomes eligible at its ``eligible_time`` and, once started, holds its allocation for its
+``runtime_s``. A scheduler cycle runs at every instant something happens, as PBS runs one when a job
+is queued or released and when one ends, and on the ``scheduler_iteration`` timer (counted from the
+first eligible time; it stops when nothing runs and nothing else is to come, since then no later
+cycle could start anything). ``latency_s`` is the time between a job's end and the cycle that may
+reuse its resources: the real server needs one to two seconds to process a job's end.
+
+Events at one instant are handled in a fixed order (``Event``), then one cycle runs. Fairshare usage,
+if given, is decayed and sampled at every cycle, as PBS does. Pure: no files, no clock.
+"""
+
+import enum
+import heapq
+import itertools
+from typing import NamedTuple
+
+from .cycle import Running, State
+
+__all__ = ["Event", "SimulatedRun", "simulate_run"]
+
+
+class Event(enum.IntEnum):
+    """What can happen at an instant, in the order handled when several happen at once."""
+
+    END = 0
+    """A job's resources come back (its end plus the latency)."""
+    ELIGIBLE = 1
+    """A job may run from now on."""
+    ITERATION = 2
+    """The scheduler_iteration timer."""
+
+
+class SimulatedRun(NamedTuple):
+    """Where and when the model ran a job."""
+
+    start: int
+    end: int
+    allocation: tuple
+
+
+class _Clock:
+    """The event heap: ``(time, event, seq, job)``; ``seq`` keeps same-instant events in push order."""
+
+    def __init__(self):
+        self.heap, self.seq, self.waiting_events = [], itertools.count(), 0
+
+    def push(self, when, event, job=None):
+        heapq.heappush(self.heap, (when, event, next(self.seq), job))
+        if event != Event.ITERATION:
+            self.waiting_events += 1
+
+    def pop_instant(self):
+        """``(now, [(event, job), ...])``: every event of the next instant."""
+        now, happened = self.heap[0][0], []
+        while self.heap and self.heap[0][0] == now:
+            _, event, _, job = heapq.heappop(self.heap)
+            if event != Event.ITERATION:
+                self.waiting_events -= 1
+            happened.append((event, job))
+        return now, happened
+
+
+def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, fairshare=None, decide=None):
+    """Run ``jobs`` (``PbsJob``s with their ``runtime_s``) under ``policy`` on ``machine``; a dict job name
+    -> ``SimulatedRun`` for each job the model started (a job it never started is not in it).
+
+    ``decide`` is the cycle (default ``cycle.decide``); ``fairshare`` a ``fairshare.Fairshare`` to charge."""
+    from .cycle import decide as pbs_decide
+    decide = pbs_decide if decide is None else decide
+    clock, queued, running, runs = _Clock(), {}, {}, {}
+    for job in jobs:
+        clock.push(job.eligible_time, Event.ELIGIBLE, job)
+    if scheduler_iteration_s and jobs:
+        clock.push(min(job.eligible_time for job in jobs) + scheduler_iteration_s, Event.ITERATION)
+    while clock.heap:
+        now, happened = clock.pop_instant()
+        for event, job in happened:
+            if event == Event.END:
+                del running[job.name]
+            elif event == Event.ELIGIBLE:
+                queued[job.name] = job
+            elif running or clock.waiting_events:
+                clock.push(now + scheduler_iteration_s, Event.ITERATION)
+        if queued:
+            for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare):
+                clock.push(now + job.runtime_s + latency_s, Event.END, job)
+    return runs
+
+
+def _cycle(now, policy, machine, decide, queued, running, runs, fairshare):
+    """One scheduler cycle at ``now``: the jobs ``decide`` starts move from ``queued`` to ``running``;
+    returns them."""
+    current = tuple(sorted(running.values(), key=lambda item: (item.start, item.job.index)))
+    if fairshare is not None:
+        fairshare.decay(now)
+        fairshare.sample(now, current)
+    waiting = tuple(sorted(queued.values(), key=lambda job: job.index))
+    decision = decide(policy, machine, State(now, current, waiting, fairshare))
+    for job, allocation in decision.started:
+        del queued[job.name]
+        running[job.name] = Running(job, now, allocation)
+        runs[job.name] = SimulatedRun(now, now + job.runtime_s, allocation)
+    return [job for job, _ in decision.started]
+

@@ -1,0 +1,64 @@
+"""python -m replay fidelity: the table, the JSON figures, and one line with exit 2 on bad input."""
+
+import json
+
+from test_fidelity_decisions import busy_log
+from test_fidelity_records import e, q
+
+from replay.cli import main
+
+KEYS = ("decisions", "decisions_agreeing", "jobs", "starts_within_2s", "mean_abs_start_error_s", "wait_mean_real_s",
+        "wait_mean_sim_s", "wait_median_real_s", "wait_median_sim_s", "disagreements", "not_modelled")
+
+
+def log(tmp_path, lines):
+    path = tmp_path / "20261126"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_table_and_json(tmp_path, capsys):
+    """Figures in the table and at the top of the JSON; a disagreement with its state in both."""
+    out = tmp_path / "out.json"
+    lines = busy_log(third_started=False)
+    assert main(["fidelity", log(tmp_path, lines), "--json", str(out), "--show", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "decisions agreeing      1 / 2" in text and "PBS started 2.s; the model started 2.s 3.s" in text
+    document = json.loads(out.read_text())
+    assert all(key in document for key in KEYS)
+    assert document["decisions"] == 2 and document["decisions_agreeing"] == 1 and document["not_modelled"] == []
+    (item,) = document["disagreements"]
+    assert [job["job"] for job in item["queued"]] == ["2.s", "3.s"] and item["model_started"] == ["2.s", "3.s"]
+
+
+def test_whole_run_figures(tmp_path, capsys):
+    """The replay starts every job at its real start here: all within 2 s, waits equal."""
+    out = tmp_path / "out.json"
+    ends = [e("00:15", name, submit, submit, 110, 115, "(n1:ncpus=1)") for name, submit in (("2.s", 101), ("3.s", 102))]
+    assert main(["fidelity", log(tmp_path, busy_log() + ends), "--json", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document["jobs"] == 3 and document["starts_within_2s"] == 3
+    assert document["wait_mean_real_s"] == document["wait_mean_sim_s"] == round((0 + 9 + 8) / 3.0, 6)
+    assert document["log_reuse_latency_median_s"] == 0
+
+
+def test_malformed_line_is_reported_and_skipped(tmp_path, capsys):
+    """A malformed line: file:line on stderr, the rest checked, exit 1."""
+    path = log(tmp_path, ["not a record"] + busy_log())
+    assert main(["fidelity", path]) == 1
+    assert "20261126:1:" in capsys.readouterr().err
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    """A missing file or logs without any start: one line on stderr, exit 2, no traceback."""
+    assert main(["fidelity", str(tmp_path / "missing")]) == 2
+    assert main(["fidelity", log(tmp_path, [q("00:00", "1.s", 100, 100)])]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "Traceback" not in "".join(err) and "no job started" in err[1]
+
+
+def test_json_to_an_input_is_refused(tmp_path, capsys):
+    """--json naming one of the logs is refused before any work."""
+    path = log(tmp_path, busy_log())
+    assert main(["fidelity", path, "--json", path]) == 2
+    assert "overwrite the input" in capsys.readouterr().err

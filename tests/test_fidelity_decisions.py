@@ -1,0 +1,85 @@
+"""Decisions: the S records of one cycle grouped, the state rebuilt from the logs, the model's set compared."""
+
+from test_fidelity_records import e, line, q, read, s
+
+from replay.fidelity.decisions import check_decisions, decision_groups, summarise
+from replay.fidelity.machine import site_model
+
+
+def groups(acc):
+    return [(group.time, group.started) for group in decision_groups(acc, site_model(None, acc).vnodes)]
+
+
+def one_cpu(record):
+    return record.replace("ncpus=2", "ncpus=1")
+
+
+def busy_log(third_etime=102, third_started=True):
+    """Job 1 holds both cpus of n1 from 100 to 110; jobs 2 and 3 (one cpu each) wait, then start at 110."""
+    lines = [q("00:00", "1.s", 100, 100), s("00:00", "1.s", 100, 100, 100, "(n1:ncpus=2)"),
+             one_cpu(q("00:01", "2.s", 101, 101)), one_cpu(q("00:02", "3.s", 102, third_etime)),
+             e("00:10", "1.s", 100, 100, 100, 110, "(n1:ncpus=2)"),
+             s("00:10", "2.s", 101, 101, 110, "(n1:ncpus=1)")]
+    if third_started:
+        lines.append(s("00:10", "3.s", 102, third_etime, 110, "(n1:ncpus=1)"))
+    return lines
+
+
+def test_starts_of_one_cycle_form_one_decision(tmp_path):
+    """S records in a row within a second, of jobs queued and eligible before the first, are one decision."""
+    acc, _ = read(tmp_path, busy_log())
+    assert groups(acc) == [(100, ("1.s",)), (110, ("2.s", "3.s"))]
+
+
+def test_a_job_queued_after_the_first_start_is_a_new_decision(tmp_path):
+    """A job whose Q record follows the group's first S cannot have been seen by that cycle."""
+    acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100), s("00:00", "1.s", 100, 100, 100, "(n1:ncpus=1)"),
+                             q("00:00", "2.s", 100, 100), s("00:01", "2.s", 100, 100, 101, "(n1:ncpus=1)")])
+    assert groups(acc) == [(100, ("1.s",)), (101, ("2.s",))]
+
+
+def test_a_start_on_resources_still_held_is_a_new_decision(tmp_path):
+    """A start that needs what the jobs running at the group's first start held belongs to a later cycle."""
+    acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100), q("00:00", "2.s", 100, 100),
+                             q("00:00", "3.s", 100, 100),
+                             s("00:00", "1.s", 100, 100, 100, "(n1:ncpus=2)"),
+                             e("00:05", "1.s", 100, 100, 100, 105, "(n1:ncpus=2)"),
+                             s("00:05", "2.s", 100, 100, 105, "(n1:ncpus=2)"),
+                             e("00:06", "2.s", 100, 100, 105, 106, "(n1:ncpus=2)"),
+                             s("00:06", "3.s", 100, 100, 106, "(n1:ncpus=2)")])
+    assert groups(acc) == [(100, ("1.s",)), (105, ("2.s",)), (106, ("3.s",))]
+
+
+def test_model_agrees_when_it_starts_the_same_jobs(tmp_path):
+    """PBS's defaults (no strict ordering): both waiting jobs fit once job 1 ends; so did PBS."""
+    acc, _ = read(tmp_path, busy_log())
+    checks = check_decisions(acc, site_model(None, acc))
+    assert [check.agrees for check in checks] == [True, True]
+    assert [job.name for job in checks[1].state.queued] == ["2.s", "3.s"] and checks[1].state.running == ()
+    assert summarise(checks).agreeing == 2
+
+
+def test_model_disagrees_when_it_starts_more(tmp_path):
+    """PBS started only job 2 although job 3 fitted too: the model's set differs, the decision disagrees."""
+    acc, _ = read(tmp_path, busy_log(third_started=False))
+    check = check_decisions(acc, site_model(None, acc))[1]
+    assert not check.agrees and not check.ambiguous
+    assert check.group.started == ("2.s",) and check.model_started == ("2.s", "3.s")
+
+
+def test_job_eligible_in_the_cycles_second_is_ambiguous(tmp_path):
+    """Job 3 released in the very second of the cycle: PBS may not have seen it; left out, the sets agree."""
+    acc, _ = read(tmp_path, busy_log(third_etime=110, third_started=False))
+    check = check_decisions(acc, site_model(None, acc))[1]
+    assert check.agrees and check.ambiguous and check.left_out == 1
+    assert summarise([check]).agreeing_only_without_same_second_jobs == 1
+
+
+def test_state_uses_the_soft_walltime_known_then(tmp_path):
+    """A running job's soft walltime altered before the cycle is the one in the state."""
+    lines = busy_log()
+    lines.insert(2, line("00:00", "a", "1.s", "Resource_List.soft_walltime=00:00:05"))
+    acc, _ = read(tmp_path, lines[:5] + [s("00:03", "2.s", 101, 101, 103, "(n1:ncpus=1)")])
+    check = check_decisions(acc, site_model(None, acc))[1]
+    (running,) = check.state.running
+    assert running.job.name == "1.s" and running.job.soft_walltime_s == 5

@@ -1,0 +1,74 @@
+"""A whole run through the PBS model: events, one cycle per instant, latency, the scheduler timer."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replay.pbs.jobs import PbsJob
+from replay.pbs.placement import Machine
+from replay.pbs.policy import SchedulingPolicy
+from replay.pbs.resources import Place, parse_select
+from replay.pbs.run import simulate_run
+from replay.pbs.vnodes import Vnode
+
+STRICT = SchedulingPolicy(strict_ordering=True, backfill_fuzzy_s=0)
+
+
+def job(index, ncpus, runtime, eligible=0, walltime=100, soft=None):
+    return PbsJob(index, "{}.svr".format(index), "u", "g", "p", "workq", parse_select("1:ncpus={}".format(ncpus)),
+                  Place(), walltime, soft, eligible, eligible, runtime)
+
+
+def machine(ncpus=4):
+    return Machine([Vnode("n0", "n0", (("ncpus", ncpus),))])
+
+
+def starts(runs):
+    return {name: run.start for name, run in sorted(runs.items())}
+
+
+def test_jobs_start_when_resources_come_back():
+    """A job that does not fit starts at the end of the one holding the cpus, in the cycle of that end."""
+    runs = simulate_run(SchedulingPolicy(), machine(), [job(1, 4, 10), job(2, 4, 5, eligible=3)])
+    assert starts(runs) == {"1.svr": 0, "2.svr": 10}
+    assert runs["2.svr"].end == 15 and runs["2.svr"].allocation == (("n0", (("ncpus", 4),)),)
+
+
+def test_latency_delays_the_reuse():
+    """With a latency, freed resources are reused that many seconds after the end."""
+    runs = simulate_run(SchedulingPolicy(), machine(), [job(1, 4, 10), job(2, 4, 5)], latency_s=2)
+    assert starts(runs) == {"1.svr": 0, "2.svr": 12}
+
+
+def test_an_end_and_a_release_at_one_instant_make_one_cycle():
+    """At one instant the end is handled before the release: the released job starts on the freed cpus."""
+    runs = simulate_run(STRICT, machine(), [job(1, 4, 10), job(2, 4, 5, eligible=10), job(3, 2, 5)])
+    assert starts(runs)["2.svr"] == 10 and starts(runs)["3.svr"] == 15
+
+
+def test_strict_ordering_backfills_in_front_of_the_top_job():
+    """A short job runs ahead of the waiting top job when there is room and it ends before the top job starts."""
+    jobs = [job(1, 4, 10, walltime=10), job(2, 4, 10), job(3, 2, 3, eligible=1, walltime=5)]
+    assert starts(simulate_run(STRICT, machine(4), jobs)) == {"1.svr": 0, "2.svr": 10, "3.svr": 20}
+    wide = [job(1, 2, 10, walltime=10), job(2, 4, 10), job(3, 2, 3, eligible=1, walltime=5)]
+    assert starts(simulate_run(STRICT, machine(4), wide)) == {"1.svr": 0, "2.svr": 10, "3.svr": 1}
+
+
+def test_a_job_that_can_never_run_ends_the_run():
+    """A job larger than the machine is never started, and the timer does not tick forever."""
+    runs = simulate_run(SchedulingPolicy(), machine(4), [job(1, 8, 10), job(2, 1, 10)], scheduler_iteration_s=60)
+    assert starts(runs) == {"2.svr": 0}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(1, 50), st.integers(0, 100)), min_size=1, max_size=12),
+       st.integers(0, 3))
+def test_every_job_runs_once_and_the_cpus_are_never_overused(specs, latency):
+    """Every job fitting the machine starts once, not before its eligible time; at no instant more cpus in use."""
+    jobs = [job(index, ncpus, runtime, eligible) for index, (ncpus, runtime, eligible) in enumerate(specs)]
+    runs = simulate_run(STRICT, machine(4), jobs, latency_s=latency)
+    assert sorted(runs) == sorted(j.name for j in jobs)
+    assert all(runs[j.name].start >= j.eligible_time for j in jobs)
+    for instant in {run.start for run in runs.values()}:
+        busy = sum(j.chunks[0].amount("ncpus") for j in jobs
+                   if runs[j.name].start <= instant < runs[j.name].end + latency)
+        assert busy <= 4

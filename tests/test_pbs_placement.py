@@ -182,3 +182,31 @@ def test_eligibility_judged_before_the_first_chunk():
 def test_never_fits_a_missing_host():
     """A chunk asking for a host that does not exist can never run."""
     assert not Machine([vnode("a")]).fits_empty(job("1:ncpus=1:host=zz"))
+
+
+def test_chunk_spread_over_vnodes_of_one_host():
+    """On a host of several vnodes a chunk no vnode holds whole is spread over them in order."""
+    machine = Machine([vnode("h[0]", 4, host="h"), vnode("h[1]", 4, host="h")])
+    assert machine.place(job("1:ncpus=6"), {}, set()) == (("h[0]", (("ncpus", 4),)), ("h[1]", (("ncpus", 2),)))
+
+
+def test_chunk_kept_whole_when_a_vnode_holds_it():
+    """A chunk that fits whole on some vnode of the host is not spread."""
+    machine = Machine([vnode("h[0]", 4, host="h"), vnode("h[1]", 4, host="h")])
+    assert names(machine.place(job("1:ncpus=3"), {"h[0]": {"ncpus": 2}}, set())) == ["h[1]"]
+
+
+def test_spread_never_crosses_hosts():
+    """A chunk is spread over the vnodes of one host only."""
+    machine = Machine([vnode("a[0]", 2, host="a"), vnode("a[1]", 2, host="a"), vnode("b", 2)])
+    assert machine.place(job("1:ncpus=6"), {}, set()) is None
+    assert names(machine.place(job("1:ncpus=4"), {}, set())) == ["a[0]", "a[1]"]
+
+
+def test_spread_respects_reservations():
+    """A spread chunk takes from each vnode only what stays free until the job ends."""
+    machine = Machine([vnode("h[0]", 4, host="h"), vnode("h[1]", 4, host="h")])
+    future = {"h[0]": [FutureUse(50, True, False, (("ncpus", 3),))]}
+    assert machine.place(job("1:ncpus=6"), {}, set(), future, now=0, end=100) is None
+    placed = machine.place(job("1:ncpus=5"), {}, set(), future, now=0, end=100)
+    assert placed == (("h[0]", (("ncpus", 1),)), ("h[1]", (("ncpus", 4),)))

@@ -16,14 +16,17 @@ The rules, as OpenPBS 23.06's scheduler applies them (``eval_selspec``, ``eval_p
 - ``free`` lets chunks share vnodes; ``scatter`` puts at most one chunk per host and ``vscatter`` at most one
   per vnode; ``pack`` puts all chunks on one host. ``exclhost`` (or a host whose vnodes are
   ``default_exclhost``/``force_exclhost``) takes every vnode of each host it uses.
+- When some host has several vnodes, PBS places host by host, and a chunk that no vnode of the host can
+  hold whole is spread over the host's vnodes in order, each giving what it has free of each resource
+  (``exec_vnode`` then shows ``(h[0]:ncpus=4+h[1]:ncpus=2)``); not with ``vscatter`` on a machine of
+  several hosts.
 - When top jobs hold reservations in the future (``strict_ordering``), a vnode has room for a chunk only if
   the chunk fits on it now and at every reservation that starts on that vnode before the job would end
   (judged by its planned duration: soft walltime first), counting the running jobs that end before then;
   an exclusive job (or an exclusive reservation) cannot overlap another on the same vnode at all. So a
   job may run alongside a top job's future window when the vnodes have room for both.
 
-Not modelled: a chunk split across several vnodes of one host (PBS does this only when a chunk fits on
-no single vnode of a multi-vnode host), ``place=group=``, placement sets, node buckets (PBS's faster path
+Not modelled: ``place=group=``, placement sets, node buckets (PBS's faster path
 for ``excl`` jobs on single-vnode hosts, which can choose different vnodes), provisioning, and
 ``node_sort_key`` entries on ``unused``/``assigned`` amounts.
 """
@@ -188,32 +191,37 @@ class Machine:
         request = _Request(job, chunks, future or {}, now, now if end is None else end, eligible)
         work = _copy(used)
         if self.multi_vnode or (job.place.arrangement == "pack" and _total_chunks(job) > 1):
-            return self._by_host(request, work, exclusive)
-        return self._over_vnodes(request, self.vnodes, work, exclusive)
+            return self._by_host(request, work)
+        return self._over_vnodes(request, self.vnodes, work)
 
-    def _over_vnodes(self, request, vnodes, work, exclusive):
+    def _over_vnodes(self, request, vnodes, work, okbreak=False):
         """Every chunk on the vnodes in order (``eval_complex_selspec``): scatter/vscatter use a vnode once."""
         pieces = []
         taken = set()
         once = request.job.place.arrangement in ("scatter", "vscatter")
         for amounts, requirements, count in request.chunks:
             for _ in range(count):
-                vnode = self._first_fit(request, amounts, requirements, vnodes, work, exclusive, taken)
-                if vnode is None:
+                found = self._fit_chunk(request, amounts, requirements, vnodes, work, taken, okbreak)
+                if found is None:
                     return None
-                pieces.append((vnode.name, amounts))
-                _add(work, vnode.name, amounts)
+                pieces.extend(found)
                 if once:
-                    taken.add(vnode.name)
+                    taken.update(name for name, _ in found)
         return tuple(pieces)
 
-    def _first_fit(self, request, amounts, requirements, vnodes, work, exclusive, taken):
-        for vnode in vnodes:
-            if vnode.name in taken:
-                continue
-            if vnode.name in request.eligible and _offers(vnode, requirements) and \
-                    _fits_over_time(request, vnode, amounts, work):
-                return vnode
+    def _fit_chunk(self, request, amounts, requirements, vnodes, work, taken, okbreak):
+        """One chunk (``eval_simple_selspec``): on the first vnode with room, else, when PBS may break
+        chunks and no vnode could hold it whole, spread over vnodes in order. Its pieces, added to
+        ``work``; None (``work`` unchanged) if it does not fit."""
+        candidates = [vnode for vnode in vnodes if vnode.name not in taken and vnode.name in request.eligible
+                      and _offers(vnode, requirements)]
+        if okbreak and not any(_room(vnode, amounts, work.get(vnode.name, {}))
+                               for vnode in vnodes if _offers(vnode, requirements)):
+            return _spread(request, amounts, candidates, work)
+        for vnode in candidates:
+            if _fits_over_time(request, vnode, amounts, work):
+                _add(work, vnode.name, amounts)
+                return [(vnode.name, amounts)]
         return None
 
     def _eligible(self, job, vnode, used, exclusive):
@@ -228,21 +236,22 @@ class Machine:
             return False
         return not (is_excl(job.place, vnode.sharing) and vnode.name in used)
 
-    def _by_host(self, request, work, exclusive):
+    def _by_host(self, request, work):
         """Chunks host by host (``eval_placement``): pack on one host, scatter one chunk per host,
         vscatter one per vnode, free as many as fit; exclhost takes the rest of each host used. The
-        pieces come host by host, as PBS lists them."""
+        pieces come host by host, as PBS lists them. A chunk may be spread over vnodes of one host
+        (except with vscatter, unless the machine is one host)."""
         remaining = [count for _, _, count in request.chunks]
         pieces = []
         for _, members in self.hosts:
             if not any(remaining):
                 break
             if request.job.place.arrangement == "pack":
-                found = self._over_vnodes(request, members, _copy(work), exclusive)
+                found = self._over_vnodes(request, members, _copy(work), okbreak=True)
                 if found is not None:
                     return self._with_exclhost(request, found, members)
                 continue
-            found = self._on_host(request, members, _copy(work), exclusive, remaining)
+            found = self._on_host(request, members, _copy(work), remaining)
             if found:
                 pieces.extend(self._with_exclhost(request, tuple(found), members))
         if any(remaining):
@@ -255,23 +264,50 @@ class Machine:
         taken = {name for name, _ in found}
         return found + tuple((vnode.name, ()) for vnode in members if vnode.name not in taken)
 
-    def _on_host(self, request, members, work, exclusive, remaining):
+    def _on_host(self, request, members, work, remaining):
         arrangement = request.job.place.arrangement
+        okbreak = arrangement != "vscatter" or len(self.hosts) == 1
         found = []
         taken = set()
         for index, (amounts, requirements, _) in enumerate(request.chunks):
             while remaining[index]:
-                vnode = self._first_fit(request, amounts, requirements, members, work, exclusive, taken)
-                if vnode is None:
+                pieces = self._fit_chunk(request, amounts, requirements, members, work, taken, okbreak)
+                if pieces is None:
                     break
-                found.append((vnode.name, amounts))
-                _add(work, vnode.name, amounts)
+                found.extend(pieces)
                 remaining[index] -= 1
                 if arrangement == "vscatter":
-                    taken.add(vnode.name)
+                    taken.update(name for name, _ in pieces)
                 if arrangement == "scatter":
                     return found
         return found
+
+
+def _spread(request, amounts, candidates, work):
+    """A chunk broken over vnodes (``resources_avail_on_vnode`` with EVAL_OKBREAK): each vnode in turn
+    gives, of each resource still wanted, as much as it has free over the job's time; None if the vnodes
+    run out first."""
+    wanted = dict(amounts)
+    pieces = []
+    trial = _copy(work)
+    for vnode in candidates:
+        given = []
+        for name, _ in amounts:
+            if wanted[name] <= 0:
+                continue
+            units = _units_over_time(request, vnode, name, trial)
+            if units > 0:
+                take = min(units, wanted[name])
+                wanted[name] -= take
+                given.append((name, take))
+                _add(trial, vnode.name, ((name, take),))
+        if given:
+            pieces.append((vnode.name, tuple(sorted(given))))
+        if all(amount <= 0 for amount in wanted.values()):
+            work.clear()
+            work.update(trial)
+            return pieces
+    return None
 
 
 def _total_chunks(job):
@@ -308,26 +344,55 @@ def _room(vnode, amounts, held):
     return all(amount == 0 or vnode.amount(name) - held.get(name, 0) >= amount for name, amount in amounts)
 
 
-def _fits_over_time(request, vnode, amounts, work):
-    """PBS's ``check_resources_for_node``: room now, and at every start on this vnode before the job ends."""
-    held = dict(work.get(vnode.name, {}))
-    if not _room(vnode, amounts, held):
-        return False
+def _changes_in_window(request, vnode):
+    """The calendar changes on ``vnode`` while the job would run, or None if one of them excludes it
+    (an exclusive job on either side)."""
     job_excl = is_excl(request.job.place, vnode.sharing)
+    changes = []
     for change in request.future.get(vnode.name, ()):
         if change.time < request.now:
             continue
         if change.time >= request.end:
             break
         if change.exclusive or job_excl:
+            return None
+        changes.append(change)
+    return changes
+
+
+def _free_over_time(request, vnode, name, held):
+    """The least of ``name`` free on ``vnode`` now and at each start in the job's window (PBS's
+    ``check_resources_for_node``), with ``held`` what is held now; None if the vnode is excluded."""
+    changes = _changes_in_window(request, vnode)
+    if changes is None:
+        return None
+    level = held.get(name, 0)
+    least = vnode.amount(name) - level
+    for change in changes:
+        amount = dict(change.amounts).get(name, 0)
+        if isinstance(amount, (int, float)):
+            level += amount if change.starts else -amount
+        if change.starts:
+            least = min(least, vnode.amount(name) - level)
+    return least
+
+
+def _fits_over_time(request, vnode, amounts, work):
+    """Room for the whole chunk on ``vnode`` now and at every start on it before the job ends."""
+    held = work.get(vnode.name, {})
+    if not _room(vnode, amounts, held):
+        return False
+    for name, amount in amounts:
+        free = _free_over_time(request, vnode, name, held)
+        if free is None or (amount != 0 and free < amount):
             return False
-        sign = 1 if change.starts else -1
-        for name, amount in change.amounts:
-            if isinstance(amount, (int, float)):
-                held[name] = held.get(name, 0) + sign * amount
-        if change.starts and not _room(vnode, amounts, held):
-            return False
-    return True
+    return _changes_in_window(request, vnode) is not None
+
+
+def _units_over_time(request, vnode, name, work):
+    """How much of ``name`` ``vnode`` can give a broken chunk over the job's time (0 if excluded)."""
+    free = _free_over_time(request, vnode, name, work.get(vnode.name, {}))
+    return 0 if free is None else max(0, free)
 
 
 def _node_key(vnode: Vnode, rank: int, node_sort_key: Iterable[SortKey]):

@@ -109,3 +109,9 @@ def test_rerun_waits_between_its_runs(tmp_path):
                              e("00:09", "1.s", 100, 100, 108, 109)])
     record = acc.jobs[0]
     assert len(record.runs) == 2 and record.queued_at(4, 106) and not record.queued_at(6, 109)
+
+
+def test_account_and_project(tmp_path):
+    """The account (Account_Name, quoted in the logs) and the project are the job's."""
+    acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100, 'account="lab one"')])
+    assert acc.jobs[0].job.account == "lab one" and acc.jobs[0].job.project == "_pbs_project_default"

@@ -167,9 +167,10 @@ def _job(draft, index, eligible):
     first = draft.runs[0] if draft.runs else None
     occupancy = first.end - first.start if first is not None and first.end is not None else 0
     return PbsJob(index, draft.name, fields.get("user", ""), fields.get("group", ""),
-                  fields.get("project", fields.get("account", "")), fields.get("queue", ""), chunks,
+                  fields.get("project", ""), fields.get("queue", ""), chunks,
                   place, _duration(fields, "walltime"), _duration(fields, "soft_walltime"),
-                  _int(fields, "qtime", 0), eligible, occupancy, _int(fields, "Priority", 0), resources)
+                  _int(fields, "qtime", 0), eligible, occupancy, _int(fields, "Priority", 0), resources,
+                  fields.get("account"))
 
 
 _ALTERED = {_RESOURCE + "soft_walltime": "soft_walltime_s", _RESOURCE + "walltime": "walltime_s",

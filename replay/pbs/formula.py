@@ -32,7 +32,7 @@ import struct
 from .jobs import total
 
 __all__ = ["Formula", "compile_formula", "formula_values", "stored", "job_value", "under_threshold", "as_printed",
-           "float_digits", "BUILTIN_CONSUMABLE", "SPECIAL_NAMES"]
+           "float_digits", "resource_values", "BUILTIN_CONSUMABLE", "SPECIAL_NAMES"]
 
 BUILTIN_CONSUMABLE = ("accelerator_memory", "cpupercent", "cput", "energy", "file", "hbmem", "hpm",
                       "max_walltime", "mem", "min_walltime", "mpiprocs", "naccelerators", "nchunk", "ncpus",
@@ -146,7 +146,7 @@ def stored(value):
         return math.copysign(math.inf, value)
 
 
-def _resource_values(job):
+def resource_values(job):
     """The job's numeric ``Resource_List`` amounts, built-in ones 0 when not requested."""
     values = dict.fromkeys(BUILTIN_CONSUMABLE, 0)
     for chunk in job.chunks:
@@ -169,7 +169,7 @@ def formula_values(policy, job, now, fairshare=None):
     ``eligible_time_enable`` is on, else 0, as is ``accrue_type`` (2, eligible, when on). Fairshare
     values come from ``fairshare`` (a ``fairshare.Fairshare``); without one they are 0.
     """
-    values = _resource_values(job)
+    values = resource_values(job)
     eligible = policy.eligible_time_enable
     values["eligible_time"] = max(0, now - job.eligible_time) if eligible else 0
     values["accrue_type"] = 2 if eligible else 0

@@ -82,8 +82,11 @@ def _queue_names(policy, jobs):
 def job_order(policy, jobs, now, fairshare=None):
     """The queued ``jobs`` as PBS's scheduler sorts them at ``now``: one list when neither by_queue nor
     round_robin is set, else one list per queue (non-empty, highest priority first). With by_queue and
-    without fairshare, express jobs of all queues come first as one list, sorted together."""
+    without fairshare, express jobs of all queues come first as one list, sorted together. The jobs'
+    entities are added to ``fairshare`` (a ``fairshare.Fairshare``), as PBS adds every job's entity."""
     formula = compile_formula(policy.job_sort_formula) if policy.job_sort_formula else None
+    if fairshare is not None:
+        fairshare.add_entities(jobs)
     ordered = sorted(jobs, key=_sort_key(policy, now, formula, fairshare))
     if not (policy.by_queue or policy.round_robin):
         return [ordered] if ordered else []

@@ -1,0 +1,277 @@
+"""Fairshare as OpenPBS 23.06's scheduler keeps it (``fairshare.cpp``, ``init_scheduling_cycle``).
+
+The share tree
+    ``resource_group`` lines ``name id parent shares`` build a tree under the root (``parent`` ``root``
+    is the top). An entity's share of the machine (``fairshare_perc``) is its shares over the sum of
+    its siblings' shares, times its parent's share. PBS adds the group ``unknown`` first, with
+    ``unknown_shares`` (0 by default); a line naming an entity already in the tree (``unknown``
+    included) is ignored, and so is one whose parent is not yet defined. Any entity not in the file is
+    added under ``unknown`` with 1 share when PBS first sees one of its jobs, diluting the other
+    unknown entities. With the default ``unknown_shares`` of 0 every such entity has no share at all,
+    and with ``enforce_no_shares`` (on by default) **its jobs never run**.
+
+Entities
+    ``fairshare_entity`` ``euser`` (default), ``egroup``, ``queue`` or ``Account_Name``; a job without
+    that attribute, and the setting ``egroup:euser``, use ``group:user``. Names are looked up anywhere
+    in the tree, so a user named like a group is that group.
+
+Usage
+    Every node starts at a usage of 1. At the start of each cycle PBS adds, for each job it saw
+    running at the previous cycle and that still runs, the increase of ``fairshare_usage_res`` (an
+    expression like a sort formula, ``cput`` by default) over ``resources_used`` since then, to the
+    entity and every group above it. A job's usage after the last cycle that saw it running is **never
+    counted**: a job that ends between two cycles loses its last stretch, and one that starts and ends
+    between two cycles counts nothing. A job started by a cycle counts from zero at the next one.
+    Then, once for every ``fairshare_decay_time`` fully passed since the last decay, every node's usage
+    is multiplied by ``fairshare_decay_factor``, never going below 1; the last decay time is kept on
+    the decay boundary. Usage only accrues with ``fair_share`` on.
+
+Ordering
+    Jobs of the entity that used least for its share come first: PBS walks both entities' paths from
+    the root and, at the first pair of different groups, prefers the lower usage / ``fairshare_perc``
+    (a group with no share last). Within a cycle that usage includes a temporary charge for every job
+    started or planned as a top job so far: ``fairshare_usage_res`` over the job's *requested*
+    resources (``Resource_List``), so with the default ``cput`` (rarely requested) the charge is 0.
+
+Formula values
+    ``fairshare_perc`` is the share; ``fairshare_tree_usage`` the entity's usage relative to the root,
+    averaged up the tree by each group's share among its siblings; ``fairshare_factor`` is
+    ``2 ** -(fairshare_tree_usage / fairshare_perc)`` (0 without a share). PBS keeps these in single
+    precision.
+
+Not modelled: the usage file a scheduler starts from (``pbsfs``), usage as the MoM last reported it
+(the model uses the exact elapsed time), and sites' local modifications.
+"""
+
+import copy
+
+from .formula import compile_formula, resource_values, stored
+
+__all__ = ["Fairshare", "simulated_resources_used", "MIN_USAGE", "ROOT", "UNKNOWN"]
+
+MIN_USAGE = 1.0
+"""The usage every node starts at and never decays below (``FAIRSHARE_MIN_USAGE``)."""
+
+ROOT = "TREEROOT"
+UNKNOWN = "unknown"
+
+
+class _Node:
+    """One group or entity of the share tree."""
+
+    def __init__(self, name, shares, parent):
+        self.name, self.shares, self.parent = name, shares, parent
+        self.children = []
+        self.usage = self.temp_usage = MIN_USAGE
+        self.group_percentage = self.tree_percentage = 0.0
+        self.path = (parent.path if parent is not None else ()) + (self,)
+
+
+def simulated_resources_used(job, elapsed_s, cpu_load=1.0):
+    """``resources_used`` of ``job`` after running ``elapsed_s`` in a simulation: walltime, ncpus and
+    cput (ncpus busy at ``cpu_load``)."""
+    ncpus = job.resource("ncpus", 1)
+    return {"walltime": elapsed_s, "ncpus": ncpus, "cput": int(ncpus * elapsed_s * cpu_load)}
+
+
+class Fairshare:
+    """The share tree with its usage, as the scheduler carries it from cycle to cycle (mutable)."""
+
+    def __init__(self, policy, last_decay=None):
+        self.policy = policy
+        self.last_decay = last_decay
+        self._usage_formula = compile_formula(policy.usage_resource)
+        self._last_sample = {}
+        self.root = _Node(ROOT, 0, None)
+        self.root.tree_percentage = 1.0
+        self._nodes = {ROOT: self.root}
+        self._add(UNKNOWN, policy.unknown_shares, self.root)
+        for group in policy.tree:
+            parent = self.root if group.parent == "root" else self._nodes.get(group.parent)
+            if group.name not in self._nodes and parent is not None:
+                self._add(group.name, group.shares, parent)
+        _set_percentages(self.root)
+
+    def _add(self, name, shares, parent):
+        """A new node, first among its parent's children as PBS inserts them."""
+        node = _Node(name, shares, parent)
+        parent.children.insert(0, node)
+        self._nodes[name] = node
+        return node
+
+    def copy(self):
+        """An independent copy (for a cycle that must not change the caller's tree)."""
+        return copy.deepcopy(self)
+
+    def entity(self, job):
+        """The fairshare entity ``job`` counts under."""
+        kind = self.policy.entity
+        named = {"euser": job.user, "egroup": job.group, "queue": job.queue, "Account_Name": job.account}
+        name = named.get(kind)
+        return name if name else "{}:{}".format(job.group, job.user)
+
+    def node(self, name):
+        """The node of entity ``name``, added under ``unknown`` with 1 share if not in the tree."""
+        if name not in self._nodes:
+            unknown = self._nodes[UNKNOWN]
+            self._add(name, 1, unknown)
+            _set_sibling_percentages(unknown.children, unknown)
+        return self._nodes[name]
+
+    def add_entities(self, jobs):
+        """Give every job's entity its node, as PBS does for all jobs when a cycle starts (an unknown
+        entity dilutes the other unknown ones, so add them before reading shares)."""
+        for job in jobs:
+            self.node(self.entity(job))
+
+    def usage(self, name):
+        """The usage of entity or group ``name`` (1 if never charged)."""
+        return self.node(name).usage
+
+    def charge(self, entity, amount):
+        """Add ``amount`` of usage to ``entity`` and every group above it."""
+        for node in self.node(entity).path:
+            node.usage += amount
+            node.temp_usage += amount
+
+    def charge_started(self, job):
+        """Charge ``job``'s entity, for the rest of this cycle only, what the job asks for: PBS does this
+        (``update_usage_on_run``) when it starts a job and when it plans one as a top job, so later jobs
+        of the same entity (and its groups) are less deserving. ``decide()`` calls it after each."""
+        amount = self._usage_formula(resource_values(job))
+        for node in self.node(self.entity(job)).path:
+            node.temp_usage += amount
+
+    def decay(self, now):
+        """Decay once for every ``fairshare_decay_time`` fully passed since the last decay (the first
+        call only sets the clock); the last decay time stays on the decay boundary."""
+        if self.last_decay is None:
+            self.last_decay = now
+        period = self.policy.decay_time_s
+        if not period or now - self.last_decay <= period:
+            return
+        elapsed = now - self.last_decay
+        factor = stored(self.policy.decay_factor)
+        for _ in range((elapsed - 1) // period):
+            _decay(self.root, factor)
+        self.last_decay = now - elapsed % period
+        self._reset_temp_usage()
+
+    def _reset_temp_usage(self):
+        """Drop the temporary charges of the last cycle, as PBS does at the start of each."""
+        for node in self._nodes.values():
+            node.temp_usage = node.usage
+
+    def _usage_value(self, values):
+        """``fairshare_usage_res`` over ``values``."""
+        return self._usage_formula(values)
+
+    def sample(self, now, running, used=None):
+        """Start a cycle at ``now`` with ``running`` (items with ``job`` and ``start``): accrue each job's
+        usage since the previous sample (from zero for a job not running then), decay, and drop the
+        temporary charges. ``used(item, now)`` gives a job's resources_used (default
+        ``simulated_resources_used`` at full CPU load)."""
+        used = used or (lambda item, at: simulated_resources_used(item.job, at - item.start))
+        sample = {}
+        for item in running:
+            values = resource_values(item.job)
+            values.update(used(item, now))
+            entity = self.entity(item.job)
+            sample[item.job.name] = (entity, self._usage_value(values))
+            previous = self._last_sample.get(item.job.name, (entity, self._usage_value({})))
+            self.charge(previous[0], max(0.0, sample[item.job.name][1] - previous[1]))
+        self._last_sample = sample
+        self.decay(now)
+        self._reset_temp_usage()
+
+    def no_shares(self, job):
+        """True if ``job`` never runs because its entity has no share and ``enforce_no_shares`` is on."""
+        return self.policy.enforce_no_shares and self.node(self.entity(job)).tree_percentage == 0
+
+    def factors(self, job):
+        """``fairshare_perc``, ``fairshare_tree_usage`` and ``fairshare_factor`` of ``job``'s entity."""
+        node = self.node(self.entity(job))
+        tree_usage = _usage_factors(self.root)[node.name]
+        perc = node.tree_percentage
+        factor = 2.0 ** -stored(tree_usage / perc) if perc else 0.0
+        return {"fairshare_perc": perc, "fairshare_tree_usage": tree_usage, "fairshare_factor": factor}
+
+    def deserving_key(self, job):
+        """A sort key putting the most deserving entity's jobs first (PBS's ``compare_path``)."""
+        return _PathKey(self.node(self.entity(job)).path)
+
+
+def _set_sibling_percentages(siblings, parent):
+    """Each sibling's share among them, and of the machine (single precision, as PBS keeps them)."""
+    total = sum(node.shares for node in siblings)
+    for node in siblings:
+        if total * parent.tree_percentage == 0:
+            node.group_percentage = node.tree_percentage = 0.0
+        else:
+            node.group_percentage = stored(node.shares / total)
+            node.tree_percentage = stored(node.group_percentage * parent.tree_percentage)
+
+
+def _set_percentages(parent):
+    """Percentages for the whole tree below ``parent`` (``calc_fair_share_perc``)."""
+    _set_sibling_percentages(parent.children, parent)
+    for child in parent.children:
+        _set_percentages(child)
+
+
+def _decay(node, factor):
+    """Multiply the usage of ``node`` and everything below it by ``factor``, never below 1."""
+    node.usage = max(MIN_USAGE, node.usage * factor)
+    for child in node.children:
+        _decay(child, factor)
+
+
+def _usage_factors(root):
+    """Name -> ``usage_factor`` (``calc_usage_factor``): a root child's usage over the root's; below,
+    the node's own ratio pulled toward its parent's factor by its share among its siblings."""
+    factors = {root.name: 0.0}
+
+    def walk(node, parent_factor, top):
+        ratio = stored(node.usage / root.usage)
+        factor = ratio if top else stored(ratio + stored(stored(parent_factor - ratio) * node.group_percentage))
+        factors[node.name] = factor
+        for child in node.children:
+            walk(child, factor, False)
+
+    for child in root.children:
+        walk(child, 0.0, True)
+    return factors
+
+
+def _compare_path(path1, path2):
+    """PBS's ``compare_path``: -1 if the first path's entity is more deserving, 1 if less, else 0."""
+    for node1, node2 in zip(path1, path2):
+        if node1 is node2:
+            continue
+        if (node1.tree_percentage <= 0) != (node2.tree_percentage <= 0):
+            return 1 if node1.tree_percentage <= 0 else -1
+        if node1.tree_percentage <= 0:
+            return 0
+        value1 = node1.temp_usage / node1.tree_percentage
+        value2 = node2.temp_usage / node2.tree_percentage
+        if value1 != value2:
+            return -1 if value1 < value2 else 1
+    return 0
+
+
+class _PathKey:
+    """Orders entities' paths by ``compare_path``."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path):
+        self.path = path
+
+    def __lt__(self, other):
+        return _compare_path(self.path, other.path) < 0
+
+    def __eq__(self, other):
+        return _compare_path(self.path, other.path) == 0
+
+    def __hash__(self):
+        return hash(tuple(node.name for node in self.path))

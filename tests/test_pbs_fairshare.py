@@ -1,0 +1,233 @@
+"""Fairshare as OpenPBS 23.06's scheduler keeps it (fairshare.cpp, init_scheduling_cycle)."""
+
+from typing import NamedTuple
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from replay.pbs.fairshare import Fairshare
+from replay.pbs.formula import stored
+from replay.pbs.jobs import PbsJob
+from replay.pbs.order import job_order
+from replay.pbs.policy import FairsharePolicy, SchedulingPolicy, ShareGroup
+from replay.pbs.resources import Place, parse_select
+
+TREE = (ShareGroup("phys", 10, "root", 30), ShareGroup("chem", 11, "root", 10),
+        ShareGroup("ana", 20, "phys", 1), ShareGroup("bob", 21, "phys", 3), ShareGroup("cy", 22, "chem", 5))
+
+
+class Running(NamedTuple):
+    job: PbsJob
+    start: int
+
+
+def job(index=0, user="ana", group="g", queue="workq", ncpus=1, walltime=100, account=None):
+    return PbsJob(index, "{}.svr".format(index), user, group, "p", queue, parse_select("1:ncpus={}".format(ncpus)),
+                  Place(), walltime, None, 0, 0, account=account)
+
+
+def tree(**changes):
+    return Fairshare(FairsharePolicy(tree=TREE, **changes))
+
+
+def test_shares_of_the_tree():
+    """A node's share is its shares over its siblings', times its parent's."""
+    fs = tree()
+    assert fs.factors(job(user="ana"))["fairshare_perc"] == stored(stored(0.75) * stored(0.25))
+    assert fs.factors(job(user="cy"))["fairshare_perc"] == stored(0.25)
+
+
+def test_unknown_entity_without_unknown_shares_never_runs():
+    """With unknown_shares 0 (the default) an entity not in the tree has no share; its jobs never run."""
+    fs = tree()
+    assert fs.factors(job(user="zed"))["fairshare_perc"] == 0 and fs.no_shares(job(user="zed"))
+    assert not fs.no_shares(job(user="ana"))
+    assert not tree(enforce_no_shares=False).no_shares(job(user="zed"))
+
+
+def test_unknown_entities_share_the_unknown_group():
+    """Each entity added under unknown has 1 share and dilutes the others."""
+    fs = tree(unknown_shares=40)
+    first = fs.factors(job(user="x"))["fairshare_perc"]
+    fs.add_entities([job(user="y")])
+    assert first == stored(0.5) and fs.factors(job(user="x"))["fairshare_perc"] == stored(0.25)
+
+
+def test_duplicate_and_orphan_lines_are_ignored():
+    """A name already in the tree (unknown included) or an undefined parent makes PBS skip the line."""
+    fs = Fairshare(FairsharePolicy(tree=(ShareGroup("a", 1, "root", 1), ShareGroup("a", 2, "root", 9),
+                                         ShareGroup("unknown", 3, "root", 5), ShareGroup("b", 4, "nope", 1))))
+    assert fs.factors(job(user="a"))["fairshare_perc"] == 1.0
+    assert fs.factors(job(user="b"))["fairshare_perc"] == 0.0
+
+
+@pytest.mark.parametrize("entity, expected", [("euser", "ana"), ("egroup", "g"), ("queue", "workq"),
+                                               ("Account_Name", "g:ana"), ("egroup:euser", "g:ana")])
+def test_entities(entity, expected):
+    """euser, egroup, queue; Account_Name without an account and egroup:euser are group:user."""
+    assert Fairshare(FairsharePolicy(entity=entity)).entity(job()) == expected
+
+
+def test_account_entity():
+    """Account_Name uses the job's account when it has one."""
+    assert Fairshare(FairsharePolicy(entity="Account_Name")).entity(job(account="proj7")) == "proj7"
+
+
+def test_charge_reaches_every_group_above():
+    """Usage charged to an entity is added to it and each group up to the root."""
+    fs = tree()
+    fs.charge("ana", 10)
+    assert (fs.usage("ana"), fs.usage("phys"), fs.usage("TREEROOT"), fs.usage("bob")) == (11, 11, 11, 1)
+
+
+def test_decay_per_whole_period_and_clock_on_the_boundary():
+    """1.5 periods after the last decay: one decay, and the last decay is one period later."""
+    fs = tree(decay_time_s=100, decay_factor=0.5)
+    fs.decay(1000)
+    fs.charge("ana", 99)
+    fs.decay(1150)
+    assert fs.usage("ana") == 50 and fs.last_decay == 1100
+    fs.decay(1199)
+    assert fs.usage("ana") == 50
+    fs.decay(1301)
+    assert fs.usage("ana") == 12.5 and fs.last_decay == 1300
+
+
+def test_decay_never_below_one():
+    """Usage never decays below 1."""
+    fs = tree(decay_time_s=10)
+    fs.decay(0)
+    fs.charge("ana", 1)
+    fs.decay(1000)
+    assert fs.usage("ana") == 1
+
+
+@given(st.lists(st.floats(0, 1e9), max_size=5), st.integers(0, 10 ** 6), st.sampled_from([0.1, 0.5, 0.9]))
+def test_decay_never_increases_usage(charges, later, factor):
+    """Decaying never increases any usage and never takes it below 1."""
+    fs = tree(decay_time_s=3600, decay_factor=factor)
+    fs.decay(0)
+    for amount in charges:
+        fs.charge("bob", amount)
+    before = {name: fs.usage(name) for name in ("bob", "phys", "TREEROOT", "cy")}
+    fs.decay(later)
+    for name, usage in before.items():
+        assert 1 <= fs.usage(name) <= usage
+
+
+def test_sample_accrues_running_jobs_between_cycles():
+    """Each cycle adds the increase of the usage resource since the previous cycle; a new job from 0."""
+    fs = tree(usage_resource="walltime", decay_time_s=0)
+    fs.sample(100, [Running(job(1), 40)])
+    assert fs.usage("ana") == 1 + 60
+    fs.sample(130, [Running(job(1), 40)])
+    assert fs.usage("ana") == 1 + 90
+
+
+def test_a_job_ending_between_cycles_loses_its_last_stretch():
+    """A job no longer running at a cycle adds nothing for the time since the previous cycle."""
+    fs = tree(usage_resource="walltime", decay_time_s=0)
+    fs.sample(100, [Running(job(1), 40)])
+    fs.sample(500, [])
+    assert fs.usage("ana") == 61
+
+
+def test_default_usage_is_cpu_time():
+    """fairshare_usage_res defaults to cput: ncpus busy for the elapsed time in a simulation."""
+    fs = tree(decay_time_s=0)
+    fs.sample(10, [Running(job(1, ncpus=4), 0)])
+    assert fs.usage("ana") == 41
+
+
+@given(st.lists(st.integers(0, 1000), min_size=1, max_size=6))
+def test_without_decay_usage_is_the_elapsed_time_at_the_last_sample(gaps):
+    """A job sampled at every cycle is charged its whole elapsed time up to the last sample."""
+    fs = tree(usage_resource="walltime", decay_time_s=0)
+    now = 0
+    for gap in gaps:
+        now += gap
+        fs.sample(now, [Running(job(1), 0)])
+    assert fs.usage("ana") == 1 + now
+
+
+def test_less_usage_per_share_is_more_deserving():
+    """compare_path: at the first differing groups, lower usage / share comes first."""
+    fs = tree()
+    fs.charge("ana", 100)
+    jobs = [job(1, user="ana"), job(2, user="cy"), job(3, user="bob")]
+    # phys: 101 / 0.75, chem: 1 / 0.25 -> chem (cy) first; within phys: bob 1/(0.75*0.75) < ana 101/(...)
+    assert [j.index for j in sorted(jobs, key=fs.deserving_key)] == [2, 3, 1]
+
+
+def test_no_share_is_least_deserving():
+    """An entity without a share comes after every entity with one."""
+    fs = tree()
+    fs.charge("ana", 10 ** 9)
+    assert sorted([job(1, user="zed"), job(2, user="ana")], key=fs.deserving_key)[0].index == 2
+
+
+def test_charge_started_makes_the_next_job_less_deserving():
+    """A started job's requested usage is charged for the cycle, so the other entity goes next."""
+    fs = Fairshare(FairsharePolicy(usage_resource="ncpus*walltime",
+                                   tree=(ShareGroup("ana", 1, "root", 1), ShareGroup("bob", 2, "root", 1))))
+    ana, bob = job(1, user="ana"), job(2, user="bob")
+
+    def first(jobs):
+        return sorted(jobs, key=lambda j: (fs.deserving_key(j), j.index))[0]
+
+    assert first([bob, ana]) == ana
+    fs.charge_started(ana)
+    assert first([ana, bob]) == bob
+    assert fs.usage("ana") == 1  # the charge is temporary: real usage is unchanged
+    fs.sample(0, [])
+    assert first([bob, ana]) == ana
+
+
+def test_default_temporary_charge_is_zero():
+    """With fairshare_usage_res cput a job rarely requests cput: the temporary charge is 0."""
+    fs = tree()
+    fs.charge_started(job(1))
+    assert fs.deserving_key(job(1)) == fs.deserving_key(job(1))
+    assert fs.node("ana").temp_usage == 1
+
+
+def test_formula_factors():
+    """fairshare_factor is 2 ** -(tree_usage / perc); tree usage averages up by group shares."""
+    fs = Fairshare(FairsharePolicy(tree=(ShareGroup("ana", 1, "root", 1), ShareGroup("bob", 2, "root", 3))))
+    fs.charge("ana", 3)
+    fs.charge("bob", 4)
+    values = fs.factors(job(user="ana"))
+    assert values["fairshare_tree_usage"] == 0.5 and values["fairshare_perc"] == 0.25
+    assert values["fairshare_factor"] == 0.25
+
+
+def test_tree_usage_pulled_toward_the_group():
+    """Below the root's children, an entity's tree usage moves toward its group's by its share."""
+    fs = tree()
+    fs.charge("ana", 7)
+    ratio = stored(8 / 8)  # ana's usage over the root's
+    group = stored(8 / 8)  # phys's
+    expected = stored(ratio + stored(stored(group - ratio) * stored(0.25)))
+    assert fs.factors(job(user="ana"))["fairshare_tree_usage"] == expected
+    bob = stored(1 / 8)
+    assert fs.factors(job(user="bob"))["fairshare_tree_usage"] == stored(bob + stored(stored(group - bob) * 0.75))
+
+
+def test_copy_is_independent():
+    """Charging a copy leaves the original as it was."""
+    fs = tree()
+    other = fs.copy()
+    other.charge("ana", 5)
+    other.charge_started(job())
+    assert fs.usage("ana") == 1 and other.usage("ana") == 6
+
+
+def test_order_by_fairshare():
+    """job_order puts the most deserving entity first when fair_share is on."""
+    fs = tree()
+    fs.charge("cy", 50)
+    policy = SchedulingPolicy(fairshare=fs.policy, by_queue=False)
+    jobs = [job(1, user="cy"), job(2, user="ana")]
+    assert [j.index for j in job_order(policy, jobs, 0, fs)[0]] == [2, 1]
+    assert [j.index for j in job_order(policy._replace(fairshare=None), jobs, 0, fs)[0]] == [1, 2]

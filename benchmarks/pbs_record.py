@@ -220,6 +220,29 @@ def qmgr_value(value):
     return '"{}"'.format(text) if re.search(r"[\s,\[\]=*+]", text) and not text.startswith('"') else text
 
 
+SITE_FILES = ("qmgr.txt", "sched_config", "resource_group", "pbsnodes.json")
+
+
+def recording_problems(outdir):
+    """What is wrong with a recording folder (empty when sound): site files, and Q, S and E of every job."""
+    problems = ["site/{} missing".format(name) for name in SITE_FILES
+                if not os.path.isfile(os.path.join(outdir, "site", name))]
+    with open(os.path.join(outdir, "recording.json"), encoding="utf-8") as source:
+        job_ids = json.load(source)["job_ids"]
+    folder = os.path.join(outdir, "accounting")
+    seen = set()
+    for day in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, day), encoding="utf-8") as log:
+            seen.update(tuple(line.split(";", 3)[1:3]) for line in log if line.count(";") >= 3)
+    for name, job_id in sorted(job_ids.items()):
+        missing = [kind for kind in "QSE" if (kind, job_id) not in seen]
+        if missing:
+            problems.append("{} ({}): no {} record".format(name, job_id, "/".join(missing)))
+    strangers = sorted({job_id for _, job_id in seen} - set(job_ids.values()))
+    problems.extend("{}: not a job of this recording".format(job_id) for job_id in strangers)
+    return problems
+
+
 # --- the server: commands, files, daemons --------------------------------------------------------------
 
 class Server:
@@ -657,6 +680,8 @@ def main(argv=None):
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     summary = record(server, workload, arguments.outdir, timeout_for(workload))
+    for problem in recording_problems(arguments.outdir):
+        print("pbs_record: " + problem, file=sys.stderr)
     print("{} jobs, {} accounting lines, {} scheduler errors, PBS back as it was: {}".format(
         len(summary["job_ids"]), summary["accounting_lines"], len(summary["sched_log_errors"]),
         "yes" if not summary["differences_after_restore"] and not summary["restore_failures"]

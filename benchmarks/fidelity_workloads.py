@@ -1,0 +1,188 @@
+"""The workloads recorded on a real OpenPBS to check the simulator's fidelity, one JSON file per configuration.
+
+    python benchmarks/fidelity_workloads.py OUTDIR [--seed 22] [--only NAME ...]
+
+Each workload is a scheduler configuration (``strict-depth1-light``,
+``formula``, ``fairshare``, ``vnodes``, ...) and 60 to 90 jobs: four users in
+three groups, ``sleep`` jobs of 2 to 15 seconds, walltimes above the runtimes,
+soft walltimes on most jobs -- some under the runtime (so PBS extends them),
+some over -- and release offsets that load the vnodes lightly (about half
+busy) or heavily (more work offered than the vnodes hold, so a queue builds).
+The same seed gives byte-identical files. ``benchmarks/pbs_record.py`` plays
+a workload on a test server.
+"""
+
+import argparse
+import json
+import os
+import random
+import sys
+import zlib
+
+USERS = {"fid_ana": "fid_red", "fid_ben": "fid_red", "fid_cai": "fid_blue", "fid_dan": "fid_green"}
+USER_WEIGHTS = (("fid_ana", 4), ("fid_ben", 2), ("fid_cai", 3), ("fid_dan", 1))
+STRICT = {"strict_ordering": "True ALL"}
+FAST_MOM_POLL = {"$min_check_poll": "1", "$max_check_poll": "2"}
+ONE_VNODE = [{"ncpus": 8}]
+LIGHT, HEAVY = 0.4, 1.4
+"""Offered load: work released per second over what the vnodes can run per second."""
+
+
+def weighted(rng, pairs):
+    """One value of ``[(value, weight), ...]``."""
+    values, weights = zip(*pairs)
+    return rng.choices(values, weights=weights)[0]
+
+
+def single_chunk(rng, cpu_weights):
+    """``(select, place)`` of a one-chunk job; ``cpu_weights`` is ``[(ncpus, weight), ...]``."""
+    return "1:ncpus={}".format(weighted(rng, cpu_weights)), "pack"
+
+
+SMALL_CPUS = ((1, 4), (2, 3), (3, 1))
+MIXED_CPUS = ((1, 3), (2, 3), (3, 1), (4, 2), (6, 1), (8, 1))
+WITHIN_LIMIT_CPUS = ((1, 3), (2, 3), (3, 1), (4, 2), (6, 1))
+"""No job above the per-user ncpus limit of ``limits``: it could never run."""
+VNODE_SHAPES = (("1:ncpus=1", "pack", 3), ("1:ncpus=2", "pack", 2), ("1:ncpus=4", "pack", 1),
+                ("1:ncpus=6", "pack", 1), ("2:ncpus=2", "scatter", 2), ("2:ncpus=2+1:ncpus=1", "scatter", 2),
+                ("2:ncpus=2+1:ncpus=1", "free", 1), ("3:ncpus=1", "scatter", 1), ("2:ncpus=1", "vscatter", 1),
+                ("1:ncpus=1:mem=6gb", "pack", 1), ("2:ncpus=3", "pack", 1), ("1:ncpus=2", "excl", 1),
+                ("2:ncpus=1", "scatter:excl", 1), ("4:ncpus=1", "free", 1))
+
+
+def vnode_chunk(rng, _cpu_weights):
+    """``(select, place)`` of a job for four vnodes of 2, 4, 4 and 8 ncpus on four hosts."""
+    select, place = weighted(rng, [((select, place), weight) for select, place, weight in VNODE_SHAPES])
+    return select, place
+
+
+def total_ncpus(select):
+    """The ncpus a select asks for in all: ``2:ncpus=2+1:ncpus=1`` is 5."""
+    total = 0
+    for chunk in select.split("+"):
+        parts = chunk.split(":")
+        count = int(parts[0]) if parts[0].isdigit() else 1
+        total += count * sum(int(part.split("=")[1]) for part in parts if part.startswith("ncpus="))
+    return total
+
+
+def job_times(rng, runtimes):
+    """``(runtime, walltime, soft_walltime or None)``: soft under the runtime for some, over for others."""
+    runtime = rng.randint(*runtimes)
+    walltime = max(runtime + 5, int(runtime * rng.uniform(1.5, 4.0)))
+    if rng.random() < 0.2:
+        return runtime, walltime, None
+    soft = int(round(runtime * rng.uniform(0.3, 1.8)))
+    return runtime, walltime, min(max(soft, 1), walltime)
+
+
+def make_jobs(rng, count, shape, cpu_weights, runtimes, load, capacity, queues=("workq",)):
+    """``count`` jobs released at random offsets so that the offered load is ``load`` of ``capacity`` ncpus."""
+    jobs, offset = [], 0.0
+    for number in range(count):
+        select, place = shape(rng, cpu_weights)
+        runtime, walltime, soft = job_times(rng, runtimes)
+        jobs.append({"name": "j{:03d}".format(number + 1), "user": weighted(rng, USER_WEIGHTS),
+                     "queue": queues[rng.randrange(len(queues))], "select": select, "place": place,
+                     "walltime": walltime, "soft_walltime": soft, "runtime": runtime, "offset": offset})
+        mean_gap = total_ncpus(select) * runtime / (capacity * load)
+        burst = rng.random() < 0.15  # some jobs arrive together, released by one qrls
+        offset = round(offset if burst else offset + rng.expovariate(1 / mean_gap), 1)
+    return jobs
+
+
+def workload(name, description, jobs, **settings):
+    """A workload: the configuration (vnodes, server, queues, sched_config, ...) and its jobs."""
+    base = {"name": name, "description": description, "users": USERS, "vnodes": ONE_VNODE, "server": {},
+            "queues": {}, "sched_config": STRICT, "resource_group": None, "mom_config": {}, "jobs": jobs}
+    base.update(settings)
+    return base
+
+
+SHARE_TREE = [["fid_red", 10, "root", 50], ["fid_blue", 20, "root", 30], ["fid_green", 30, "root", 20],
+              ["fid_ana", 11, "fid_red", 60], ["fid_ben", 12, "fid_red", 40], ["fid_cai", 21, "fid_blue", 100],
+              ["fid_dan", 31, "fid_green", 100]]
+FOUR_VNODES = [{"ncpus": 2, "mem": "4gb", "host": "pbshost-a"}, {"ncpus": 4, "mem": "8gb", "host": "pbshost-b"},
+               {"ncpus": 4, "mem": "8gb", "host": "pbshost-c"}, {"ncpus": 8, "mem": "16gb", "host": "pbshost-d"}]
+
+
+def strict_light(rng):
+    return workload("strict-depth1-light", "strict ordering, backfill_depth 1, one 8-ncpu vnode, about half busy",
+                    make_jobs(rng, 60, single_chunk, SMALL_CPUS, (2, 12), LIGHT, 8), server={"backfill_depth": 1})
+
+
+def strict_heavy(rng):
+    return workload("strict-depth1-heavy", "strict ordering, backfill_depth 1, one 8-ncpu vnode, a queue builds",
+                    make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8), server={"backfill_depth": 1})
+
+
+def strict_depth3(rng):
+    return workload("strict-depth3", "strict ordering, backfill_depth 3, one 8-ncpu vnode, a queue builds",
+                    make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8), server={"backfill_depth": 3})
+
+
+def formula(rng):
+    return workload("formula", "job_sort_formula ncpus * 100 + walltime, strict ordering, a queue builds",
+                    make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8),
+                    server={"job_sort_formula": "ncpus * 100 + walltime"})
+
+
+def sortkey(rng):
+    return workload("sortkey", "job_sort_key ncpus HIGH then walltime LOW, no formula, strict ordering",
+                    make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8),
+                    sched_config=dict(STRICT, job_sort_key=['"ncpus HIGH" ALL', '"walltime LOW" ALL']))
+
+
+def fairshare(rng):
+    settings = dict(STRICT, fair_share="True ALL", fairshare_usage_res="ncpus*walltime", fairshare_entity="euser",
+                    fairshare_decay_time="00:01:00", fairshare_decay_factor="0.5", unknown_shares="10")
+    return workload("fairshare", "fairshare over three groups (ncpus*walltime, decay 0.5 every minute), strict",
+                    make_jobs(rng, 80, single_chunk, MIXED_CPUS, (2, 14), HEAVY, 8), sched_config=settings,
+                    resource_group=SHARE_TREE, mom_config=FAST_MOM_POLL)
+
+
+def limits(rng):
+    return workload("limits", "max_run 2 and max_run_res.ncpus 6 per user (server), strict ordering",
+                    make_jobs(rng, 70, single_chunk, WITHIN_LIMIT_CPUS, (2, 15), HEAVY, 8),
+                    server={"max_run": "[u:PBS_GENERIC=2]", "max_run_res.ncpus": "[u:PBS_GENERIC=6]"})
+
+
+def vnodes(rng):
+    return workload("vnodes", "four vnodes (2, 4, 4, 8 ncpus) on four hosts, multi-chunk jobs, scatter/pack/free/excl",
+                    make_jobs(rng, 70, vnode_chunk, None, (2, 15), HEAVY, 18), vnodes=FOUR_VNODES)
+
+
+def queues(rng):
+    return workload("queues", "two queues of priority 100 and 50, by_queue, strict ordering",
+                    make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8, ("fid_high", "fid_low")),
+                    queues={"fid_high": {"priority": 100}, "fid_low": {"priority": 50}},
+                    sched_config=dict(STRICT, by_queue="True ALL"))
+
+
+CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
+    strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, limits, vnodes, queues)}
+
+
+def generate(name, seed):
+    """The workload of configuration ``name`` for ``seed`` (a dict)."""
+    return CONFIGURATIONS[name](random.Random(seed * 1000003 + zlib.crc32(name.encode())))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("outdir", help="folder for the workload files")
+    parser.add_argument("--seed", type=int, default=22)
+    parser.add_argument("--only", nargs="+", choices=sorted(CONFIGURATIONS), help="only these configurations")
+    arguments = parser.parse_args(argv)
+    os.makedirs(arguments.outdir, exist_ok=True)
+    for name in arguments.only or sorted(CONFIGURATIONS):
+        path = os.path.join(arguments.outdir, name + ".json")
+        with open(path, "w", encoding="utf-8") as target:
+            json.dump(generate(name, arguments.seed), target, indent=1, sort_keys=True)
+            target.write("\n")
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

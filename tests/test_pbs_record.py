@@ -1,0 +1,231 @@
+"""The recording harness's pure parts, the workloads it plays, and the recordings kept in tests/data/fidelity.
+
+No PBS server is needed: these check the text the harness writes to the
+server's files, the lines it keeps from the accounting log, the generated
+workloads, and that every kept recording is complete.
+"""
+
+import json
+import os
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+
+import fidelity_workloads  # noqa: E402  (benchmarks/ is not a package)
+import pbs_record  # noqa: E402
+
+RECORDINGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity")
+SHIPPED_SCHED_CONFIG = """# comment
+round_robin: False\tall
+by_queue: True\t\tprime
+by_queue: True\t\tnon_prime
+strict_ordering: false\tALL
+#job_sort_key: "ncpus HIGH"\tALL
+fair_share: false\tALL
+"""
+
+
+# --- sched_config, resource_group, MoM configuration ---------------------------------------------------
+
+def test_sched_config_setting_replaced_in_place():
+    """A named setting's line is replaced where it stood; the lines around it are unchanged."""
+    text = pbs_record.sched_config_with(SHIPPED_SCHED_CONFIG, {"strict_ordering": "True ALL"})
+    assert text.splitlines() == SHIPPED_SCHED_CONFIG.replace("strict_ordering: false\tALL",
+                                                             "strict_ordering: True ALL").splitlines()
+
+
+def test_sched_config_repeated_setting_becomes_the_given_lines():
+    """by_queue's two lines (prime, non_prime) become the one line asked for, at the first one's place."""
+    lines = pbs_record.sched_config_with(SHIPPED_SCHED_CONFIG, {"by_queue": "True ALL"}).splitlines()
+    assert [line for line in lines if line.startswith("by_queue")] == ["by_queue: True ALL"]
+    assert lines.index("by_queue: True ALL") == 2
+
+
+def test_sched_config_new_and_multiple_settings_appended_comments_kept():
+    """Absent settings are added at the end (several job_sort_key lines in order); comments stay."""
+    lines = pbs_record.sched_config_with(SHIPPED_SCHED_CONFIG, {
+        "job_sort_key": ['"ncpus HIGH" ALL', '"walltime LOW" ALL'], "fairshare_decay_time": "00:01:00"}).splitlines()
+    assert lines[-3:] == ["fairshare_decay_time: 00:01:00", 'job_sort_key: "ncpus HIGH" ALL',
+                          'job_sort_key: "walltime LOW" ALL']
+    assert '#job_sort_key: "ncpus HIGH"\tALL' in lines
+
+
+_names = st.sampled_from(["round_robin", "by_queue", "strict_ordering", "fair_share", "job_sort_key", "help"])
+
+
+@given(st.dictionaries(_names, st.sampled_from(["True ALL", "false", '"ncpus HIGH" ALL'])))
+def test_sched_config_lines_of_other_settings_kept(settings):
+    """Every line not setting a named setting is kept, in order, and each named setting appears as given."""
+    lines = pbs_record.sched_config_with(SHIPPED_SCHED_CONFIG, settings).splitlines()
+    kept = [line for line in SHIPPED_SCHED_CONFIG.splitlines() if pbs_record.setting_name(line) not in settings]
+    assert [line for line in lines if pbs_record.setting_name(line) not in settings] == kept
+    for name, value in settings.items():
+        assert [line for line in lines if pbs_record.setting_name(line) == name] == ["{}: {}".format(name, value)]
+
+
+def test_resource_group_one_line_per_entity():
+    """The share tree is written as name, id, parent, shares lines."""
+    assert pbs_record.resource_group_text([["red", 10, "root", 50], ["ana", 11, "red", 60]]) == (
+        "red\t10\troot\t50\nana\t11\tred\t60\n")
+
+
+def test_mom_config_poll_settings_replaced_or_added():
+    """$min_check_poll replaces the existing line, $max_check_poll is added; other lines are unchanged."""
+    text = pbs_record.mom_config_with("$clienthost pbshost\n$min_check_poll 10\n",
+                                      {"$min_check_poll": "1", "$max_check_poll": "2"})
+    assert text == "$clienthost pbshost\n$min_check_poll 1\n$max_check_poll 2\n"
+
+
+def test_vnode_config_empties_the_moms_own_vnode_and_numbers_the_others():
+    """Version 2 header, the MoM's own vnode at 0 ncpus, one block of resources per numbered vnode."""
+    text = pbs_record.vnode_config_text("pbshost", [{"ncpus": 2, "mem": "4gb", "host": "h-a"}, {"ncpus": 8}])
+    assert text.splitlines() == [
+        "$configversion 2", "pbshost: resources_available.ncpus = 0",
+        "pbshost[0]: resources_available.host = h-a", "pbshost[0]: resources_available.mem = 4gb",
+        "pbshost[0]: resources_available.ncpus = 2", "pbshost[1]: resources_available.ncpus = 8"]
+
+
+# --- qmgr text and commands -----------------------------------------------------------------------------
+
+PRINT_SERVER = """create queue workq
+set queue workq queue_type = Execution
+set queue workq priority = 10
+set server scheduling = True
+set server backfill_depth = 2
+set server max_run = [u:PBS_GENERIC=2]
+"""
+
+
+def test_print_server_settings_and_queues_read():
+    """Server settings, queue names and one queue's settings are read from ``print server``."""
+    assert pbs_record.server_settings(PRINT_SERVER) == {
+        "scheduling": "True", "backfill_depth": "2", "max_run": "[u:PBS_GENERIC=2]"}
+    assert pbs_record.queue_names(PRINT_SERVER) == ["workq"]
+    assert pbs_record.queue_settings(PRINT_SERVER, "workq") == {"queue_type": "Execution", "priority": "10"}
+
+
+@pytest.mark.parametrize("value, text", [(3, "3"), ("[u:PBS_GENERIC=2]", '"[u:PBS_GENERIC=2]"'),
+                                         ("ncpus * 100 + walltime", '"ncpus * 100 + walltime"'), ("4gb", "4gb")])
+def test_qmgr_values_quoted_when_needed(value, text):
+    """Values with spaces, brackets or operators are quoted for qmgr; plain ones are not."""
+    assert pbs_record.qmgr_value(value) == text
+
+
+def test_qsub_holds_the_job_and_sleeps_for_its_runtime():
+    """The job is held, named, queued, sized and timed as the workload says, and sleeps its runtime."""
+    job = {"name": "j001", "queue": "workq", "select": "2:ncpus=2+1:ncpus=1", "place": "scatter",
+           "walltime": 40, "runtime": 12}
+    assert pbs_record.qsub_arguments(job) == [
+        "qsub", "-h", "-N", "j001", "-q", "workq", "-o", "/dev/null", "-e", "/dev/null",
+        "-l", "select=2:ncpus=2+1:ncpus=1", "-l", "place=scatter", "-l", "walltime=40", "--", "/bin/sleep", "12"]
+
+
+def test_jobs_with_the_same_offset_released_together():
+    """Release groups come by offset, jobs of one offset in workload order."""
+    jobs = [{"name": "a", "offset": 2}, {"name": "b", "offset": 0}, {"name": "c", "offset": 2.0}]
+    assert pbs_record.release_groups(jobs) == [(0.0, ["b"]), (2.0, ["a", "c"])]
+
+
+# --- the accounting lines kept ------------------------------------------------------------------------
+
+ACCOUNTING = [
+    "11/26/2026 10:46:52;Q;12.pbshost;user=fid_ana queue=workq",
+    "11/26/2026 10:46:52;Q;112.pbshost;user=pbsuser queue=workq",
+    "11/26/2026 10:46:53;a;12.pbshost;Resource_List.soft_walltime=00:00:03",
+    "11/26/2026 10:46:55;S;12.pbshost;user=fid_ana start=1795690015",
+    "11/26/2026 10:46:56;L;license;floating license hour:0 day:0 avail:0 unavail:0",
+    "11/26/2026 10:47:01;E;12.pbshost;user=fid_ana end=1795690021",
+    "11/26/2026 10:47:02;E;112.pbshost;user=pbsuser end=1795690022",
+]
+
+
+def test_accounting_keeps_only_the_recordings_jobs_every_record_unchanged():
+    """Every record of the recording's jobs is kept as it was; other jobs' and other lines are not."""
+    assert pbs_record.recording_lines(ACCOUNTING, ["12.pbshost"]) == [ACCOUNTING[0], ACCOUNTING[2], ACCOUNTING[3],
+                                                                      ACCOUNTING[5]]
+
+
+def test_ended_jobs_are_those_with_an_e_record():
+    """A job counts as ended at its E record, not at S."""
+    assert pbs_record.ended_jobs(ACCOUNTING[:5], ["12.pbshost", "112.pbshost"]) == set()
+    assert pbs_record.ended_jobs(ACCOUNTING, ["12.pbshost"]) == {"12.pbshost"}
+
+
+# --- workloads -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(fidelity_workloads.CONFIGURATIONS))
+def test_workload_is_deterministic(name):
+    """The same seed gives the same workload, another seed other jobs."""
+    first, again = fidelity_workloads.generate(name, 22), fidelity_workloads.generate(name, 22)
+    assert json.dumps(first, sort_keys=True) == json.dumps(again, sort_keys=True)
+    assert first["jobs"] != fidelity_workloads.generate(name, 23)["jobs"]
+
+
+@pytest.mark.parametrize("name", sorted(fidelity_workloads.CONFIGURATIONS))
+def test_workload_is_valid_and_extends_soft_walltimes(name):
+    """Valid for the harness; 50-100 jobs of several users; soft walltimes both under and over runtimes."""
+    workload = fidelity_workloads.generate(name, 22)
+    pbs_record.check_workload(workload, name)
+    jobs = workload["jobs"]
+    assert 50 <= len(jobs) <= 100 and len({job["user"] for job in jobs}) >= 3
+    assert [job["offset"] for job in jobs] == sorted(job["offset"] for job in jobs)
+    softs = [(job["soft_walltime"], job["runtime"]) for job in jobs if job["soft_walltime"] is not None]
+    assert any(soft < runtime for soft, runtime in softs) and any(soft > runtime for soft, runtime in softs)
+
+
+def test_every_job_fits_its_configuration():
+    """No job asks for more ncpus than a user may hold (limits) or than the vnodes have (the others)."""
+    for name in fidelity_workloads.CONFIGURATIONS:
+        workload = fidelity_workloads.generate(name, 22)
+        ceiling = 6 if name == "limits" else sum(vnode["ncpus"] for vnode in workload["vnodes"])
+        assert max(fidelity_workloads.total_ncpus(job["select"]) for job in workload["jobs"]) <= ceiling, name
+
+
+def test_total_ncpus_of_a_multi_chunk_select():
+    """Chunk counts multiply each chunk's ncpus."""
+    assert fidelity_workloads.total_ncpus("2:ncpus=2+1:ncpus=1:mem=6gb") == 5
+
+
+@pytest.mark.parametrize("drop, changes, field", [
+    ("runtime", {}, "missing runtime"), (None, {"runtime": 50}, "runtime must be"),
+    (None, {"soft_walltime": 0}, "soft_walltime must be"), (None, {"user": "eve"}, "user eve")])
+def test_bad_workload_named_by_job_and_field(drop, changes, field):
+    """A job missing a field, of an unknown user or with impossible times is refused, naming job and field."""
+    job = {"name": "j1", "user": "fid_ana", "queue": "workq", "select": "1:ncpus=1", "place": "pack",
+           "walltime": 30, "runtime": 5, "offset": 0, **changes}
+    job.pop(drop, None)
+    with pytest.raises(pbs_record.WorkloadError, match="w.json: job 0: " + field):
+        pbs_record.check_workload({"users": {"fid_ana": "fid_red"}, "jobs": [job]}, "w.json")
+
+
+def test_unreadable_workload_exits_2_with_one_line(tmp_path, capsys):
+    """A workload that is not JSON: exit status 2 and one line naming the file, before any PBS command."""
+    path = tmp_path / "w.json"
+    path.write_text("{not json")
+    assert pbs_record.main([str(path), str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and str(path) in error
+
+
+# --- the recordings kept ------------------------------------------------------------------------------
+
+KEPT = sorted(os.listdir(RECORDINGS)) if os.path.isdir(RECORDINGS) else []
+
+
+@pytest.mark.parametrize("name", KEPT)
+def test_kept_recording_is_complete(name):
+    """Four site files, and Q, S and E records for every job and for no other job."""
+    assert pbs_record.recording_problems(os.path.join(RECORDINGS, name)) == []
+
+
+@pytest.mark.parametrize("name", KEPT)
+def test_kept_recording_put_pbs_back(name):
+    """The recording ended with the server as it was and no scheduler error logged."""
+    with open(os.path.join(RECORDINGS, name, "recording.json"), encoding="utf-8") as source:
+        summary = json.load(source)
+    assert (summary["restore_failures"], summary["differences_after_restore"], summary["sched_log_errors"]) == (
+        [], [], [])

@@ -26,13 +26,15 @@ The rules, as OpenPBS 23.06's scheduler applies them (``eval_selspec``, ``eval_p
   an exclusive job (or an exclusive reservation) cannot overlap another on the same vnode at all. So a
   job may run alongside a top job's future window when the vnodes have room for both.
 
-Not modelled: ``place=group=``, placement sets, node buckets (PBS's faster path
-for ``excl`` jobs on single-vnode hosts, which can choose different vnodes), provisioning, and
+Exclusive jobs on machines of one vnode per host take PBS's node-bucket path instead (``buckets``).
+
+Not modelled: ``place=group=``, placement sets, provisioning, and
 ``node_sort_key`` entries on ``unused``/``assigned`` amounts.
 """
 
 from typing import Dict, Iterable, List, Mapping, NamedTuple, Sequence, Tuple
 
+from .buckets import place_in_buckets, uses_buckets
 from .jobs import PbsJob
 from .policy import DEFAULT_RESOURCES_CHECKED, SortKey
 from .vnodes import Vnode
@@ -187,8 +189,11 @@ class Machine:
         amounts held there, ``exclusive`` the vnodes held exclusively; ``future`` maps a vnode to its
         calendar changes (``FutureUse``, in calendar order) and ``end`` is when the job would end."""
         chunks = tuple(self.chunk_request(chunk) + (chunk.count,) for chunk in job.chunks)
+        end = now if end is None else end
+        if uses_buckets(self, job):
+            return place_in_buckets(self, job, chunks, used, exclusive, future or {}, now, end, _offers)
         eligible = frozenset(vnode.name for vnode in self.vnodes if self._eligible(job, vnode, used, exclusive))
-        request = _Request(job, chunks, future or {}, now, now if end is None else end, eligible)
+        request = _Request(job, chunks, future or {}, now, end, eligible)
         work = _copy(used)
         if self.multi_vnode or (job.place.arrangement == "pack" and _total_chunks(job) > 1):
             return self._by_host(request, work)

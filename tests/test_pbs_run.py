@@ -7,7 +7,7 @@ from replay.pbs.jobs import PbsJob
 from replay.pbs.placement import Machine
 from replay.pbs.policy import SchedulingPolicy
 from replay.pbs.resources import Place, parse_select
-from replay.pbs.run import simulate_run
+from replay.pbs.run import Hooks, simulate_run
 from replay.pbs.vnodes import Vnode
 
 STRICT = SchedulingPolicy(strict_ordering=True, backfill_fuzzy_s=0)
@@ -72,3 +72,29 @@ def test_every_job_runs_once_and_the_cpus_are_never_overused(specs, latency):
         busy = sum(j.chunks[0].amount("ncpus") for j in jobs
                    if runs[j.name].start <= instant < runs[j.name].end + latency)
         assert busy <= 4
+
+
+class _Predicting(Hooks):
+    """queuejob gives every job a soft walltime of 2 s; runjob raises it to 4; ends are recorded."""
+
+    def __init__(self):
+        self.ended_at = []
+
+    def queued(self, job, now):
+        return job._replace(soft_walltime_s=2)
+
+    def started(self, job, now):
+        return job._replace(soft_walltime_s=4)
+
+    def ended(self, job, now):
+        self.ended_at.append((job.name, now))
+
+
+def test_hooks_set_soft_walltimes_the_scheduler_plans_with():
+    """The soft walltime queuejob sets lets a short job backfill that its walltime alone would not."""
+    jobs = [job(1, 2, 10, walltime=10), job(2, 4, 3), job(3, 2, 2, eligible=1, walltime=100)]
+    assert starts(simulate_run(STRICT, machine(), jobs))["3.svr"] == 13
+    hooks = _Predicting()
+    runs = simulate_run(STRICT, machine(), jobs, hooks=hooks)
+    assert starts(runs)["3.svr"] == 1
+    assert sorted(hooks.ended_at) == sorted((name, run.end) for name, run in runs.items())

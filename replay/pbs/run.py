@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from .cycle import Running, State
 
-__all__ = ["Event", "SimulatedRun", "simulate_run"]
+__all__ = ["Event", "SimulatedRun", "Hooks", "simulate_run"]
 
 
 class Event(enum.IntEnum):
@@ -39,6 +39,23 @@ class SimulatedRun(NamedTuple):
     start: int
     end: int
     allocation: tuple
+
+
+class Hooks:
+    """What PBS server hooks may do to a job, called by the run: ``queued`` when it becomes eligible
+    (queuejob), ``started`` when a cycle starts it (runjob), each returning the job as it goes on (with a
+    new soft walltime, say); ``ended`` when its resources come back. The default changes nothing."""
+
+    def queued(self, job, now):
+        """The job as queued at ``now``."""
+        return job
+
+    def started(self, job, now):
+        """The job as started at ``now``."""
+        return job
+
+    def ended(self, job, now):
+        """The job ended at ``now``."""
 
 
 class _Clock:
@@ -63,13 +80,16 @@ class _Clock:
         return now, happened
 
 
-def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, fairshare=None, decide=None):
+def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, fairshare=None, decide=None,
+                 hooks=None):
     """Run ``jobs`` (``PbsJob``s with their ``runtime_s``) under ``policy`` on ``machine``; a dict job name
     -> ``SimulatedRun`` for each job the model started (a job it never started is not in it).
 
-    ``decide`` is the cycle (default ``cycle.decide``); ``fairshare`` a ``fairshare.Fairshare`` to charge."""
+    ``decide`` is the cycle (default ``cycle.decide``); ``fairshare`` a ``fairshare.Fairshare`` to charge;
+    ``hooks`` a ``Hooks`` whose calls may change a job's soft walltime as PBS server hooks do."""
     from .cycle import decide as pbs_decide
     decide = pbs_decide if decide is None else decide
+    hooks = Hooks() if hooks is None else hooks
     clock, queued, running, runs = _Clock(), {}, {}, {}
     for job in jobs:
         clock.push(job.eligible_time, Event.ELIGIBLE, job)
@@ -80,17 +100,18 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
         for event, job in happened:
             if event == Event.END:
                 del running[job.name]
+                hooks.ended(job, now)
             elif event == Event.ELIGIBLE:
-                queued[job.name] = job
+                queued[job.name] = hooks.queued(job, now)
             elif running or clock.waiting_events:
                 clock.push(now + scheduler_iteration_s, Event.ITERATION)
         if queued:
-            for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare):
+            for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks):
                 clock.push(now + job.runtime_s + latency_s, Event.END, job)
     return runs
 
 
-def _cycle(now, policy, machine, decide, queued, running, runs, fairshare):
+def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks):
     """One scheduler cycle at ``now``: the jobs ``decide`` starts move from ``queued`` to ``running``;
     returns them."""
     current = tuple(sorted(running.values(), key=lambda item: (item.start, item.job.index)))
@@ -99,9 +120,12 @@ def _cycle(now, policy, machine, decide, queued, running, runs, fairshare):
         fairshare.sample(now, current)
     waiting = tuple(sorted(queued.values(), key=lambda job: job.index))
     decision = decide(policy, machine, State(now, current, waiting, fairshare))
+    started = []
     for job, allocation in decision.started:
         del queued[job.name]
+        job = hooks.started(job, now)
+        started.append((job, allocation))
         running[job.name] = Running(job, now, allocation)
         runs[job.name] = SimulatedRun(now, now + job.runtime_s, allocation)
-    return [job for job, _ in decision.started]
+    return [job for job, _ in started]
 

@@ -4,9 +4,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay.pbs.cycle import Running, State, decide
+from replay.pbs.fairshare import Fairshare
 from replay.pbs.jobs import PbsJob, planned_end
 from replay.pbs.placement import Machine
-from replay.pbs.policy import Limit, QueuePolicy, SchedulingPolicy
+from replay.pbs.policy import FairsharePolicy, Limit, QueuePolicy, SchedulingPolicy, ShareGroup
 from replay.pbs.resources import parse_place, parse_select
 from replay.pbs.vnodes import Vnode
 
@@ -270,3 +271,31 @@ def test_under_formula_threshold_not_considered():
     state = State(0, (running(job(0, 4)),), (job(1, 2), job(2, 3)))
     d = decide(policy, machine(4), state)
     assert "threshold" in d.reasons["1.svr"] and tops(d) == [("2.svr", 100)]
+
+
+def fairshare_policy(**more):
+    tree = (ShareGroup("ana", 10, "root", 1), ShareGroup("bo", 11, "root", 1))
+    return SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus", tree=tree, **more), by_queue=False)
+
+
+def test_fairshare_charges_each_start_and_resorts():
+    """With fairshare, each started job's requested usage makes its user less deserving for the next."""
+    policy = fairshare_policy()
+    queued = (job(1, 1, user="ana"), job(2, 1, user="ana"), job(3, 1, user="bo"), job(4, 1, user="bo"))
+    d = decide(policy, machine(8), State(0, (), queued, Fairshare(policy.fairshare)))
+    assert started(d) == ["1.svr", "3.svr", "2.svr", "4.svr"]
+
+
+def test_fairshare_of_the_caller_unchanged():
+    """decide charges a copy: the caller's fairshare usage is what it was."""
+    policy = fairshare_policy()
+    fairshare = Fairshare(policy.fairshare)
+    decide(policy, machine(8), State(0, (), (job(1, 1, user="ana"),), fairshare))
+    assert fairshare.usage("ana") == 1
+
+
+def test_no_shares_never_run():
+    """With enforce_no_shares, a user outside the share tree (unknown_shares 0) never runs."""
+    policy = fairshare_policy()
+    d = decide(policy, machine(8), State(0, (), (job(1, 1, user="zed"),), Fairshare(policy.fairshare)))
+    assert started(d) == [] and "shares" in d.reasons["1.svr"]

@@ -22,19 +22,21 @@ jobs in its sort order and, for each one:
    run stops the cycle; with backfilling on but the job's queue's ``backfill_depth`` set to 0, it stops
    its queue.
 
+Before the walk, jobs whose ``job_sort_formula`` value is at or below ``job_sort_formula_threshold``, and
+with fairshare and ``enforce_no_shares`` the jobs of entities without a share, are left out of the cycle.
 Jobs started in this cycle count for the vnodes, the limits and the calendar (they end a planned
-duration from now) of every later decision. With fairshare, a job's usage is charged when it starts or
-becomes a top job, and the remaining jobs are sorted again.
+duration from now) of every later decision. With fairshare, a job's requested usage is charged to its
+entity for the rest of the cycle when it starts or becomes a top job, and the remaining jobs are sorted
+again.
 
 Not modelled: reservations, preemption, express queues, dedicated and prime time, job arrays'
-subjob limits, ``max_jobs_to_check``, the cycle-length limit, shrink-to-fit jobs, provisioning,
-``enforce_no_shares``.
+subjob limits, ``max_jobs_to_check``, the cycle-length limit, shrink-to-fit jobs, provisioning.
 """
 
 from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from .calendar import Calendar, Simulation, estimate_start
-from .formula import compile_formula, formula_values, job_value, under_threshold
+from .formula import compile_formula, job_value, under_threshold
 from .jobs import PbsJob, planned_duration
 from .limits import LimitEvent, normalise, over_limit
 from .order import Walk
@@ -73,6 +75,7 @@ class Decision(NamedTuple):
 NEVER_RUN = "can never run: larger than the machine"
 NO_ROOM = "not enough free resources on the vnodes"
 STRICT_ORDERING = "strict ordering: an earlier job could not run"
+NO_SHARES = "fairshare entity has no shares (enforce_no_shares)"
 UNDER_THRESHOLD = "job_sort_formula value at or below job_sort_formula_threshold"
 
 
@@ -101,6 +104,9 @@ class _Cycle:
         self.running_jobs: List[PbsJob] = [item.job for item in state.running]
         self.calendar = Calendar.of_running(state.running, state.now)
         self.fairshare = state.fairshare.copy() if state.fairshare is not None else None
+        if self.fairshare is not None:
+            everyone = [item.job for item in state.running] + list(state.queued)
+            self.fairshare.add_entities(sorted(everyone, key=lambda job: job.index))
         self.queued = tuple(state.queued)
         self.started: List[Tuple[PbsJob, Allocation]] = []
         self.top_jobs: List[Tuple[PbsJob, int, Allocation]] = []
@@ -114,6 +120,7 @@ class _Cycle:
     def run(self):
         """Walk the jobs as ``next_job`` does (``order.Walk``), re-sorting when PBS would."""
         self.walk = Walk(self.policy, self.queued, self.now, self.fairshare)
+        self._without_shares()
         self._under_threshold()
         while True:
             job = self.walk.next_job()
@@ -121,6 +128,16 @@ class _Cycle:
                 return
             if self._consider(job):
                 self.walk.resort(self.fairshare)
+
+    def _without_shares(self):
+        """With fairshare and ``enforce_no_shares``, jobs of an entity without a share never run
+        (``query_jobs``): left out of the cycle."""
+        if self.fairshare is None or self.policy.fairshare is None:
+            return
+        for job in self.queued:
+            if self.fairshare.no_shares(job):
+                self.walk.considered.add(job.name)
+                self.reasons[job.name] = NO_SHARES
 
     def _under_threshold(self):
         """Jobs whose formula value is at or below ``job_sort_formula_threshold`` are not considered at all
@@ -176,8 +193,7 @@ class _Cycle:
 
     def _charge(self, job):
         if self.fairshare is not None:
-            usage = _usage_on_run(self.policy, job, self.now, self.fairshare)
-            self.fairshare.charge(self.fairshare.entity(job), usage)
+            self.fairshare.charge_started(job)
 
     def _try_top_job(self, job, failure):
         """PBS's ``should_backfill_with_job`` and ``add_job_to_calendar``; whether ``job`` became a top job."""
@@ -272,11 +288,3 @@ def _over_limit(policy, job, running_jobs, now, calendar) -> Optional[str]:
     starts and ends as PBS's ``check_limits`` does, or None."""
     events = [LimitEvent(event.time, event.job, event.starts) for event in calendar.pending()]
     return over_limit(policy, job, running_jobs, now, events)
-
-
-def _usage_on_run(policy, job, now, fairshare):
-    """The usage PBS charges a job's entity when the job starts or becomes a top job: the fairshare usage
-    resource (``fairshare_usage_res``, a formula such as ``cput`` or ``ncpus*walltime``) evaluated on what
-    the job requests, 0 for what it does not (``update_usage_on_run``)."""
-    formula = compile_formula(policy.fairshare.usage_resource)
-    return formula(formula_values(policy, job, now, fairshare))

@@ -12,11 +12,11 @@ scheduler) keeps a calendar of timed events:
 
 At one instant, ends come before starts. To estimate a top job's start, PBS copies the whole state and
 walks that calendar forward: it tries the job now, and while it does not fit, it takes the next event,
-rounds its time up to the next multiple of the ``opt_backfill_fuzzy`` window (off: 1 s, low: 60 s,
-med: 300 s, high: 600 s; at a multiple it goes to the next one), carries out every event up to that
-boundary, and tries again only if some job ended in between. The estimated start is the time of the
-last event carried out, not the boundary. When no event is left and the job still does not fit, PBS
-finds no start and the job does not become a top job.
+rounds its time up to the next multiple of the ``opt_backfill_fuzzy`` window (off: 1 s, low, the
+default: 60 s, med: 600 s, high: 3600 s, or a number of seconds; at a multiple it goes to the next
+one), carries out every event up to that boundary, and tries again only if some job ended in between.
+The estimated start is the time of the last event carried out, not the boundary. When no event is left
+and the job still does not fit, PBS finds no start and the job does not become a top job.
 """
 
 from typing import Callable, Dict, List, NamedTuple, Optional, Set
@@ -48,6 +48,7 @@ class Calendar:
         self.events: List[Event] = sorted(events, key=Event.order)
         self.done = done
         self._seq = max((event.seq for event in self.events), default=-1) + 1
+        self._future = (None, None)
 
     @classmethod
     def of_running(cls, running, now):
@@ -77,13 +78,17 @@ class Calendar:
         return self.events[self.done:]
 
     def future(self, machine: Machine) -> Dict[str, List[FutureUse]]:
-        """Each vnode's pending changes, as the placement walks them."""
+        """Each vnode's pending changes, as the placement walks them (kept until the calendar changes)."""
+        key = (id(machine), self.done, self._seq)
+        if self._future[0] == key:
+            return self._future[1]
         per_vnode: Dict[str, List[FutureUse]] = {}
         for event in self.pending():
             for vnode, amounts in event.allocation:
                 node = machine.by_name.get(vnode)
                 exclusive = is_excl(event.job.place, node.sharing) if node is not None else False
                 per_vnode.setdefault(vnode, []).append(FutureUse(event.time, event.starts, exclusive, amounts))
+        self._future = (key, per_vnode)
         return per_vnode
 
 

@@ -88,7 +88,8 @@ def test_vnodes_from_qmgr_node_lines():
     ("not json", "pbsnodes.json:1: not JSON"),
     ('{"timestamp": 1}', "pbsnodes.json:1: nodes: expected the output of pbsnodes"),
     ('{"nodes": {"n1": 3}}', "n1: expected the vnode's attributes"),
-    (document(n1={"resources_available": {"mem": "lots"}}), "pbsnodes.json:4: n1 resources_available.mem: not a PBS size"),
+    (document(n1={"resources_available": {"mem": "lots"}}),
+     "pbsnodes.json:4: n1 resources_available.mem: not a PBS size"),
     (document(n1={"Priority": "high"}), "n1 priority: 'high' is not a whole number"),
 ])
 def test_malformed_files_name_file_line_and_vnode(text, message):

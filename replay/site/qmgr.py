@@ -47,14 +47,17 @@ class Statement(NamedTuple):
     attribute: str = ""
     operator: str = ""
     value: str = ""
+    file: str = "qmgr.txt"
 
 
 class Attribute(NamedTuple):
-    """An object's attribute as the commands leave it: list elements joined by commas; ``line`` where set."""
+    """An object's attribute as the commands leave it: list elements joined by commas; ``file`` and
+    ``line`` where it was set."""
 
     name: str
     value: str
     line: int
+    file: str = "qmgr.txt"
 
 
 class QmgrObject(NamedTuple):
@@ -77,7 +80,7 @@ def parse_qmgr(text, filename="qmgr.txt"):
     """The statements of a qmgr command file, in order; SiteError naming file:line on a malformed one."""
     statements = []
     for line, command in _commands(text, filename):
-        statements.extend(_statements(command, line, filename))
+        statements.extend(statement._replace(file=filename) for statement in _statements(command, line, filename))
     return tuple(statements)
 
 
@@ -251,7 +254,7 @@ def qmgr_objects(statements):
             objects[key] = (statement.line, {})
         if statement.attribute and statement.command != "import":
             _apply(objects[key][1], statement)
-    return tuple(QmgrObject(kind, name, line, tuple(Attribute(attribute, ",".join(values), where)
+    return tuple(QmgrObject(kind, name, line, tuple(Attribute(attribute, ",".join(values), *where)
                                                   for attribute, (values, where) in attributes.items()))
                  for (kind, name), (line, attributes) in objects.items())
 
@@ -263,7 +266,7 @@ def _apply(attributes, statement):
         attributes.pop(name, None)
     elif statement.operator == "=" or name not in attributes:
         if statement.operator != "-=":
-            attributes[name] = ([statement.value], statement.line)
+            attributes[name] = ([statement.value], (statement.line, statement.file))
     elif statement.operator == "+=":
         attributes[name][0].append(statement.value)
     else:

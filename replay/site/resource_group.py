@@ -8,7 +8,7 @@ documentation asks the same of ids, which the scheduler itself never checks.
 from ..pbs.policy import ShareGroup
 from ..shared.errors import SiteError
 
-__all__ = ["read_resource_group", "ROOT", "UNKNOWN"]
+__all__ = ["read_resource_group", "group_lines", "ROOT", "UNKNOWN"]
 
 ROOT = "root"
 UNKNOWN = "unknown"
@@ -49,3 +49,13 @@ def _group(words, where):
         raise SiteError("{}: {}: shares must not be negative".format(where, name))
     parent = ROOT if words[2] == "TREEROOT" else words[2]
     return ShareGroup(name, group_id, parent, shares)
+
+
+def group_lines(text):
+    """{group name: the line defining it} of a resource_group text (read_resource_group checked it)."""
+    lines = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        words = raw.split()
+        if words and words[0][0] not in "#*":
+            lines.setdefault(words[0], number)
+    return lines

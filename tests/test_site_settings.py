@@ -1,0 +1,308 @@
+"""A site folder read into a Site: the policy, the vnodes, every setting classified, the notes."""
+
+import glob
+import json
+import os
+import shutil
+
+import pytest
+
+from replay.pbs.policy import FairsharePolicy, Limit, QueuePolicy, SchedulingPolicy, ShareGroup, SortKey
+from replay.shared.errors import SiteError
+from replay.site.limits import run_limits
+from replay.site.sched_config import PBS_SETTINGS
+from replay.site.settings import CATEGORIES, MODELLED, NO_EFFECT, NOT_MODELLED, classify, is_listed, read_site
+
+HERE = os.path.dirname(__file__)
+DATA = os.path.join(HERE, "data", "site")
+RECORDINGS = sorted(glob.glob(os.path.join(HERE, "data", "fidelity", "*", "site")))
+
+# Every attribute of OpenPBS 23.06's server, queue, scheduler and node objects (src/lib/Libattr/master_*.xml).
+PBS_ATTRIBUTES = {
+    "server": "server_state server_host scheduling max_running max_queued max_queued_res max_run max_run_res "
+              "max_run_soft max_run_res_soft max_user_run max_group_run max_user_res max_group_res "
+              "max_user_run_soft max_group_run_soft max_user_res_soft max_group_res_soft pnames total_jobs "
+              "state_count acl_host_enable acl_hosts acl_host_moms_enable acl_resv_host_enable acl_resv_hosts "
+              "acl_resv_group_enable acl_resv_groups acl_user_enable acl_users acl_resv_user_enable acl_resv_users "
+              "acl_roots managers operators default_queue log_events mailer mail_from query_other_jobs "
+              "resources_available resources_default default_chunk resources_max resources_assigned resources_cost "
+              "system_cost scheduler_iteration comment default_node node_pack flatuid resv_enable node_fail_requeue "
+              "max_array_size require_cred_enable require_cred node_group_enable node_group_key "
+              "default_qdel_arguments default_qsub_arguments rpp_retry rpp_highwater pbs_license_info "
+              "pbs_license_min pbs_license_max pbs_license_linger_time license_count pbs_version job_sort_formula "
+              "eligible_time_enable reserve_retry_time reserve_retry_init job_history_enable job_history_duration "
+              "provision_enable max_concurrent_provision provision_timeout resv_post_processing_time backfill_depth "
+              "job_requeue_timeout python_restart_max_hooks python_restart_max_objects python_restart_min_interval "
+              "queued_jobs_threshold queued_jobs_threshold_res jobscript_max_size "
+              "restrict_res_to_release_on_suspend power_provisioning show_hidden_attribs sync_mom_hookfiles_timeout "
+              "rpp_max_pkt_check max_job_sequence_id has_runjob_hook acl_krb_realm_enable acl_krb_realms "
+              "acl_krb_submit_realms cred_renew_enable cred_renew_tool cred_renew_period cred_renew_cache_period",
+    "queue": "queue_type priority max_queuable total_jobs state_count max_running max_queued max_queued_res "
+             "acl_host_enable acl_hosts acl_user_enable acl_users from_route_only resources_max resources_min "
+             "resources_default require_cred_enable require_cred max_array_size comment acl_group_enable acl_groups "
+             "checkpoint_min rendezvous_retry reserved_expedite reserved_sync default_chunk resources_available "
+             "resources_assigned kill_delay max_user_run max_group_run max_run max_run_res max_run_soft "
+             "max_run_res_soft hasnodes max_user_res max_group_res max_user_run_soft max_group_run_soft "
+             "max_user_res_soft max_group_res_soft node_group_key backfill_depth route_destinations alt_router "
+             "route_held_jobs route_waiting_jobs route_retry_time route_lifetime enabled started "
+             "queued_jobs_threshold queued_jobs_threshold_res partition",
+    "sched": "sched_host sched_cycle_length do_not_span_psets only_explicit_psets sched_preempt_enforce_resumption "
+             "preempt_targets_enable job_sort_formula_threshold throughput_mode job_run_wait opt_backfill_fuzzy "
+             "partition sched_priv sched_log scheduling scheduler_iteration sched_user comment state "
+             "preempt_queue_prio preempt_prio preempt_order preempt_sort log_events job_sort_formula "
+             "server_dyn_res_alarm attr_update_period",
+    "node": "mom port pbs_version ntype state pcpus priority jobs max_running max_user_run max_group_run no_tasks "
+            "pnames resv resources_available resources_assigned queue comment resv_enable no_multinode_jobs sharing "
+            "provision_enable current_aoe in_multivnode_host maintenance_jobs license license_info topology_info "
+            "vnode_pool power_provisioning current_eoe partition poweroff_eligible last_state_change_time "
+            "last_used_time",
+}
+
+
+def listed(setting):
+    """Whether the table names a setting found in a site folder."""
+    words = setting.name.split()
+    if setting.file.startswith(("qmgr", "pbsnodes")):
+        return is_listed(words[0], words[-1])
+    return is_listed(setting.file, words[0])
+
+
+def site_copy(tmp_path, folder, **replace):
+    """A copy of a test site folder with some files replaced (None removes one)."""
+    target = tmp_path / folder
+    shutil.copytree(os.path.join(DATA, folder), str(target))
+    for name, text in replace.items():
+        path = target / name.replace("_", ".") if name.endswith("_txt") or name.endswith("_json") else target / name
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text)
+    return str(target)
+
+
+@pytest.mark.parametrize("source", sorted(PBS_ATTRIBUTES))
+def test_every_pbs_attribute_has_one_category(source):
+    """Each attribute PBS 23.06 defines for servers, queues, schedulers and vnodes is in the table, once."""
+    listed = [name for names in CATEGORIES[source].values() for name in names.split()]
+    assert sorted(set(PBS_ATTRIBUTES[source].split()) - set(listed)) == []
+    assert len(listed) == len(set(listed))
+
+
+def test_every_sched_config_name_has_one_category():
+    """Each name PBS's sched_config parser accepts is in the table, once."""
+    listed = [name for names in CATEGORIES["sched_config"].values() for name in names.split()]
+    assert sorted(set(PBS_SETTINGS) - set(listed)) == [] and len(listed) == len(set(listed))
+
+
+def test_neutral_site_is_pbs_as_shipped():
+    """The real neutral server: PBS's shipped policy with its queue workq, its vnode, nothing not modelled."""
+    site = read_site(os.path.join(DATA, "neutral"))
+    assert site.policy == SchedulingPolicy(queues=(QueuePolicy("workq"),))
+    assert [(vnode.name, vnode.amount("ncpus")) for vnode in site.vnodes] == [("pbshost", 2)]
+    assert site.scheduler_iteration_s == 600
+    assert site.notes() == []
+
+
+@pytest.mark.parametrize("folder", ["neutral", "configured", "old-limits"])
+def test_every_setting_found_is_listed_and_classified(folder):
+    """Every setting of the real captures is named in the table and has one of the three categories."""
+    site = read_site(os.path.join(DATA, folder))
+    assert site.settings
+    for setting in site.settings:
+        assert setting.category in (MODELLED, NO_EFFECT, NOT_MODELLED)
+        assert listed(setting), setting
+
+
+def test_configured_site_policy():
+    """Queues, limits, formula and the scheduler's attributes of the configured capture, with its sched_config."""
+    policy = read_site(os.path.join(DATA, "configured")).policy
+    assert [queue.name for queue in policy.queues] == ["workq", "express", "long"]
+    assert policy.queue("express") == QueuePolicy("express", 200, 2, True, True, (
+        Limit("max_run", "o", "PBS_ALL", 10), Limit("max_run", "u", "PBS_GENERIC", 2), Limit("max_run", "u", "ana", 4),
+        Limit("max_run_res.ncpus", "o", "PBS_ALL", 8)))
+    assert policy.queue("long").started is False
+    assert policy.server_limits == (Limit("max_run", "g", "grp", 4), Limit("max_run", "p", "proj", 2),
+                                    Limit("max_run", "u", "PBS_GENERIC", 3),
+                                    Limit("max_run_res.mem", "u", "PBS_GENERIC", 10 * 1024 ** 2))
+    assert (policy.backfill_depth, policy.job_sort_formula, policy.eligible_time_enable) == (
+        3, "ncpus * 2 + walltime / 60", True)
+    assert (policy.backfill_fuzzy_s, policy.scheduler_iteration_s, policy.job_sort_formula_threshold) == (600, 300, 1)
+    assert (policy.strict_ordering, policy.by_queue) == (True, False)
+    assert policy.node_sort_key == (SortKey("sort_priority", True), SortKey("ncpus", True, "unused"))
+
+
+def test_configured_fairshare():
+    """fair_share on: the tree of resource_group and sched_config's fairshare settings."""
+    fairshare = read_site(os.path.join(DATA, "configured")).policy.fairshare
+    assert fairshare == FairsharePolicy("euser", "ncpus*walltime", 12 * 3600, 0.7, (
+        ShareGroup("physics", 50, "root", 60), ShareGroup("chem", 51, "root", 40), ShareGroup("ana", 60, "physics", 10),
+        ShareGroup("bob", 61, "physics", 30), ShareGroup("carol", 62, "chem", 1)), 10, True)
+
+
+def test_configured_notes():
+    """Notes list what is not modelled once each, the routing queue and the prime-time value."""
+    notes = read_site(os.path.join(DATA, "configured")).notes()
+    assert "not modelled: sched default preempt_order (qmgr.txt line 102)" in notes
+    assert "not modelled: preemptive_sched (sched_config line 23)" in notes
+    assert any(note.startswith("queue entry is a routing queue (to express,long)") for note in notes)
+    assert any("by_queue has a prime-time value" in note for note in notes)
+    assert len(notes) == len(set(notes))
+
+
+def test_old_style_limits_become_new_ones():
+    """max_running, max_user_run, max_user_res.ncpus and the queue's old limits map onto max_run entries."""
+    policy = read_site(os.path.join(DATA, "old-limits")).policy
+    assert policy.server_limits == (Limit("max_run", "o", "PBS_ALL", 20), Limit("max_run", "u", "PBS_GENERIC", 4),
+                                    Limit("max_run_res.ncpus", "u", "PBS_GENERIC", 6))
+    assert set(policy.queue("long").limits) == {
+        Limit("max_run", "o", "PBS_ALL", 6), Limit("max_run", "u", "PBS_GENERIC", 3),
+        Limit("max_run", "g", "PBS_GENERIC", 5), Limit("max_run_res.mem", "u", "PBS_GENERIC", 8 * 1024 ** 2),
+        Limit("max_run_res.ncpus", "g", "PBS_GENERIC", 16)}
+
+
+def test_soft_limit_is_not_modelled():
+    """A soft limit is named in the notes with its file and line."""
+    assert read_site(os.path.join(DATA, "old-limits")).notes() == [
+        "not modelled: server max_user_run_soft (qmgr.txt line 31)"]
+
+
+def test_empty_folder_is_pbs_as_installed(tmp_path):
+    """No file at all: PBS's installed sched_config, no queue, no vnode, no setting."""
+    site = read_site(str(tmp_path))
+    assert site.policy == SchedulingPolicy() and site.vnodes == () and site.settings == ()
+
+
+def test_missing_folder_is_a_site_error(tmp_path):
+    """A path that is not a folder is one SiteError."""
+    with pytest.raises(SiteError, match="not a folder"):
+        read_site(str(tmp_path / "nowhere"))
+
+
+def test_sched_config_without_a_setting_takes_pbs_built_in_default(tmp_path):
+    """A sched_config that does not mention by_queue turns it off, as PBS does."""
+    folder = site_copy(tmp_path, "neutral", sched_config="strict_ordering: true ALL\n")
+    policy = read_site(folder).policy
+    assert (policy.by_queue, policy.strict_ordering, policy.resources_checked, policy.node_sort_key) == (
+        False, True, (), ())
+
+
+def test_print_sched_in_its_own_file(tmp_path):
+    """qmgr-sched.txt holds print sched: its attributes count, with that file's name in the settings."""
+    folder = site_copy(tmp_path, "neutral")
+    with open(os.path.join(folder, "qmgr-sched.txt"), "w") as handle:
+        handle.write("create sched default\nset sched opt_backfill_fuzzy = off\nset sched scheduler_iteration = 90\n")
+    site = read_site(folder)
+    assert (site.policy.backfill_fuzzy_s, site.scheduler_iteration_s) == (0, 90)
+    assert ("qmgr-sched.txt", 2, "sched default opt_backfill_fuzzy", MODELLED) in [
+        (s.file, s.line, s.name, s.category) for s in site.settings]
+
+
+@pytest.mark.parametrize("value, seconds", [("off", 0), ("LOW", 60), ("med", 600), ("Medium", 600),
+                                            ("high", 3600), ("120", 120)])
+def test_opt_backfill_fuzzy_spellings(tmp_path, value, seconds):
+    """opt_backfill_fuzzy as PBS's scheduler reads it: names in any case, or seconds."""
+    folder = site_copy(tmp_path, "neutral")
+    with open(os.path.join(folder, "qmgr-sched.txt"), "w") as handle:
+        handle.write("set sched opt_backfill_fuzzy = {}\n".format(value))
+    assert read_site(folder).policy.backfill_fuzzy_s == seconds
+
+
+def test_backfill_false_turns_backfilling_off(tmp_path):
+    """sched_config's obsolete backfill: false is a backfill_depth of 0."""
+    folder = site_copy(tmp_path, "neutral", sched_config="strict_ordering: true\nbackfill: false\n")
+    assert read_site(folder).policy.backfill_depth == 0
+
+
+def test_a_second_scheduler_is_noted(tmp_path):
+    """A scheduler other than the default one is noted as not modelled; its settings do not count."""
+    folder = site_copy(tmp_path, "neutral")
+    with open(os.path.join(folder, "qmgr-sched.txt"), "w") as handle:
+        handle.write("create sched other\nset sched other opt_backfill_fuzzy = off\n")
+    site = read_site(folder)
+    assert site.policy.backfill_fuzzy_s == 60
+    assert "scheduler other is not modelled: only the default scheduler's settings are used" in site.notes()
+
+
+def test_unavailable_vnodes_are_noted(tmp_path):
+    """A vnode down when pbsnodes ran is left out and said in the notes."""
+    with open(os.path.join(DATA, "neutral", "pbsnodes.json")) as handle:
+        document = json.load(handle)
+    document["nodes"]["pbshost"]["state"] = "down,offline"
+    folder = site_copy(tmp_path, "neutral", pbsnodes_json=json.dumps(document))
+    site = read_site(folder)
+    assert site.vnodes == ()
+    assert site.notes() == ["vnode pbshost left out: down,offline in pbsnodes.json"]
+
+
+def test_vnode_attributes_not_modelled_are_noted_once(tmp_path):
+    """A not-modelled attribute on many vnodes is one note, with how many more."""
+    nodes = {"n{}".format(i): {"state": "free", "max_running": 2, "resources_available": {"ncpus": 1}}
+             for i in range(3)}
+    folder = site_copy(tmp_path, "neutral", pbsnodes_json=json.dumps({"nodes": nodes}, indent=1))
+    assert read_site(folder).notes() == ["not modelled: node max_running (pbsnodes.json line 3, and 2 more)"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("create queue q\nset queue q queue_type = Execution\nset queue q Priority = high\n",
+     "qmgr.txt:3: queue q priority: invalid literal"),
+    ("set server backfill_depth = deep\n", "qmgr.txt:1: server backfill_depth"),
+    ("create queue q\nset queue q queue_type = Execution\nset queue q started = maybe\n",
+     "qmgr.txt:3: queue q started: 'maybe' is not a boolean"),
+    ("set server max_run = [u:PBS_GENERIC=x]\n", "qmgr.txt:1: server max_run: 'x' is not a number of jobs"),
+    ("create queue q\nset queue q queue_type = Bucket\n", "qmgr.txt:2: queue q queue_type"),
+])
+def test_malformed_values_name_file_line_and_setting(tmp_path, text, message):
+    """A value PBS would refuse gives one SiteError naming the file, the line and the setting."""
+    folder = site_copy(tmp_path, "neutral", qmgr_txt=text)
+    with pytest.raises(SiteError, match=message):
+        read_site(folder)
+
+
+@pytest.mark.parametrize("source, name, value, category", [
+    ("server", "node_group_enable", "False", NO_EFFECT),
+    ("server", "node_group_enable", "True", NOT_MODELLED),
+    ("sched_config", "strict_fifo", "false", NO_EFFECT),
+    ("sched_config", "smp_cluster_dist", "round_robin", NOT_MODELLED),
+    ("sched_config", "no_such_setting", "1", NO_EFFECT),
+    ("sched_config", "max_job_check", "ALL_JOBS", NO_EFFECT),
+    ("sched_config", "fairshare_entity", "egroup", NO_EFFECT),
+    ("sched_config", "preemptive_sched", "true", NO_EFFECT),
+    ("hook", "event", "queuejob", NOT_MODELLED),
+    ("hook", "event", "False", NO_EFFECT),
+    ("server", "scheduling", "True", NO_EFFECT),
+    ("sched", "scheduling", "False", NOT_MODELLED),
+    ("server", "some_future_attribute", "1", NOT_MODELLED),
+])
+def test_value_dependent_categories(source, name, value, category):
+    """Switches off have no effect; fairshare and preemption settings count only when they can act."""
+    assert classify(source, name, value) == category
+
+
+def _expected_limits(settings):
+    return sorted(limit for attribute, value in settings.items() if attribute.startswith("max_run")
+                  for limit in run_limits(attribute, value))
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="no fidelity recording with a site folder yet")
+@pytest.mark.parametrize("folder", RECORDINGS, ids=[path.split(os.sep)[-2] for path in RECORDINGS])
+def test_recordings_site_folders_match_their_workloads(folder):
+    """Each recording's real site folder: every setting listed, and the policy the workload configured."""
+    with open(os.path.join(os.path.dirname(folder), "recording.json")) as handle:
+        workload = json.load(handle)["workload"]
+    site = read_site(folder)
+    for setting in site.settings:
+        assert listed(setting), setting
+    server, sched_config, policy = workload["server"], workload["sched_config"], site.policy
+    assert policy.strict_ordering is sched_config.get("strict_ordering", "false").lower().startswith("true")
+    assert policy.backfill_depth == server.get("backfill_depth", 1)
+    assert policy.job_sort_formula == server.get("job_sort_formula")
+    assert sorted(policy.server_limits) == _expected_limits(server)
+    assert (policy.fairshare is not None) is sched_config.get("fair_share", "false").lower().startswith("true")
+    if policy.fairshare is not None:
+        assert policy.fairshare.tree == tuple(ShareGroup(*group) for group in workload["resource_group"])
+    for name, attributes in workload["queues"].items():
+        assert policy.queue(name).priority == attributes.get("priority", 0)
+    keys = sched_config.get("job_sort_key", [])
+    assert [(key.name, key.high_first) for key in policy.job_sort_key] == [
+        (key.split()[0].strip('"'), key.split()[1].strip('"').lower() == "high") for key in keys]
+    assert sorted(vnode.amount("ncpus") for vnode in site.vnodes) == sorted(v["ncpus"] for v in workload["vnodes"])

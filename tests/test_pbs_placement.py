@@ -210,3 +210,10 @@ def test_spread_respects_reservations():
     assert machine.place(job("1:ncpus=6"), {}, set(), future, now=0, end=100) is None
     placed = machine.place(job("1:ncpus=5"), {}, set(), future, now=0, end=100)
     assert placed == (("h[0]", (("ncpus", 1),)), ("h[1]", (("ncpus", 4),)))
+
+
+def test_node_sort_on_unused_amounts():
+    """node_sort_key ncpus HIGH unused searches the emptiest vnode first, as the vnodes fill."""
+    machine = Machine([vnode("a", 8), vnode("b", 8)], node_sort_key=(SortKey("ncpus", True, "unused"),))
+    assert names(machine.place(job(), {"a": {"ncpus": 2}}, set())) == ["b"]
+    assert names(machine.place(job("3:ncpus=2"), {"a": {"ncpus": 1}}, set())) == ["b", "a", "b"]

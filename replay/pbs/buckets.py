@@ -2,7 +2,8 @@
 
 OpenPBS 23.06 (``job_should_use_buckets``, ``create_node_buckets``, ``find_correct_buckets``,
 ``bucket_match``, ``bucket_to_nspecs``) takes a faster path for a job that asks ``place=excl`` (or
-``exclhost``), is not ``pack``, names no ``host`` or ``vnode``, on a machine where every host is one vnode:
+``exclhost``), is not ``pack``, names no ``host`` or ``vnode``, on a machine where every host is one vnode
+and no ``node_sort_key`` sorts on ``assigned`` or ``unused`` amounts:
 
 - Vnodes with the same resources, queue and ``sort_priority`` form a bucket; buckets are searched in
   ``node_sort_key`` order (ties in the order their first vnode comes).
@@ -24,7 +25,7 @@ def uses_buckets(machine, job):
     """Whether PBS places ``job`` through node buckets on ``machine``."""
     if job.place.sharing not in ("excl", "exclhost") or job.place.arrangement == "pack":
         return False
-    if machine.multi_vnode:
+    if machine.multi_vnode or machine.sorts_on_use:
         return False
     return not any(name in ("host", "vnode") for chunk in job.chunks for name, _ in chunk.requirements)
 

@@ -4,8 +4,9 @@ The rules, as OpenPBS 23.06's scheduler applies them (``eval_selspec``, ``eval_p
 ``eval_complex_selspec``, ``eval_simple_selspec``, ``is_vnode_eligible``, ``check_resources_for_node``):
 
 - Vnodes are searched in ``node_sort_key`` order (default ``sort_priority HIGH``), ties in the order the
-  server lists them. Each chunk goes on the first vnode, in that order, with room for it: one pass, no
-  backtracking, so a job that a cleverer packing could fit may not run.
+  server lists them; a key on ``assigned`` or ``unused`` amounts is re-read after every job started and,
+  with ``free`` placement, after every chunk. Each chunk goes on the first vnode, in that order, with
+  room for it: one pass, no backtracking, so a job that a cleverer packing could fit may not run.
 - Only the resources in sched_config's ``resources`` line are compared (with ``host`` and ``vnode`` always
   added; booleans always); a chunk's other resources, ``ngpus`` for instance when it is not listed, are
   not checked. A resource a vnode does not have counts as zero.
@@ -28,8 +29,8 @@ The rules, as OpenPBS 23.06's scheduler applies them (``eval_selspec``, ``eval_p
 
 Exclusive jobs on machines of one vnode per host take PBS's node-bucket path instead (``buckets``).
 
-Not modelled: ``place=group=``, placement sets, provisioning, and
-``node_sort_key`` entries on ``unused``/``assigned`` amounts.
+Not modelled: ``place=group=``, placement sets, provisioning, and ``smp_cluster_dist`` other than
+``pack``.
 """
 
 from typing import Dict, Iterable, List, Mapping, NamedTuple, Sequence, Tuple
@@ -135,13 +136,21 @@ class Machine:
 
     def __init__(self, vnodes, resources_checked=DEFAULT_RESOURCES_CHECKED,
                  node_sort_key=(SortKey("sort_priority", True),)):
-        ranked = list(enumerate(vnodes))
-        ranked.sort(key=lambda item: _node_key(item[1], item[0], node_sort_key))
-        self.vnodes = tuple(vnode for _, vnode in ranked)
+        self.server_order = tuple(vnodes)
+        self.node_sort_key = tuple(node_sort_key)
+        self.sorts_on_use = any(key.measure in ("assigned", "unused") for key in self.node_sort_key)
+        self.vnodes = self.ordered({})
         self.by_name = {vnode.name: vnode for vnode in self.vnodes}
         self.resources_checked = tuple(resources_checked)
         self.hosts = _hosts(self.vnodes)
         self.multi_vnode = any(len(members) > 1 for _, members in self.hosts)
+
+    def ordered(self, used):
+        """The vnodes in search order with ``used`` held: ``node_sort_key``, ties in server order. Keys on
+        ``assigned`` or ``unused`` amounts make PBS sort again after every job it starts."""
+        ranked = sorted(enumerate(self.server_order),
+                        key=lambda item: _node_key(item[1], item[0], self.node_sort_key, used))
+        return tuple(vnode for _, vnode in ranked)
 
     def checked(self, name):
         """Whether chunk resource ``name`` is compared on vnodes (sched_config ``resources``)."""
@@ -195,15 +204,17 @@ class Machine:
         eligible = frozenset(vnode.name for vnode in self.vnodes if self._eligible(job, vnode, used, exclusive))
         request = _Request(job, chunks, future or {}, now, end, eligible)
         work = _copy(used)
+        vnodes = self.ordered(used) if self.sorts_on_use else self.vnodes
         if self.multi_vnode or (job.place.arrangement == "pack" and _total_chunks(job) > 1):
-            return self._by_host(request, work)
-        return self._over_vnodes(request, self.vnodes, work)
+            return self._by_host(request, work, _hosts(vnodes))
+        return self._over_vnodes(request, vnodes, work)
 
     def _over_vnodes(self, request, vnodes, work, okbreak=False):
         """Every chunk on the vnodes in order (``eval_complex_selspec``): scatter/vscatter use a vnode once."""
         pieces = []
         taken = set()
         once = request.job.place.arrangement in ("scatter", "vscatter")
+        members = {vnode.name for vnode in vnodes}
         for amounts, requirements, count in request.chunks:
             for _ in range(count):
                 found = self._fit_chunk(request, amounts, requirements, vnodes, work, taken, okbreak)
@@ -212,6 +223,8 @@ class Machine:
                 pieces.extend(found)
                 if once:
                     taken.update(name for name, _ in found)
+                elif self.sorts_on_use:
+                    vnodes = tuple(vnode for vnode in self.ordered(work) if vnode.name in members)
         return tuple(pieces)
 
     def _fit_chunk(self, request, amounts, requirements, vnodes, work, taken, okbreak):
@@ -241,14 +254,14 @@ class Machine:
             return False
         return not (is_excl(job.place, vnode.sharing) and vnode.name in used)
 
-    def _by_host(self, request, work):
+    def _by_host(self, request, work, hosts):
         """Chunks host by host (``eval_placement``): pack on one host, scatter one chunk per host,
         vscatter one per vnode, free as many as fit; exclhost takes the rest of each host used. The
         pieces come host by host, as PBS lists them. A chunk may be spread over vnodes of one host
         (except with vscatter, unless the machine is one host)."""
         remaining = [count for _, _, count in request.chunks]
         pieces = []
-        for _, members in self.hosts:
+        for _, members in hosts:
             if not any(remaining):
                 break
             if request.job.place.arrangement == "pack":
@@ -400,10 +413,20 @@ def _units_over_time(request, vnode, name, work):
     return 0 if free is None else max(0, free)
 
 
-def _node_key(vnode: Vnode, rank: int, node_sort_key: Iterable[SortKey]):
+def _node_amount(vnode, sort_key, used):
+    """A vnode's value for one ``node_sort_key`` (PBS's ``find_node_amount``)."""
+    if sort_key.name == "sort_priority":
+        return vnode.priority
+    total = vnode.amount(sort_key.name)
+    assigned = used.get(vnode.name, {}).get(sort_key.name, 0)
+    return {"assigned": assigned, "unused": total - assigned}.get(sort_key.measure, total) \
+        if isinstance(total, (int, float)) else 0
+
+
+def _node_key(vnode: Vnode, rank: int, node_sort_key: Iterable[SortKey], used):
     key: List[object] = []
     for sort_key in node_sort_key:
-        value = vnode.priority if sort_key.name == "sort_priority" else vnode.amount(sort_key.name)
+        value = _node_amount(vnode, sort_key, used)
         value = value if isinstance(value, (int, float)) else 0
         key.append(-value if sort_key.high_first else value)
     key.append(rank)

@@ -21,7 +21,9 @@ newest first) and the requested walltime. Decisions the paper leaves open:
 * Ratios are compared exactly (integer cross-multiplication, ``Fraction``), so the
   answer does not depend on floating point.
 * tang: the time window is counted back from the job's submission (the paper's
-  "when a job is submitted"); R above 1 counts as 1, as the paper does.
+  "when a job is submitted"); R above 1 counts as 1, as the paper does; every
+  job in the window is read (no row limit); a job without a project matches
+  past jobs without one.
 """
 
 import functools
@@ -30,7 +32,8 @@ from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
 from .errors import ConfigError
 
-__all__ = ["RESERVE_S", "LONG_WALLTIME_S", "v1", "v2", "v3", "v3_deployed", "tang", "TANG_KEYS", "Parameter",
+__all__ = ["RESERVE_S", "LONG_WALLTIME_S", "EVERY_ROW", "v1", "v2", "v3", "v3_deployed", "tang", "TANG_KEYS",
+           "Parameter",
            "PARAMETERS", "AlgorithmSpec", "REGISTRY", "DEFAULT_ALGORITHM", "ALGORITHMS", "Algorithm", "make_algorithm"]
 
 RESERVE_S = 900
@@ -109,43 +112,61 @@ def _scaled_by_max_ratio(history, walltime_s, window, reserve_s, double_long):
     return clamp(scaled + reserve_s, walltime_s)
 
 
-def _usage_fractions(history, walltime_s, since, key, window):
+EVERY_ROW = 2 ** 31 - 1
+"""tang's window: it reads every eligible job (the paper sets no row limit), so its row limit is the largest
+the history's integer columns can count."""
+
+_PROJECT_KEYS = ("project", "user+project", "user+project+walltime")
+_WALLTIME_KEYS = ("user+walltime", "user+project+walltime")
+
+
+def _similar(row, walltime_s, project, key):
+    """Whether the past job ``row`` shares the key's attributes with the job (the user: by the history's owner)."""
+    if key in _PROJECT_KEYS and row.project != project:
+        return False
+    return key not in _WALLTIME_KEYS or row.walltime_s == walltime_s
+
+
+def _usage_fractions(history, walltime_s, since, key, project):
     """Tang et al.'s R = runtime/walltime (at most 1) of the eligible rows, in history order."""
     ratios = []
-    for row in history[:window]:
+    for row in history:
         if since is not None and row.end_time < since:
             break  # newest first: every row after this one is older still
         past_walltime = row.walltime_s
-        if past_walltime and past_walltime > 0 and (key == "user" or past_walltime == walltime_s):
+        if past_walltime and past_walltime > 0 and _similar(row, walltime_s, project, key):
             ratios.append(Fraction(min(row.runtime_s, past_walltime), past_walltime))
     return ratios
 
 
-def tang(history, walltime_s, submit_time=None, percentile=85, window_days=30, min_history=10, key="user",
-         reserve_s=0, window=1000):
-    """Tang et al.: walltime x the ``percentile``-th percentile of R over the eligible past jobs.
+def tang(history, walltime_s, submit_time=None, project=None, percentile=85, window_days=30, min_history=10,
+         key="user+project+walltime", min_ratio_pct=0, reserve_s=0, window=EVERY_ROW):
+    """Tang et al.: walltime x A, A the ``percentile``-th percentile of R over the eligible past jobs.
 
-    Eligible: among the newest ``window`` rows, those that ended at most
-    ``window_days`` days before ``submit_time`` (None: no time bound) and, for
-    key ``user+walltime``, asked for the same walltime. Fewer than
-    ``min_history`` of them: the walltime (no adjustment). The percentile is
-    the nearest rank, ``ceil(percentile/100 x n)``-th smallest, so it is one of
-    the observed ratios and grows with ``percentile``.
+    ``history``: the past jobs of the job's user, newest first (of its project for key ``project``).
+    Eligible: those that ended at most ``window_days`` days before
+    ``submit_time`` (None: no time bound) and share the ``key``'s attributes
+    with the job (its ``project``, its walltime). Fewer than ``min_history``
+    of them: the walltime (no adjustment). The percentile is the nearest
+    rank, ``ceil(percentile/100 x n)``-th smallest, so it is one of the
+    observed ratios and grows with ``percentile``. ``min_ratio_pct``: A is at
+    least this many hundredths (the paper's optional threshold, 50; 0: none).
     """
     if not _has_walltime(walltime_s):
         return None
     since = None if submit_time is None else submit_time - window_days * DAY_S
-    ratios = _usage_fractions(history, walltime_s, since, key, window)
+    ratios = _usage_fractions(history[:window], walltime_s, since, key, project)
     if not ratios or len(ratios) < min_history:
         return walltime_s
     ratios.sort()
-    ratio = ratios[-(-percentile * len(ratios) // 100) - 1]
+    ratio = max(ratios[-(-percentile * len(ratios) // 100) - 1], Fraction(min_ratio_pct, 100))
     scaled = ratio.numerator * walltime_s // ratio.denominator
     return clamp(scaled + reserve_s, walltime_s)
 
 
-TANG_KEYS = ("user", "user+walltime")
-"""Tang et al.'s similarity keys the history rows can serve: the user's jobs, or those with the same walltime too."""
+TANG_KEYS = ("user+project+walltime", "user+project", "user", "project", "user+walltime")
+"""Tang et al.'s similarity keys: their triple key (recommended), double key, and the single keys user and project;
+then ours, the user's jobs with the same walltime (the triple key without the project)."""
 
 
 class Parameter(NamedTuple):
@@ -163,12 +184,14 @@ PARAMETERS = {
     "percentile": Parameter("percentile of runtime/walltime", 1, 100),
     "window_days": Parameter("only jobs that ended this many days before submission", 1, 36500),
     "min_history": Parameter("fewer eligible jobs than this leave the walltime; at most the window", 0, 10 ** 6),
-    "key": Parameter("similar jobs: the user's, or the user's with the same walltime", choices=TANG_KEYS),
+    "key": Parameter("which past jobs are similar: those sharing the user, project and/or walltime",
+                     choices=TANG_KEYS),
+    "min_ratio_pct": Parameter("the adjustment ratio A is at least this many hundredths (0: no lower bound)", 0, 100),
 }
 """Every parameter any predictor takes, in ``Algorithm`` field order. Which predictor takes which, and its
 default, is the predictor function's own signature."""
 
-_JOB_INPUTS = ("history", "walltime_s", "submit_time")
+_JOB_INPUTS = ("history", "walltime_s", "submit_time", "project")
 """A predictor function's arguments that describe the job, not the predictor."""
 
 
@@ -176,8 +199,8 @@ class AlgorithmSpec(NamedTuple):
     """A registered predictor: its function, its parameters with their defaults, what it is in one line.
 
     ``fixed``: parameters the predictor has no use for, held at the one value that means "none"
-    (v1's reserve is 0: v2 is v1 with a reserve). ``reads_submit_time``: it counts a time window
-    back from the job's submission.
+    (v1's reserve is 0: v2 is v1 with a reserve; tang's row limit is EVERY_ROW). ``reads_submit_time``:
+    it counts a time window back from the job's submission; ``reads_project``: it compares projects.
     """
 
     function: Callable
@@ -185,6 +208,7 @@ class AlgorithmSpec(NamedTuple):
     description: str
     fixed: Dict[str, object]
     reads_submit_time: bool
+    reads_project: bool = False
 
     def settable(self, parameter):
         """True when ``parameter`` is one this predictor can be given another value of."""
@@ -199,7 +223,7 @@ def _spec(function, description, **fixed):
     defaults = dict(zip(names[len(names) - len(function.__defaults__):], function.__defaults__))
     defaults = {name: value for name, value in defaults.items() if name not in _JOB_INPUTS}
     defaults.update(fixed)
-    return AlgorithmSpec(function, defaults, description, fixed, "submit_time" in names)
+    return AlgorithmSpec(function, defaults, description, fixed, "submit_time" in names, "project" in names)
 
 
 REGISTRY = {
@@ -210,9 +234,9 @@ REGISTRY = {
                     "last {window} jobs, plus {reserve_min} min"),
     "v3-deployed": _spec(v3_deployed, "v3 as the authors' production hook runs it: the scaled walltime doubled for "
                                       "walltimes over 24 h"),
-    "tang": _spec(tang, "Tang et al.: the walltime x the {percentile}th percentile of runtime/walltime of the "
-                        "jobs of the same {key} that ended in the last {window_days} days (the walltime with "
-                        "fewer than {min_history})"),
+    "tang": _spec(tang, "Tang et al.: the walltime x A, A the {percentile}th percentile of runtime/walltime of "
+                        "every job of the same {key} that ended in the last {window_days} days (the walltime with "
+                        "fewer than {min_history}), A at least {min_ratio_pct} %", window=EVERY_ROW),
 }
 """The registry: predictor name -> ``AlgorithmSpec``. The hooks' config, both command lines and the
 documentation's tables read it; ``{...}`` in a description are the predictor's parameters."""
@@ -227,7 +251,8 @@ ALGORITHMS = {name: spec.function for name, spec in REGISTRY.items()}
 class Algorithm(NamedTuple):
     """A predictor with its parameters fixed; ``window`` is how many rows it reads at most.
 
-    ``percentile``, ``window_days``, ``min_history`` and ``key`` are Tang's (None for the others).
+    ``percentile``, ``window_days``, ``min_history``, ``key`` and ``min_ratio_pct`` are Tang's (None for the
+    others).
     """
 
     name: str
@@ -237,16 +262,26 @@ class Algorithm(NamedTuple):
     window_days: Optional[int] = None
     min_history: Optional[int] = None
     key: Optional[str] = None
+    min_ratio_pct: Optional[int] = None
 
-    def predict(self, history, walltime_s, submit_time=None):
-        """The soft walltime in seconds, or None when none should be set (``submit_time``: epoch seconds)."""
-        if REGISTRY[self.name].reads_submit_time:
+    def predict(self, history, walltime_s, submit_time=None, project=None):
+        """The soft walltime in seconds, or None when none should be set (``submit_time``: epoch seconds;
+        ``project``: the job's, for the keys that compare projects)."""
+        spec = REGISTRY[self.name]
+        if spec.reads_project:
+            return self.bound()(history, walltime_s, submit_time=submit_time, project=project)
+        if spec.reads_submit_time:
             return self.bound()(history, walltime_s, submit_time=submit_time)
         return self.bound()(history, walltime_s)
 
+    @property
+    def by_project(self):
+        """True when the history to read is the job's project's (every user's), not its user's."""
+        return self.key == "project"
+
     def bound(self):
         """The predictor's function with this algorithm's parameters fixed:
-        ``function(history, walltime_s[, submit_time=...])``, ``submit_time`` only for those that read it.
+        ``function(history, walltime_s[, submit_time=...][, project=...])``, each only for those that read it.
         Made once, it spares a caller that predicts for many jobs the parameter lookups of ``predict``."""
         spec = REGISTRY[self.name]
         return functools.partial(spec.function, **{name: getattr(self, name) for name in spec.defaults
@@ -272,7 +307,8 @@ def make_algorithm(name, **parameters):
         _check_applies(name, spec, parameter, value)
     values = dict(spec.defaults, **given)
     for parameter, value in sorted(values.items()):
-        _check_value(parameter, value)
+        if parameter not in spec.fixed:
+            _check_value(parameter, value)
     if "min_history" in values and values["min_history"] > values["window"]:
         raise ConfigError("min_history must be <= window ({}), not {!r}".format(values["window"],
                                                                                values["min_history"]))

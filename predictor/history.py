@@ -2,8 +2,9 @@
 
 A store answers one question: the newest ``limit`` completed jobs of a user (optionally
 only those that ended at or after a time),
-newest first (by end time, then job id). ``MemoryHistory`` keeps only that
-many rows per user, so its memory is bounded by users x capacity, not by the
+newest first (by end time, then job id); and the same of a project, across its
+users (``project_recent``), for Tang et al.'s project key. ``MemoryHistory`` keeps only that
+many rows per user (or per project), so its memory is bounded by owners x capacity, not by the
 whole history. ``HookHistory`` (predictor.server.store) answers the same
 question from PostgreSQL; a property test shows the two agree.
 """
@@ -15,18 +16,27 @@ __all__ = ["MemoryHistory", "predict"]
 
 
 class MemoryHistory:
-    """Per user, the newest ``capacity`` completed jobs (re-adding a job id replaces it)."""
+    """Per user, the newest ``capacity`` completed jobs (re-adding a job id replaces it).
 
-    def __init__(self, capacity=15):
+    ``owner="project"``: per project instead (the rows of every user of the project): a store for
+    ``project_recent``.
+    """
+
+    def __init__(self, capacity=15, owner="user"):
         if capacity < 1:
             raise ValueError("capacity must be >= 1")
+        if owner not in ("user", "project"):
+            raise ValueError("owner must be user or project, not {!r}".format(owner))
         self.capacity = capacity
+        self.owner = owner
         self._rows_by_user = {}  # user -> HistoryRows, oldest first
         self._ids_by_user = {}  # user -> the job ids of those rows: a job added again is found without a scan
 
     def add(self, job):
-        """Record a completed job (a ``CompletedJob``)."""
-        self.add_row(job.user, job.history_row())
+        """Record a completed job (a ``CompletedJob``); one without a project is not kept by a project store."""
+        owner = getattr(job, self.owner)
+        if owner is not None:
+            self.add_row(owner, job.history_row())
 
     def add_row(self, user, row):
         """Record one ``HistoryRow`` of ``user``."""
@@ -56,10 +66,16 @@ class MemoryHistory:
         rows = self._rows_by_user.get(user)
         if not rows:
             return []
-        newest = rows[:-limit - 1:-1]
         if since is None:
-            return newest
-        return list(itertools.takewhile(lambda row: row.end_time >= since, newest))
+            return rows[:-limit - 1:-1]
+        newest = itertools.takewhile(lambda row: row.end_time >= since, reversed(rows))
+        return list(itertools.islice(newest, limit))
+
+    def project_recent(self, project, limit, deadline=None, since=None):
+        """The project's newest ``limit`` rows (every user's), newest first; a store with ``owner="project"``."""
+        if self.owner != "project":
+            raise ValueError("this store keeps users' histories; a project's needs MemoryHistory(owner='project')")
+        return self.recent(project, limit, deadline, since)
 
     def close(self):
         """Nothing to release; here for the common interface."""
@@ -70,13 +86,17 @@ def predict(store, algorithm, request, deadline=None):
 
     A request without a walltime never reaches the store. A predictor with a
     time window (tang) reads only the rows inside it, counted back from
-    ``request.submit_time``.
+    ``request.submit_time``; tang with key ``project`` reads the project's
+    rows (none for a job without a project).
     """
     if request.walltime_s is None or request.walltime_s < 1:
         return None
     since = algorithm.since(request.submit_time)
-    if since is None:
+    if algorithm.by_project:
+        history = [] if request.project is None else store.project_recent(
+            request.project, algorithm.window, deadline=deadline, since=since)
+    elif since is None:
         history = store.recent(request.user, algorithm.window, deadline=deadline)
     else:
         history = store.recent(request.user, algorithm.window, deadline=deadline, since=since)
-    return algorithm.predict(history, request.walltime_s, request.submit_time)
+    return algorithm.predict(history, request.walltime_s, request.submit_time, request.project)

@@ -35,7 +35,7 @@ class CompletedJob(NamedTuple):
 
     def history_row(self):
         """This job as the predictors see it."""
-        return HistoryRow(self.end_time, self.job_id, self.runtime_s, self.walltime_s)
+        return HistoryRow(self.end_time, self.job_id, self.runtime_s, self.walltime_s, self.project)
 
 
 class JobRequest(NamedTuple):
@@ -50,9 +50,13 @@ class JobRequest(NamedTuple):
 
 
 class HistoryRow(NamedTuple):
-    """One past job of a user. Tuples order by (end_time, job_id): newest is largest."""
+    """One past job of a user. Tuples order by (end_time, job_id): newest is largest.
+
+    ``project``: the PBS project (or account) it ran under, for Tang et al.'s project keys.
+    """
 
     end_time: int
     job_id: str
     runtime_s: int
     walltime_s: Optional[int]
+    project: Optional[str] = None

@@ -3,7 +3,8 @@
 Both sides read it: the hooks (``predictor.server``) and the admin commands (``predictor.db``, ``predictor.ingest``).
 """
 
-__all__ = ["APPLICATION_NAME", "COLUMNS", "RECENT_HISTORY", "RECENT_HISTORY_SINCE", "CREATE_STAGING", "COPY_STAGING",
+__all__ = ["APPLICATION_NAME", "COLUMNS", "RECENT_HISTORY", "RECENT_HISTORY_SINCE", "PROJECT_HISTORY_SINCE",
+           "CREATE_STAGING", "COPY_STAGING",
            "UPSERT_STAGED", "UPSERT_ONE", "PROGRESS_GET", "PROGRESS_PUT", "job_values"]
 
 APPLICATION_NAME = "pbs-softwalltime"
@@ -16,18 +17,26 @@ COLUMNS = (
 """completed_jobs columns, in the order ``job_values`` gives them."""
 
 RECENT_HISTORY = (
-    "SELECT end_time, job_id, runtime_s, walltime_s FROM completed_jobs"
+    "SELECT end_time, job_id, runtime_s, walltime_s, project FROM completed_jobs"
     " WHERE user_name = %s"
     " ORDER BY end_time DESC, job_id DESC LIMIT %s"
 )
 """A user's newest jobs: one index-only scan of completed_jobs_user_recent."""
 
 RECENT_HISTORY_SINCE = (
-    "SELECT end_time, job_id, runtime_s, walltime_s FROM completed_jobs"
+    "SELECT end_time, job_id, runtime_s, walltime_s, project FROM completed_jobs"
     " WHERE user_name = %s AND end_time >= %s"
     " ORDER BY end_time DESC, job_id DESC LIMIT %s"
 )
 """A user's newest jobs that ended at or after a time: the same index-only scan, stopped at that end time."""
+
+PROJECT_HISTORY_SINCE = (
+    "SELECT end_time, job_id, runtime_s, walltime_s, project FROM completed_jobs"
+    " WHERE project = %s AND end_time >= %s"
+    " ORDER BY end_time DESC, job_id DESC LIMIT %s"
+)
+"""A project's newest jobs (every user's) that ended at or after a time: an index-only scan of
+completed_jobs_project_recent, stopped at that end time."""
 
 _COLUMN_LIST = ", ".join(COLUMNS)
 _COLUMN_TYPES = ("text", "text", "text", "text", "text", "integer", "integer", "integer", "integer", "bigint",

@@ -45,8 +45,12 @@ def histories(draw, max_jobs=40, users=None):
     for index in range(count):
         job = draw(completed_jobs(users=st.sampled_from(user_pool), job_id="{}.{}".format(
             draw(st.integers(0, 10 ** 6)), index)))
-        jobs.append(job._replace(end_time=draw(end_times)))
+        jobs.append(job._replace(end_time=draw(end_times), project=draw(st.sampled_from(PROJECTS))))
     return user_pool, jobs
+
+
+PROJECTS = (None, "p1", "p2")
+"""The projects ``histories`` draws from: few, so that project keys find similar jobs; None: no project."""
 
 
 @st.composite
@@ -324,7 +328,8 @@ def dated_replay_jobs(draw, max_jobs=25, users=("alice", "bob", "carol")):
     """Replay ``Job``s on a coarse clock (a tick of 1 s to 8 h), so times tie and tang's day windows bite.
 
     Job ids are numbers as text in any order ("10" sorts before "9"), sometimes
-    repeated; walltimes may be missing or 0, runtimes 0 or past the walltime.
+    repeated; walltimes may be missing or 0, runtimes 0 or past the walltime;
+    a few projects (PBS's, or an SWF group standing in for one, or none).
     """
     from replay.traces.trace import Job
 
@@ -340,23 +345,26 @@ def dated_replay_jobs(draw, max_jobs=25, users=("alice", "bob", "carol")):
         start = submit + draw(st.integers(0, 5)) * tick
         walltime = draw(st.one_of(st.none(), st.just(0), st.integers(1, 12).map(lambda ticks: ticks * tick)))
         runtime = draw(st.integers(0, 10)) * tick + draw(st.sampled_from([0, 0, 0, 1, 59]))
+        project, group = draw(st.sampled_from([(None, None), ("p1", None), ("p2", "g1"), (None, "g1"), (None, "g2")]))
         jobs.append(Job(job_id=str(job_id), user=draw(st.sampled_from(users)), submit_time=submit, runtime_s=runtime,
-                        walltime_s=walltime, ncpus=1, start_time=start, end_time=start + runtime))
+                        walltime_s=walltime, ncpus=1, start_time=start, end_time=start + runtime, project=project,
+                        group=group))
     return sorted(jobs, key=lambda job: job.submit_time)
 
 
 @st.composite
 def algorithm_parameters(draw):
-    """``(name, parameters)`` for ``make_algorithm``: any registry algorithm, tiny windows included."""
+    """``(name, parameters)`` for ``make_algorithm``: any registry algorithm, tiny windows included (tang reads
+    every job in its time window: no row window)."""
     from predictor.algorithms import ALGORITHMS, TANG_KEYS
 
     name = draw(st.sampled_from(sorted(ALGORITHMS)))
-    parameters = {"window": draw(st.one_of(st.none(), st.integers(1, 20)))}
+    parameters = {} if name == "tang" else {"window": draw(st.one_of(st.none(), st.integers(1, 20)))}
     if name != "v1":
         parameters["reserve_s"] = draw(st.one_of(st.none(), st.sampled_from([0, 1, 900, 7200])))
     if name == "tang":
-        window = 1000 if parameters["window"] is None else parameters["window"]
         parameters.update(percentile=draw(st.one_of(st.none(), st.integers(1, 100))),
                           window_days=draw(st.one_of(st.none(), st.integers(1, 5))),
-                          min_history=draw(st.integers(0, min(window, 6))), key=draw(st.sampled_from(TANG_KEYS)))
+                          min_history=draw(st.integers(0, 6)), key=draw(st.sampled_from(TANG_KEYS)),
+                          min_ratio_pct=draw(st.one_of(st.none(), st.sampled_from([0, 33, 50, 100]))))
     return name, {parameter: value for parameter, value in parameters.items() if value is not None}

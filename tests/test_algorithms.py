@@ -1,13 +1,17 @@
 """predictor.algorithms: v1, v2, v3 and their documented edge cases."""
 
 from fractions import Fraction
+from functools import partial
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from predictor.algorithms import ALGORITHMS, make_algorithm, tang, v1, v2, v3, v3_deployed
+from predictor.algorithms import ALGORITHMS, TANG_KEYS, make_algorithm, tang, v1, v2, v3, v3_deployed
 from predictor.jobs import HistoryRow
+
+user_tang = partial(tang, key="user")
+"""tang with the key user: the mechanics tests below need no project."""
 
 
 def rows(*pairs):
@@ -237,53 +241,115 @@ TEN_RATIOS = rows(*[(100 * tenth, 1000) for tenth in range(1, 11)])
 
 def test_tang_nearest_rank_percentile():
     """85th percentile of ten ratios: the ceil(8.5) = 9th smallest, 0.9; x 7200 = 6480."""
-    assert tang(TEN_RATIOS, 7200) == 6480
+    assert user_tang(TEN_RATIOS, 7200) == 6480
 
 
 def test_tang_percentile_rank_rounds_up():
     """80th of ten is the 8th smallest (0.8), 81st the 9th (0.9)."""
-    assert (tang(TEN_RATIOS, 1000, percentile=80), tang(TEN_RATIOS, 1000, percentile=81)) == (800, 900)
+    assert (user_tang(TEN_RATIOS, 1000, percentile=80), user_tang(TEN_RATIOS, 1000, percentile=81)) == (800, 900)
 
 
 def test_tang_too_little_history_leaves_walltime():
     """Nine eligible jobs are fewer than the default ten: no adjustment."""
-    assert tang(TEN_RATIOS[:9], 7200) == 7200
-    assert tang(TEN_RATIOS[:9], 7200, min_history=9, percentile=100) == 6480
+    assert user_tang(TEN_RATIOS[:9], 7200) == 7200
+    assert user_tang(TEN_RATIOS[:9], 7200, min_history=9, percentile=100) == 6480
 
 
 def test_tang_time_window_counts_back_from_submission():
     """Submitted at day 31, a 30-day window keeps jobs ended at day 1 or later, not day 0."""
     day = 86400
     history = ended((31 * day - 5, 500, 1000), (day, 250, 1000), (day - 1, 1000, 1000))
-    assert tang(history, 4000, submit_time=31 * day, percentile=100, min_history=2) == 2000
-    assert tang(history, 4000, submit_time=31 * day + 1, percentile=100, min_history=2) == 4000  # one left
+    assert user_tang(history, 4000, submit_time=31 * day, percentile=100, min_history=2) == 2000
+    assert user_tang(history, 4000, submit_time=31 * day + 1, percentile=100, min_history=2) == 4000  # one left
 
 
 def test_tang_ratio_above_one_counts_as_one():
     """A killed job that ran 1200 s of 1000 has R = 1: the walltime, not more."""
-    assert tang(rows((1200, 1000), (100, 1000)), 3000, percentile=100, min_history=1) == 3000
+    assert user_tang(rows((1200, 1000), (100, 1000)), 3000, percentile=100, min_history=1) == 3000
 
 
 def test_tang_key_user_walltime_keeps_same_walltime_only():
     """Key user+walltime: only past jobs that asked for 3600 s count (0.25), not the 7200 s one (0.75)."""
     history = rows((900, 3600), (5400, 7200), (900, 3600))
     assert tang(history, 3600, percentile=100, min_history=2, key="user+walltime") == 900
-    assert tang(history, 3600, percentile=100, min_history=2) == 2700
+    assert user_tang(history, 3600, percentile=100, min_history=2) == 2700
 
 
 def test_tang_skips_rows_without_walltime():
     """Rows with walltime 0 or unknown give no R and do not count towards the minimum."""
-    assert tang(rows((500, 0), (500, None), (250, 1000)), 4000, percentile=50, min_history=2) == 4000
-    assert tang(rows((500, 0), (500, None), (250, 1000)), 4000, percentile=50, min_history=1) == 1000
+    assert user_tang(rows((500, 0), (500, None), (250, 1000)), 4000, percentile=50, min_history=2) == 4000
+    assert user_tang(rows((500, 0), (500, None), (250, 1000)), 4000, percentile=50, min_history=1) == 1000
 
 
 def test_tang_truncates_and_adds_reserve():
     """R = 1/3 of walltime 10 is 3 s (truncated), plus a reserve of 5."""
-    assert tang(rows((1, 3)), 10, min_history=1, reserve_s=5) == 8
+    assert user_tang(rows((1, 3)), 10, min_history=1, reserve_s=5) == 8
+
+
+def keyed(*rows_):
+    """History rows newest first from (runtime, walltime, project) triples."""
+    return [HistoryRow(1000 - index, str(index), runtime, walltime, project)
+            for index, (runtime, walltime, project) in enumerate(rows_)]
+
+
+MIXED = keyed((100, 1000, "a"), (200, 1000, "b"), (300, 2000, "a"), (400, 1000, "a"), (900, 2000, "b"))
+"""Five past jobs of one user: R 0.1 (a, 1000 s), 0.2 (b, 1000 s), 0.15 (a, 2000 s), 0.4 (a, 1000 s),
+0.45 (b, 2000 s)."""
+
+
+def test_tang_default_key_is_the_triple_key():
+    """By default only jobs of the same project and walltime count: project a, 1000 s: R 0.1 and 0.4."""
+    assert tang(MIXED, 1000, project="a", percentile=50, min_history=2) == 100
+    assert tang(MIXED, 1000, project="a", percentile=100, min_history=2) == 400
+    assert tang(MIXED, 1000, project="a", percentile=100, min_history=3) == 1000  # two similar jobs only
+
+
+def test_tang_double_key_is_user_and_project():
+    """Key user+project: project a's jobs whatever their walltime: R 0.1, 0.15, 0.4; the median is 0.15."""
+    assert tang(MIXED, 1000, project="a", percentile=50, min_history=3, key="user+project") == 150
+
+
+def test_tang_user_key_reads_every_project():
+    """Key user: all five jobs; the 60th percentile is the 3rd smallest, 0.2."""
+    assert tang(MIXED, 1000, project="a", percentile=60, min_history=5, key="user") == 200
+
+
+def test_tang_project_key_ignores_the_walltime():
+    """Key project (the history holds the project's jobs, every user's): project a's R 0.1, 0.15, 0.4."""
+    assert tang(MIXED, 1000, project="a", percentile=100, min_history=3, key="project") == 400
+
+
+def test_tang_job_without_project_matches_rows_without_one():
+    """A job without a project is similar to past jobs without one, not to the others."""
+    history = keyed((100, 1000, None), (500, 1000, "a"))
+    assert tang(history, 1000, percentile=100, min_history=1) == 100
+
+
+def test_tang_lower_bound_on_the_ratio():
+    """min_ratio_pct=50 (the paper's threshold): A = 0.1 becomes 0.5; A above it is kept."""
+    history = rows(*[(100, 1000)] * 10)
+    assert tang(history, 7200, key="user") == 720
+    assert tang(history, 7200, key="user", min_ratio_pct=50) == 3600
+    assert tang(TEN_RATIOS, 7200, key="user", min_ratio_pct=50) == 6480
+
+
+def test_tang_reads_every_job_in_the_window():
+    """1,500 eligible jobs: the newest 1,000 used 0.1, the older 500 all of their walltime. The 85th
+    percentile is the ceil(1275)-th smallest, 1.0: the walltime (the newest 1,000 alone would give 0.1)."""
+    history = [HistoryRow(10 ** 6 - index, str(index), 100 if index < 1000 else 1000, 1000, "p")
+               for index in range(1500)]
+    assert tang(history, 1000, submit_time=10 ** 6 + 1, project="p") == 1000
+    assert tang(history[:1000], 1000, submit_time=10 ** 6 + 1, project="p") == 100
+
+
+def test_tang_refuses_a_row_limit():
+    """tang has no row limit to set: it reads every job in its time window."""
+    with pytest.raises(ValueError, match="window"):
+        make_algorithm("tang", window=1000)
 
 
 @given(history_rows, st.integers(1, 10 ** 7), st.integers(1, 100), st.integers(1, 100), st.integers(0, 3),
-       st.sampled_from(["user", "user+walltime"]))
+       st.sampled_from(TANG_KEYS))
 def test_tang_within_walltime_and_monotone_in_percentile(history, walltime, low, high, min_history, key):
     """tang is in [1, walltime] and never decreases as the percentile rises."""
     low, high = sorted((low, high))

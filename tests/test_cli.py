@@ -55,14 +55,33 @@ def test_predict_tang(db, tmp_path):
     log.write_text(E_LINE.format(id="1.svr", end=1900) + E_LINE.format(id="2.svr", end=3700))
     assert predictor("ingest", "--dsn", db.writer_dsn, str(log)).returncode == 0
     tang = ["predict", "--dsn", db.reader_dsn, "--user", "alice", "--walltime", "04:00:00", "--algorithm", "tang",
-            "--percentile", "50", "--min-history", "2", "--window-days", "1"]
+            "--percentile", "50", "--min-history", "2", "--window-days", "1", "--key", "user"]
     inside = predictor(*tang, "--submit-time", "86400")
     assert inside.returncode == 0 and inside.stdout.startswith("soft_walltime 01:00:00 (3600 s) for user alice")
-    assert "percentile 50, window_days 1, min_history 2, key user" in inside.stdout
+    assert "percentile 50, window_days 1, min_history 2, key user," in inside.stdout
     # A day after 1.svr ended (1900 s) it is outside the window: one job left, fewer than 2: the walltime.
     later = predictor(*tang, "--submit-time", str(86400 + 1901))
     assert later.returncode == 0 and later.stdout.startswith("soft_walltime 04:00:00 (14400 s)")
     assert "history: 1 completed job(s)" in later.stdout
+
+
+def test_predict_tang_triple_key_reads_the_project(db, tmp_path):
+    """tang's default key: only the user's jobs of the same project and walltime count (R 0.25 and 0.5 in project
+    climate, 2 h; 0.5 in project other): the 50th percentile of climate's is 0.25."""
+    lines = [E_LINE.format(id=job_id, end=end).replace("queue=workq", "project={} queue=workq".format(project))
+             for job_id, end, project in (("1.svr", 1900, "climate"), ("2.svr", 3700, "climate"),
+                                          ("3.svr", 3700, "other"))]
+    log = tmp_path / "20260410"
+    log.write_text("".join(lines))
+    assert predictor("ingest", "--dsn", db.writer_dsn, str(log)).returncode == 0
+    tang = ["predict", "--dsn", db.reader_dsn, "--user", "alice", "--walltime", "02:00:00", "--algorithm", "tang",
+            "--percentile", "50", "--min-history", "2", "--submit-time", "86400"]
+    climate = predictor(*tang, "--project", "climate")
+    assert climate.returncode == 0 and climate.stdout.startswith("soft_walltime 00:30:00 (1800 s)")
+    assert "key user+project+walltime, min_ratio_pct 0" in climate.stdout
+    assert predictor(*tang, "--project", "other").stdout.startswith("soft_walltime 02:00:00 (7200 s)")
+    bounded = predictor(*tang, "--project", "climate", "--min-ratio-pct", "50")
+    assert bounded.stdout.startswith("soft_walltime 01:00:00 (3600 s)")
 
 
 def test_ingest_exit_status_flags_rejected_lines(db, tmp_path):
@@ -118,7 +137,7 @@ def test_predict_without_dsn_is_one_line():
     (["--walltime", "60", "--timeout", "nan"], "argument --timeout: must be within"),
     (["--walltime", "60", "--reserve", "-1"], "argument --reserve: must be within"),
     (["--walltime", "60", "--percentile", "101"], "argument --percentile: must be within"),
-    (["--walltime", "60", "--key", "project"], "argument --key: invalid choice"),
+    (["--walltime", "60", "--key", "group"], "argument --key: invalid choice"),
 ])
 def test_predict_bad_arguments(args, fragment):
     """Bad durations and parameters are refused with the argument named."""

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from strategies import histories
 
-from predictor.algorithms import make_algorithm
+from predictor.algorithms import EVERY_ROW, make_algorithm
 from predictor.history import MemoryHistory, predict
 from predictor.jobs import CompletedJob, JobRequest
 
@@ -56,6 +56,25 @@ def test_users_are_separate():
     store = MemoryHistory()
     store.add(job("1", user="alice"))
     assert store.recent("bob", 15) == []
+
+
+def test_project_store_keeps_every_users_rows():
+    """owner="project": a project's rows, every user's, newest first; a job without a project is not kept."""
+    store = MemoryHistory(owner="project")
+    for job_id, user, end, project in (("1", "alice", 5, "p"), ("2", "bob", 7, "p"), ("3", "bob", 9, None)):
+        store.add(job(job_id, user=user, end=end)._replace(project=project))
+    assert [row.job_id for row in store.project_recent("p", 15)] == ["2", "1"]
+    with pytest.raises(ValueError, match="project"):
+        MemoryHistory().project_recent("p", 15)
+
+
+def test_predict_tang_project_key_reads_the_project():
+    """tang with key project reads the project's store; a request without a project gets the walltime."""
+    store = MemoryHistory(EVERY_ROW, owner="project")
+    store.add(job("1", user="bob", end=5, runtime=25, walltime=100)._replace(project="p"))
+    tang = make_algorithm("tang", key="project", min_history=1)
+    assert predict(store, tang, JobRequest("alice", 1000, project="p", submit_time=10)) == 250
+    assert predict(store, tang, JobRequest("alice", 1000, submit_time=10)) == 1000
 
 
 def test_predict_without_walltime_returns_none():

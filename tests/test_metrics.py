@@ -22,17 +22,24 @@ def test_eq3_accuracy(runtime, predicted, expected):
 
 def test_error_metrics_hand_computed():
     """Four jobs, one without prediction: shares over the three predicted, errors and accuracy by hand."""
-    runtime, predicted = arrays([100, 100, 5000, 10], [50, 200, 3000, -1])
-    jobs, none, under, badly, mean_error, median_error, accuracy_mean, accuracy_median = error_metrics(
-        runtime, predicted)
-    assert (jobs, none, under, badly) == (4, 0.25, 2 / 3, 1 / 3)
+    runtime, predicted, walltime = arrays([100, 100, 5000, 10], [50, 200, 3000, -1], [400, 400, 9000, 20])
+    jobs, none, under, not_adjusted, ue, be, mean_error, median_error, accuracy_mean, accuracy_median = \
+        error_metrics(runtime, predicted, walltime)
+    assert (jobs, none, under, not_adjusted, ue, be) == (4, 0.25, 2 / 3, 0.0, 1 / 3, 1 / 3)
     assert (mean_error, median_error) == (pytest.approx(2150 / 3), 100.0)
     assert (accuracy_mean, accuracy_median) == (pytest.approx((0.5 + 0.5 + 0.6) / 3), 0.5)
 
 
 def test_exactly_thirty_minutes_under_is_not_bad():
-    """Badly underestimated means more than 30 min under (seed 001 BE)."""
-    assert error_metrics(*arrays([2000, 2000], [200, 199]))[3] == 0.5
+    """Badly underestimated means more than 30 min under (seed 001 BE); exactly 30 min is UE."""
+    assert error_metrics(*arrays([2000, 2000], [200, 199], [3600, 3600]))[4:6] == (0.5, 0.5)
+
+
+def test_tang_categories_leave_unadjusted_overruns_apart():
+    """Tang et al.'s categories: a job given its own walltime is NA even when it ran past it (it is under, not UE
+    or BE); the adjusted ones are UE within 30 min under, BE beyond. Four jobs: NA over, NA, UE, BE."""
+    runtime, predicted, walltime = arrays([5000, 100, 1000, 9000], [3600, 3600, 900, 1000], [3600, 3600, 3600, 9000])
+    assert error_metrics(runtime, predicted, walltime)[2:6] == (0.75, 0.5, 0.25, 0.25)
 
 
 def test_job_at_the_truncated_mean_is_not_underestimated():
@@ -41,12 +48,12 @@ def test_job_at_the_truncated_mean_is_not_underestimated():
             for index, (start, runtime) in enumerate([(0, 100), (0, 101), (200, 100), (200, 101)])]
     predicted = replay_accuracy(jobs, [PREDICTORS["v1"]]).at("start", "v1")[2:]
     assert predicted.tolist() == [100, 100]
-    assert error_metrics(*arrays([100, 101], predicted))[2] == 0.5
+    assert error_metrics(*arrays([100, 101], predicted, [1000, 1000]))[2] == 0.5
 
 
 def test_no_prediction_at_all_gives_none_statistics():
     """Without a single prediction every statistic is None, the none share 1."""
-    assert error_metrics(*arrays([10, 20], [-1, -1])) == (2, 1.0, None, None, None, None, None, None)
+    assert error_metrics(*arrays([10, 20], [-1, -1], [5, 5])) == (2, 1.0) + (None,) * 8
 
 
 def test_warmup_count_floors():

@@ -75,6 +75,18 @@ def test_cli_keeps_at_least_the_configs_window(db, tmp_path):
     assert len(remaining(db)) == 18
 
 
+def test_cli_keeps_tangs_time_window(db, tmp_path):
+    """tang reads every job of its time window: --older-than shorter than it is refused, and the rows are not
+    kept by count (there is no row limit to keep)."""
+    config = write_config(tmp_path, reader_dsn="host=10.0.0.5 user=x", algorithm="tang", window_days=30)
+    refused = predictor("db", "prune", "--dsn", db.dsn, "--older-than", "29", "--config", config)
+    assert refused.returncode == 2 and "time window is 30 days" in refused.stderr and "Traceback" not in refused.stderr
+    add(db, "alice", *range(1, 21))
+    result = predictor("db", "prune", "--dsn", db.dsn, "--older-than", "30", "--keep-per-user", "5",
+                       "--config", config)
+    assert result.returncode == 0 and len(remaining(db)) == 5
+
+
 @pytest.mark.parametrize("args", [["--older-than", "0"], ["--older-than", "x"], ["--older-than", "1",
                                                                                   "--keep-per-user", "0"]])
 def test_cli_refuses_bad_bounds(args):

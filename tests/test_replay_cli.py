@@ -70,12 +70,12 @@ def test_v3_deployed_selectable_in_accuracy_replay(golden_log, tmp_path):
 
 
 def test_tang_with_parameters_in_accuracy_replay(golden_log, tmp_path):
-    """tang:percentile=50:min_history=1 for job 3.s (walltime 2 h).
+    """tang:percentile=50:min_history=1:key=user for job 3.s (walltime 2 h).
 
     At submit only 1.s had ended (R = 1000/3600): 7200 x 1000/3600 = 2000. At
     start 2.s too (R = 600/3600); the 50th of two is the smaller: 1200.
     """
-    spec = "tang:percentile=50:min_history=1"
+    spec = "tang:percentile=50:min_history=1:key=user"
     status = main([golden_log, "--predictors", "tang," + spec, "--jobs-csv", str(tmp_path / "jobs.csv")])
     row = job_rows(str(tmp_path / "jobs.csv"))["3.s"]
     assert (row[spec + "_submit_s"], row[spec + "_start_s"]) == ("2000", "1200")

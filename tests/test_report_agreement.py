@@ -51,7 +51,7 @@ def test_shares_and_errors_agree_with_the_replays_metrics(db, seed):
         row = next(row for row in measure(conn, EVERYTHING).accuracy if row[:2] == (ALL, "soft walltime"))
     finally:
         conn.close()
-    _, _, under, _, mean_error, median_error, _, _ = error_metrics(runtime, soft)
+    _, _, under, _, _, _, mean_error, median_error, _, _ = error_metrics(runtime, soft, walltime)
     jobs = int(np.count_nonzero(soft >= 0))
     assert (row[2], row[3] / jobs, row[5] / jobs, row[6]) == (jobs, pytest.approx(under), pytest.approx(mean_error),
                                                               pytest.approx(median_error))

@@ -30,9 +30,9 @@ def test_config_is_frozen():
 
 
 def test_every_field_has_a_default():
-    """DEFAULTS covers every setting (the algorithm is built from seven of them)."""
+    """DEFAULTS covers every setting (the algorithm is built from eight of them)."""
     settings = set(HookConfig._fields) - {"algorithm", "reader", "writer"} | {
-        "algorithm", "window", "reserve_s", "percentile", "window_days", "min_history", "key"}
+        "algorithm", "window", "reserve_s", "percentile", "window_days", "min_history", "key", "min_ratio_pct"}
     assert set(DEFAULTS) == settings | {"reader_dsn", "writer_dsn"}
 
 
@@ -51,20 +51,21 @@ def test_v3_deployed_selectable():
 def test_tang_parameters():
     """algorithm "tang" with its percentile, time window, minimum history and key."""
     config = parse(algorithm="tang", percentile=70, window_days=14, min_history=5, key="user+walltime")
-    assert tuple(config.algorithm) == ("tang", 1000, 0, 70, 14, 5, "user+walltime")
+    assert tuple(config.algorithm) == ("tang", 2 ** 31 - 1, 0, 70, 14, 5, "user+walltime", 0)
 
 
 def test_tang_defaults_are_the_papers_recommendation():
-    """tang alone: 85th percentile, one month, at least 10 similar jobs, key user."""
+    """tang alone: 85th percentile, one month, at least 10 similar jobs, the triple key, no lower bound."""
     algorithm = parse(algorithm="tang").algorithm
-    assert (algorithm.percentile, algorithm.window_days, algorithm.min_history, algorithm.key) == (85, 30, 10, "user")
+    assert (algorithm.percentile, algorithm.window_days, algorithm.min_history, algorithm.key,
+            algorithm.min_ratio_pct) == (85, 30, 10, "user+project+walltime", 0)
 
 
 @pytest.mark.parametrize("settings, fragment", [
     ({"algorithm": "tang", "percentile": 0}, "percentile"),
     ({"algorithm": "tang", "percentile": 101}, "percentile"),
     ({"algorithm": "tang", "window_days": "30"}, "window_days"),
-    ({"algorithm": "tang", "key": "project"}, "key must be one of"),
+    ({"algorithm": "tang", "key": "group"}, "key must be one of"),
     ({"algorithm": "v3", "percentile": 80}, "percentile does not apply to v3"),
 ])
 def test_bad_tang_parameters_named(settings, fragment):

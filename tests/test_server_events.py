@@ -11,7 +11,8 @@ from predictor.server.events import JobView, completed_job, modifyjob_view, queu
 def test_queuejob_view_uses_the_requestor():
     """queuejob: the user is e.requestor, the walltime as requested, no queue when none was given."""
     event = pbs.queuejob_event("alice", {"walltime": "01:00:00", "soft_walltime": 600})
-    assert queuejob_view(event) == JobView("queuejob", None, "alice", None, 3600, 600, None, False)
+    assert queuejob_view(event) == JobView("queuejob", None, "alice", None, 3600, 600, None, False,
+                                           project="_pbs_project_default")
 
 
 def test_queuejob_view_without_walltime():
@@ -27,7 +28,7 @@ def test_queuejob_view_sees_shrink_to_fit():
 def test_runjob_view_uses_the_full_job():
     """runjob: id, euser, queue and the current soft_walltime come from the job."""
     event = pbs.runjob_event(full_job("7.svr", "bob", walltime=7200, soft_walltime=1800, queue="long"))
-    assert runjob_view(event) == JobView("runjob", "7.svr", "bob", "long", 7200, None, 1800, False)
+    assert runjob_view(event)[:8] == ("runjob", "7.svr", "bob", "long", 7200, None, 1800, False)
 
 
 def test_runjob_view_carries_the_creation_time():
@@ -36,10 +37,18 @@ def test_runjob_view_carries_the_creation_time():
     assert runjob_view(pbs.runjob_event(job)).submit_time == 1775822400
 
 
+def test_views_carry_the_project():
+    """The job's project is what tang's project keys compare: runjob reads the job's, queuejob PBS's default when
+    the user named none."""
+    job = pbs.Job({"walltime": 7200}, id="7.svr", euser="bob", queue=pbs.Queue("long"), project="climate")
+    assert runjob_view(pbs.runjob_event(job)).project == "climate"
+    assert queuejob_view(pbs.queuejob_event("alice", {"walltime": 60})).project == "_pbs_project_default"
+
+
 def test_modifyjob_view_uses_the_owner_not_the_requestor():
     """modifyjob: the history is the job owner's even when a manager runs qalter."""
     event = pbs.modifyjob_event(full_job("7.svr", "bob", walltime=7200, soft_walltime=1800), {"walltime": 600}, "root")
-    assert modifyjob_view(event) == JobView("modifyjob", "7.svr", "bob", "workq", 600, None, 1800, False)
+    assert modifyjob_view(event)[:8] == ("modifyjob", "7.svr", "bob", "workq", 600, None, 1800, False)
 
 
 def test_modifyjob_view_without_walltime_change():

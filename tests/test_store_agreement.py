@@ -5,13 +5,13 @@ import pytest
 from conftest import empty_tables
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import completed_jobs, histories, hostile_names
+from strategies import PROJECTS, completed_jobs, histories, hostile_names
 
-from predictor.algorithms import ALGORITHMS, make_algorithm
+from predictor.algorithms import ALGORITHMS, EVERY_ROW, make_algorithm
 from predictor.errors import DatabaseError
 from predictor.history import MemoryHistory, predict
 from predictor.jobs import CompletedJob, JobRequest
-from predictor.queries import RECENT_HISTORY_SINCE
+from predictor.queries import PROJECT_HISTORY_SINCE, RECENT_HISTORY_SINCE
 from predictor.server.dsn import connect_params
 from predictor.server.store import HookHistory
 
@@ -91,6 +91,23 @@ def test_time_bounded_query_plan_is_index_only(db, writer):
     assert "end_time >= " in plan and "Filter" not in plan
 
 
+def test_project_query_plan_is_index_only(db, writer):
+    """tang's project key reads a project's rows through completed_jobs_project_recent, without a sort."""
+    plan = _plan_with_rows(db, writer, PROJECT_HISTORY_SINCE, ("p1", 20, 1000))
+    assert "Index Only Scan using completed_jobs_project_recent" in plan and "Sort" not in plan
+
+
+def test_tang_reads_more_than_a_thousand_rows(writer, reader):
+    """The hooks' tang reads every job of the month: 1,500 similar jobs, the newest 1,000 at R 0.1 and the
+    500 before at R 1; the 85th percentile is 1 (the newest 1,000 alone would give 0.1)."""
+    jobs = [CompletedJob("{}.svr".format(index), "alice", 100 if index >= 500 else 1000, 10 ** 6 + index,
+                         walltime_s=1000, project="p1") for index in range(1500)]
+    for completed in jobs:
+        writer.add(completed)
+    request = JobRequest("alice", 1000, project="p1", submit_time=10 ** 6 + 2000)
+    assert predict(reader, make_algorithm("tang"), request) == 1000
+
+
 def test_time_bounded_recent_stops_at_the_bound(writer, reader):
     """since=T returns the newest rows that ended at T or later, newest first."""
     for index, end in enumerate([5, 10, 10, 20]):
@@ -100,7 +117,9 @@ def test_time_bounded_recent_stops_at_the_bound(writer, reader):
 
 
 TANG_VARIANTS = [make_algorithm("tang", percentile=percentile, window_days=1, min_history=history, key=key)
-                 for percentile, history, key in [(85, 10, "user"), (50, 1, "user"), (100, 2, "user+walltime")]]
+                 for percentile, history, key in [(85, 10, "user"), (50, 1, "user"), (100, 2, "user+walltime"),
+                                                  (50, 1, "user+project+walltime"), (85, 2, "user+project"),
+                                                  (70, 1, "project")]]
 """tang over one day, so submissions at 86400 + 0..55 put the bound among the generated end times (0..50)."""
 
 
@@ -110,11 +129,12 @@ def test_both_stores_predict_identically(database, generated, walltimes):
     """Random histories give the same rows and predictions from PostgreSQL and memory."""
     users, jobs = generated
     empty_tables(database)
-    memory = MemoryHistory(capacity=1000)
+    memory, by_project = MemoryHistory(capacity=EVERY_ROW), MemoryHistory(capacity=EVERY_ROW, owner="project")
     with hook_history(database.writer_dsn, read_only=False) as writer:
         for completed in jobs:
             writer.add(completed)
             memory.add(completed)
+            by_project.add(completed)
     with hook_history(database.reader_dsn) as reader:
         for user in users:
             assert reader.recent(user, 15) == memory.recent(user, 15)
@@ -126,9 +146,13 @@ def test_both_stores_predict_identically(database, generated, walltimes):
             for since in (0, 25, 51):
                 assert reader.recent(user, 1000, since=since) == memory.recent(user, 1000, since=since)
             for algorithm in TANG_VARIANTS:
-                for walltime, submitted in zip(walltimes, (86400, 86425, 86440, 86455)):
-                    request = JobRequest(user, walltime, submit_time=submitted)
-                    assert predict(reader, algorithm, request) == predict(memory, algorithm, request)
+                for walltime, submitted, project in zip(walltimes, (86400, 86425, 86440, 86455), PROJECTS * 2):
+                    request = JobRequest(user, walltime, project=project, submit_time=submitted)
+                    store = by_project if algorithm.by_project else memory
+                    assert predict(reader, algorithm, request) == predict(store, algorithm, request)
+        for project in PROJECTS[1:]:
+            assert reader.project_recent(project, EVERY_ROW, since=25) == by_project.project_recent(
+                project, EVERY_ROW, since=25)
 
 
 @settings(max_examples=30)

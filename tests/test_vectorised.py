@@ -9,7 +9,7 @@ from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 from replay.accuracy.predictions import INSTANTS, NO_PREDICTION, replay_accuracy
 from replay.accuracy.vectorised import VectorisedTrace
-from replay.shared.predictors import PREDICTORS, ReplayPredictor, resolve
+from replay.shared.predictors import PREDICTORS, ReplayPredictor, history_project, resolve
 from replay.traces.trace import Job
 
 FIELDS = {"submit": "submit_time", "start": "start_time"}
@@ -25,13 +25,24 @@ def columns(jobs):
             for field in ("submit_time", "start_time", "end_time")}
 
 
+def owner(job, by_project):
+    """Whose history a job reads: its user's, or its project's (the SWF group standing in)."""
+    return history_project(job) if by_project else job.user
+
+
 def reference(jobs, algorithm, field):
-    """Per job, ``algorithm.predict`` on the user's jobs ended strictly before the instant, newest first."""
+    """Per job, ``algorithm.predict`` on its user's (project's) jobs ended strictly before the instant, newest
+    first; with key project, none for a job without a project."""
     values = []
     for job in jobs:
-        rows = sorted((HistoryRow(other.end_time, other.job_id, other.runtime_s, other.walltime_s) for other in jobs
-                       if other.user == job.user and other.end_time < getattr(job, field)), reverse=True)
-        value = algorithm.predict(rows[:algorithm.window], job.walltime_s, job.submit_time)
+        mine = owner(job, algorithm.by_project)
+        rows = sorted((HistoryRow(other.end_time, other.job_id, other.runtime_s, other.walltime_s,
+                                  history_project(other)) for other in jobs
+                       if owner(other, algorithm.by_project) == mine and other.end_time < getattr(job, field)),
+                      reverse=True)
+        if mine is None:
+            rows = []
+        value = algorithm.predict(rows[:algorithm.window], job.walltime_s, job.submit_time, history_project(job))
         values.append(NO_PREDICTION if value is None else value)
     return values
 
@@ -42,16 +53,18 @@ def store_reference(jobs, predictor, field):
     in_end_order = sorted(jobs, key=lambda job: job.end_time)  # stable: the replay's order at one end time
     for job in jobs:
         store = MemoryHistory(max(predictor.window, 1))
+        mine = owner(job, predictor.by_project)
         for other in in_end_order:
-            if other.user == job.user and other.end_time < getattr(job, field):
-                store.add_row(other.user, HistoryRow(other.end_time, other.job_id, other.runtime_s, other.walltime_s))
-        value = predictor.estimate(store.recent(job.user, predictor.window) if predictor.window else (), job)
+            if owner(other, predictor.by_project) == mine and other.end_time < getattr(job, field):
+                store.add_row(mine, HistoryRow(other.end_time, other.job_id, other.runtime_s, other.walltime_s,
+                                               history_project(other)))
+        value = predictor.estimate(store.recent(mine, predictor.window) if predictor.window else (), job)
         values.append(NO_PREDICTION if value is None else value)
     return values
 
 
-def repeats_a_job_id(jobs):
-    return len({(job.user, job.job_id) for job in jobs}) < len(jobs)
+def repeats_a_job_id(jobs, by_project=False):
+    return len({(owner(job, by_project), job.job_id) for job in jobs}) < len(jobs)
 
 
 @settings(max_examples=300)
@@ -60,7 +73,7 @@ def test_vectorised_algorithms_equal_the_reference_functions(jobs, algorithm_par
     """v1, v2, v3, v3-deployed, tang with any parameters: the same value as predictor.algorithms for every job."""
     predictor = resolve(spec(*algorithm_parameters))
     values = VectorisedTrace(jobs, columns(jobs)).values(predictor, INSTANTS)
-    if repeats_a_job_id(jobs):
+    if repeats_a_job_id(jobs, predictor.by_project):
         assert values is None
         return
     for instant, instant_values in zip(INSTANTS, values):

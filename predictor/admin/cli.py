@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 
-from ..algorithms import DEFAULT_ALGORITHM, PARAMETERS, REGISTRY, make_algorithm
+from ..algorithms import DEFAULT_ALGORITHM, EVERY_ROW, PARAMETERS, REGISTRY, make_algorithm
 from ..cmdline.arguments import bounded, checked, duration, whole_number
 from ..cmdline.exits import exit_status
 from ..cmdline.files import migrations
@@ -128,6 +128,8 @@ def _add_predict(commands):
     _add_algorithm(predict)
     predict.add_argument("--submit-time", type=whole_number(0, MAX_EPOCH, "epoch seconds"),
                          help="tang: the job's submission, epoch seconds (default: now)")
+    predict.add_argument("--project", default="_pbs_project_default",
+                         help="tang: the job's PBS project (default: PBS's default project, _pbs_project_default)")
     predict.add_argument("--timeout", type=bounded(float, 0.001, _MAX_TIMEOUT_S, "seconds"), default=2.0,
                          help="seconds for connecting and querying together (default 2)")
     predict.set_defaults(func=_predict)
@@ -245,11 +247,11 @@ def _psycopg2():
 
 def _parameters(algorithm):
     """``window 15, reserve 900 s`` and, for tang, its own parameters."""
-    text = "window {}, reserve {} s".format(algorithm.window, algorithm.reserve_s)
     if algorithm.percentile is not None:
-        text += ", percentile {}, window_days {}, min_history {}, key {}".format(
-            algorithm.percentile, algorithm.window_days, algorithm.min_history, algorithm.key)
-    return text
+        return "percentile {}, window_days {}, min_history {}, key {}, min_ratio_pct {}, reserve {} s".format(
+            algorithm.percentile, algorithm.window_days, algorithm.min_history, algorithm.key,
+            algorithm.min_ratio_pct, algorithm.reserve_s)
+    return "window {}, reserve {} s".format(algorithm.window, algorithm.reserve_s)
 
 
 def _db_init(args):
@@ -266,7 +268,12 @@ def _db_prune(args):
     keep = args.keep_per_user or DEFAULT_KEEP_PER_USER
     if args.config:
         from ..server.config import read_hook_config
-        keep = max(keep, read_hook_config(args.config).algorithm.window)
+        algorithm = read_hook_config(args.config).algorithm
+        if algorithm.window_days is not None and args.older_than < algorithm.window_days:
+            raise ConfigError("--older-than {}: {}'s time window is {} days; keep at least those".format(
+                args.older_than, algorithm.name, algorithm.window_days))
+        if algorithm.window != EVERY_ROW:  # a time-window predictor is served by --older-than instead
+            keep = max(keep, algorithm.window)
     before = int(time.time()) - args.older_than * 86400
     count = prune(_require_dsn(args), before, keep, dry_run=args.dry_run)
     print("{} {} completed job(s) that ended before {} and are not among their user's newest {}".format(
@@ -319,17 +326,22 @@ def _predict(args):
     except ConfigError as err:
         raise ConfigError("--dsn: {}".format(err)) from None
     submit_time = int(time.time()) if args.submit_time is None else args.submit_time
+    since = algorithm.since(submit_time)
     with HookHistory(params, timeout_s=args.timeout) as store:
-        history = store.recent(args.user, algorithm.window, since=algorithm.since(submit_time))
-    soft = algorithm.predict(history, args.walltime, submit_time)
+        if algorithm.by_project:
+            history = store.project_recent(args.project, algorithm.window, since=since)
+        else:
+            history = store.recent(args.user, algorithm.window, since=since)
+    soft = algorithm.predict(history, args.walltime, submit_time, args.project)
     print("soft_walltime {} ({} s) for user {}, walltime {}, {} ({})".format(
         format_duration(soft), soft, args.user, format_duration(args.walltime), algorithm.name,
         _parameters(algorithm)))
     print("history: {} completed job(s), newest first{}".format(len(history), ":" if history else ""))
     for row in history:
-        print("  {}  ended {}  runtime {}  walltime {}".format(
+        print("  {}  ended {}  runtime {}  walltime {}  project {}".format(
             row.job_id, time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(row.end_time)),
-            format_duration(row.runtime_s), "-" if row.walltime_s is None else format_duration(row.walltime_s)))
+            format_duration(row.runtime_s), "-" if row.walltime_s is None else format_duration(row.walltime_s),
+            row.project or "-"))
     return 0
 
 

@@ -37,7 +37,7 @@ DEFAULTS = {
     "package_path": None,
 }
 """Every setting with its default. The predictor parameters (``window``, ``reserve_s`` and tang's
-``percentile``, ``window_days``, ``min_history``, ``key``) None: the algorithm's own (see
+``percentile``, ``window_days``, ``min_history``, ``key``, ``min_ratio_pct``) None: the algorithm's own (see
 ``predictor.algorithms.REGISTRY``).
 ``pause_after_timeout_s``: after the database missed the budget, events skip it
 this long, so a hung server costs pbs_server one budget per pause, not per job."""

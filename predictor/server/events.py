@@ -30,6 +30,8 @@ class JobView(NamedTuple):
     soft_walltime given in this very request (qsub or qalter);
     ``existing_soft_s`` the one the job already had before it. ``submit_time``
     is the job's ``ctime`` (None in queuejob: the job is being submitted now).
+    ``project`` is the job's PBS project (PBS's default project when the user
+    named none: the one its accounting records will carry).
     """
 
     hook_event: str
@@ -41,6 +43,11 @@ class JobView(NamedTuple):
     existing_soft_s: Optional[int]
     shrink_to_fit: bool
     submit_time: Optional[int] = None
+    project: Optional[str] = None
+
+
+DEFAULT_PROJECT = "_pbs_project_default"
+"""The project PBS gives a job submitted without one."""
 
 
 def resource_seconds(job, name):
@@ -68,7 +75,8 @@ def queuejob_view(event):
     """A queuejob event: the job as submitted by ``e.requestor``."""
     job = event.job
     return JobView("queuejob", None, _text(event.requestor), _queue_name(job), resource_seconds(job, "walltime"),
-                   resource_seconds(job, "soft_walltime"), None, _resource(job, "min_walltime") is not None)
+                   resource_seconds(job, "soft_walltime"), None, _resource(job, "min_walltime") is not None,
+                   project=_project(job))
 
 
 def runjob_view(event):
@@ -76,7 +84,7 @@ def runjob_view(event):
     job = event.job
     return JobView("runjob", _text(job.id), _text(job.euser), _queue_name(job), resource_seconds(job, "walltime"),
                    None, resource_seconds(job, "soft_walltime"), _resource(job, "min_walltime") is not None,
-                   _creation_time(job))
+                   _creation_time(job), _project(job))
 
 
 def modifyjob_view(event):
@@ -85,7 +93,12 @@ def modifyjob_view(event):
     shrink = _resource(job, "min_walltime") is not None or _resource(change, "min_walltime") is not None
     return JobView("modifyjob", _text(job.id), _text(job.euser), _queue_name(job), resource_seconds(change, "walltime"),
                    resource_seconds(change, "soft_walltime"), resource_seconds(job, "soft_walltime"), shrink,
-                   _creation_time(job))
+                   _creation_time(job), _project(job))
+
+
+def _project(job):
+    """The job's project, as its accounting records will name it: PBS's default project when unset."""
+    return _text(getattr(job, "project", None)) or DEFAULT_PROJECT
 
 
 def _creation_time(job):

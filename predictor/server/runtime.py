@@ -195,7 +195,7 @@ def _predict(runtime, config, view, started):
     deadline = started + config.budget_s
     # queuejob: the job is being submitted now; a time-window predictor counts back from then.
     submit_time = view.submit_time if view.submit_time is not None else int(time.time())
-    request = JobRequest(view.user, view.walltime_s, view.queue, submit_time=submit_time)
+    request = JobRequest(view.user, view.walltime_s, view.queue, view.project, submit_time=submit_time)
     return runtime.with_store(config.reader, config, True,
                               lambda store: predict(store, config.algorithm, request, deadline))
 

@@ -9,7 +9,7 @@ import time
 
 from ..errors import ConfigError, DatabaseError, DeadlineExceeded
 from ..jobs import HistoryRow
-from ..queries import RECENT_HISTORY, RECENT_HISTORY_SINCE, UPSERT_ONE, job_values
+from ..queries import PROJECT_HISTORY_SINCE, RECENT_HISTORY, RECENT_HISTORY_SINCE, UPSERT_ONE, job_values
 from . import driver
 
 __all__ = ["HookHistory"]
@@ -33,6 +33,12 @@ class HookHistory:
             rows = self._run(RECENT_HISTORY, (user, limit), deadline, fetch=True)
         else:
             rows = self._run(RECENT_HISTORY_SINCE, (user, since, limit), deadline, fetch=True)
+        return [HistoryRow(*row) for row in rows]
+
+    def project_recent(self, project, limit, deadline=None, since=None):
+        """The project's newest ``limit`` jobs (every user's), newest first; ``since``: only those that ended
+        then or later."""
+        rows = self._run(PROJECT_HISTORY_SINCE, (project, 0 if since is None else since, limit), deadline, fetch=True)
         return [HistoryRow(*row) for row in rows]
 
     def add(self, job, deadline=None):

@@ -14,10 +14,13 @@ row whose job id comes again, which no range can show. ``TraceColumns.ranged``
 says whether a trace can be served this way.
 """
 
+import copy
 import operator
 from typing import NamedTuple
 
 import numpy as np
+
+from ..shared.predictors import history_project
 
 __all__ = ["TraceColumns", "Completions", "Histories", "field", "codes", "NO_PREDICTION"]
 
@@ -59,6 +62,24 @@ class TraceColumns:
         self.runtime_s = field(jobs, "runtime_s")
         self.walltime_s = field(jobs, "walltime_s", missing=NO_PREDICTION)
         self.users, self.user_count = codes(map(operator.attrgetter("user"), jobs))
+        self.has_owner = True
+        self._project_codes = None
+
+    def project_codes(self):
+        """Each job's project (``history_project``) as a code 0, 1, 2 ...; no project is a code too."""
+        if self._project_codes is None:
+            self._project_codes = codes(map(history_project, self.jobs))[0]
+        return self._project_codes
+
+    def of_projects(self):
+        """These columns with the projects as the histories' owners (tang's key ``project``): ``users`` holds the
+        project codes; ``has_owner`` is False for the jobs without a project, whose histories are not read."""
+        projects = copy.copy(self)
+        projects.users = self.project_codes()
+        projects.user_count = int(projects.users.max()) + 1 if projects.users.size else 0
+        projects.has_owner = np.fromiter((history_project(job) is not None for job in self.jobs), bool,
+                                         len(self.jobs))
+        return projects
 
     def ranged(self):
         """Whether histories are ranges of completions (distinct job ids per user) and the arithmetic stays exact."""

@@ -4,10 +4,14 @@ For one predictor at one instant, over the jobs measured (after warm-up):
 
 * ``no_prediction``: share of jobs that got no soft walltime (no walltime to
   start from); every other share and statistic is over the jobs that got one.
-* ``underestimated``: share with prediction < runtime (Tang et al. "UE",
-  Chlumsky & Klusacek Fig. 4, left of the V);
-* ``badly_underestimated``: share with runtime - prediction > 30 min (Tang et
-  al. "BE": a reservation planned on it breaks by over half an hour);
+* ``underestimated``: share with prediction < runtime, whatever the cause
+  (Chlumsky & Klusacek Fig. 4, left of the V): it includes jobs left with
+  their own walltime that ran past it;
+* Tang et al.'s categories (Fig. 5), which add up with their OE to 100 %:
+  ``not_adjusted`` (NA), the share whose estimate is their walltime;
+  ``tang_ue`` (UE), the share adjusted below their runtime by at most 30 min;
+  ``tang_be`` (BE), the share adjusted below it by more than 30 min (a
+  reservation planned on it breaks by over half an hour);
 * ``mean_abs_error_s``, ``median_abs_error_s``: |prediction - runtime|;
 * ``accuracy_mean``, ``accuracy_median``: Tang et al. eq. 3, per job
   runtime/prediction if runtime < prediction, prediction/runtime if greater,
@@ -56,7 +60,9 @@ METRIC_COLUMNS = (
     Column("jobs", "jobs", "count"),
     Column("no_prediction", "none %", "percent"),
     Column("underestimated", "under %", "percent"),
-    Column("badly_underestimated", "under>30m %", "percent"),
+    Column("not_adjusted", "NA %", "percent"),
+    Column("tang_ue", "UE %", "percent"),
+    Column("tang_be", "BE %", "percent"),
     Column("mean_abs_error_s", "mean |err| h:m:s", "duration_s"),
     Column("median_abs_error_s", "median |err| h:m:s", "duration_s"),
     Column("accuracy_mean", "acc mean", "ratio"),
@@ -75,9 +81,13 @@ LEGEND = (
     (("jobs",), "number of jobs measured (after the warm-up)"),
     (("none %",), "share of the jobs that got no estimate (no walltime to start from); the columns after it "
                   "are over the jobs that got one"),
-    (("under %",), "share of the jobs whose estimate was shorter than their runtime"),
-    (("under>30m %",), "share of the jobs whose estimate was over 30 minutes shorter than their runtime (Tang et "
-                       "al.'s bad estimate: a reservation planned on it breaks by over half an hour)"),
+    (("under %",), "share of the jobs whose estimate was shorter than their runtime (also those left with their "
+                   "own walltime that ran past it)"),
+    (("NA %",), "share of the jobs whose estimate was their own walltime: not adjusted (Tang et al.'s NA)"),
+    (("UE %",), "share of the jobs whose estimate was adjusted below their runtime by at most 30 minutes (Tang et "
+                "al.'s UE)"),
+    (("BE %",), "share of the jobs whose estimate was adjusted below their runtime by more than 30 minutes (Tang "
+                "et al.'s BE: a reservation planned on it breaks by over half an hour)"),
     (("mean |err| h:m:s", "median |err| h:m:s"), "|estimate - runtime| per job, hours:minutes:seconds"),
     (("acc mean", "acc median"), "accuracy per job = the shorter of estimate and runtime / the longer (Tang et "
                                  "al. eq. 3): 1 exact, towards 0 further off either way; no unit"),
@@ -101,20 +111,23 @@ def _share(count, total):
     return count / total if total else None
 
 
-def error_metrics(runtime, predicted):
-    """The METRIC_COLUMNS values for these jobs (``predicted`` uses NO_PREDICTION)."""
+def error_metrics(runtime, predicted, walltime):
+    """The METRIC_COLUMNS values for these jobs (``predicted``, ``walltime`` use NO_PREDICTION)."""
     jobs = int(runtime.size)
     has = predicted != NO_PREDICTION
-    runtime, predicted = runtime[has], predicted[has]
+    runtime, predicted, walltime = runtime[has], predicted[has], walltime[has]
     count = int(runtime.size)
     if not count:
-        return (jobs, _share(jobs, jobs)) + (None,) * 6
+        return (jobs, _share(jobs, jobs)) + (None,) * 8
     error = predicted - runtime
     absolute = np.abs(error)
     accuracy = eq3_accuracy(runtime, predicted)
+    adjusted = predicted != walltime
     # Sums before medians: the medians may reorder the arrays in place.
     return (jobs, _share(jobs - count, jobs), _share(int(np.count_nonzero(error < 0)), count),
-            _share(int(np.count_nonzero(error < -BADLY_UNDER_S)), count),
+            _share(count - int(np.count_nonzero(adjusted)), count),
+            _share(int(np.count_nonzero(adjusted & (error < 0) & (error >= -BADLY_UNDER_S))), count),
+            _share(int(np.count_nonzero(adjusted & (error < -BADLY_UNDER_S))), count),
             int(absolute.sum()) / count, float(np.median(absolute, overwrite_input=True)),
             exact_sum(accuracy) / count, float(np.median(accuracy, overwrite_input=True)))
 
@@ -168,19 +181,20 @@ def _summary_rows(columns, predictions, first):
             predicted = predictions.at(instant, name)[first:]
             users = (None, None, None) if name == "user" else users_improved(
                 columns.user_codes, columns.runtime, predicted, columns.walltime)
-            rows.append((name, instant) + error_metrics(columns.runtime, predicted) + users)
+            rows.append((name, instant) + error_metrics(columns.runtime, predicted, columns.walltime) + users)
     return rows
 
 
 def _group_rows(groups, columns, predictions, first):
     groups = [(group, np.flatnonzero(mask)) for group, mask in groups]  # each group's jobs, found once
     runtimes = [columns.runtime[jobs] for _, jobs in groups]
+    walltimes = [columns.walltime[jobs] for _, jobs in groups]
     rows = []
     for name in predictions.names:
         for instant in predictions.instants:
             predicted = predictions.at(instant, name)[first:]
-            for (group, jobs), runtime in zip(groups, runtimes):
-                rows.append((name, instant, group) + error_metrics(runtime, predicted[jobs]))
+            for (group, jobs), runtime, walltime in zip(groups, runtimes, walltimes):
+                rows.append((name, instant, group) + error_metrics(runtime, predicted[jobs], walltime))
     return rows
 
 

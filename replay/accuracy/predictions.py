@@ -46,7 +46,7 @@ import numpy as np
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
-from ..shared.predictors import history_capacity, predictor_legend
+from ..shared.predictors import history_capacity, history_owner, history_project, predictor_legend
 from .histories import NO_PREDICTION, TraceColumns
 from .vectorised import VectorisedTrace
 
@@ -150,7 +150,8 @@ class _HistoryReplay:
         self.capacity = history_capacity(predictors)
         self.store = MemoryHistory(self.capacity)
         self.keys = _cache_keys(jobs, predictors)
-        self.users = [job.user for job in jobs]
+        self.users = [history_owner(predictors[0], job) for job in jobs]  # the walk's predictors share their owner
+        self.projects = [history_project(job) for job in jobs]
         self.caches = {}
         self.value_ids = [array.array("q", bytes(8 * len(jobs))) for _ in (SUBMIT, START)]  # indexed by kind
         self.packed = []
@@ -171,14 +172,15 @@ class _HistoryReplay:
 
     def _run_events(self, kinds, indexes, fresh):
         # One flat loop with local names, no calls of our own: it runs up to three times per job.
-        jobs, users, keys, caches, value_ids = self.jobs, self.users, self.keys, self.caches, self.value_ids
+        jobs, users, keys, caches, value_ids, projects = (self.jobs, self.users, self.keys, self.caches, self.value_ids,
+                                                          self.projects)
         add_row, recent, capacity, estimates = self.store.add_row, self.store.recent, self.capacity, self.estimates
         computed = self.computed
         for kind, index in zip(kinds, indexes):
             user = users[index]
             if kind == END:
                 job = jobs[index]
-                add_row(user, HistoryRow(job.end_time, job.job_id, job.runtime_s, job.walltime_s))
+                add_row(user, HistoryRow(job.end_time, job.job_id, job.runtime_s, job.walltime_s, projects[index]))
                 caches.pop(user, None)
                 continue
             cache = caches.get(user)
@@ -229,12 +231,14 @@ def replay_accuracy(jobs, predictors, on_progress=None, instants=INSTANTS):
     for index in walked:
         if predictors[index].window == 0:
             values[:, :, index] = _static_values(jobs, predictors[index])
-    history_based = [index for index in walked if predictors[index].window > 0]
-    if history_based:
-        chosen = [predictors[index] for index in history_based]
-        computed = _history_values(jobs, chosen, times, instants, on_progress)
-        for slot, instant_values in enumerate(computed):
-            values[slot][:, history_based] = instant_values
+    for by_project in (False, True):  # one walk per kind of history owner: users, projects
+        history_based = [index for index in walked
+                         if predictors[index].window > 0 and predictors[index].by_project == by_project]
+        if history_based:
+            chosen = [predictors[index] for index in history_based]
+            computed = _history_values(jobs, chosen, times, instants, on_progress)
+            for slot, instant_values in enumerate(computed):
+                values[slot][:, history_based] = instant_values
     return Predictions(tuple(predictor.name for predictor in predictors), instants, values,
                        trace.columns if trace else None, predictor_legend(predictors))
 

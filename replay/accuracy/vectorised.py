@@ -9,9 +9,10 @@ each job's history as a range of the trace's completions (histories.py):
 * v3, v3-deployed: the highest runtime/walltime of the last ``window`` rows
   is a range maximum over the ratios' exact ranks (windows.py), then
   ``runtime * walltime // past walltime`` in integers, as the reference;
-* tang: the eligible rows (the last ``window``, ended at most ``window_days``
-  before the submission, with key ``user+walltime`` the same walltime) are one
-  range — of the completions, or of the completions grouped by walltime — and
+* tang: the eligible rows (ended at most ``window_days`` before the
+  submission, sharing the key's project and/or walltime) are one range — of
+  the completions, of the completions grouped by the key's attributes, or, for
+  key ``project``, of the completions sorted by project instead of user — and
   the nearest-rank percentile is the k-th smallest of that range;
 * user, recorded, clairvoyant (the registry's own entries): read no history.
 
@@ -96,48 +97,66 @@ def _user_rows(completions, oldest, newest):
     return oldest, newest, with_walltime[newest] - with_walltime[oldest], order
 
 
-def _walltime_groups(completions):
-    """The completions grouped by (user, walltime), in history order within a group; a search key per row."""
+def _key_groups(completions, key):
+    """The completions grouped by the user and the key's other attributes (walltime, project), in history order
+    within a group; a search key per row."""
     users = completions.columns.users[completions.order]
     positions = np.arange(users.size)
-    grouped = np.lexsort((positions, completions.walltime_s, users))
-    walltimes = completions.walltime_s[grouped]
-    changes = np.concatenate(([False], (np.diff(users[grouped]) != 0) | (np.diff(walltimes) != 0)))
-    group = np.cumsum(changes)
+    attributes = [_KEY_ATTRIBUTES[name](completions) for name in key.split("+")[1:]]
+    grouped = np.lexsort([positions] + attributes[::-1] + [users])
+    changes = np.diff(users[grouped]) != 0
+    for values in attributes:
+        changes |= np.diff(values[grouped]) != 0
+    group = np.cumsum(np.concatenate(([False], changes)))
     group_of_position = np.empty(users.size, dtype=np.int64)
     group_of_position[grouped] = group
     group_of_job = np.empty(users.size, dtype=np.int64)
     group_of_job[completions.order] = group_of_position
     ranks, numerators, _ = completions.shared("usage", lambda: _usage_ranks(completions))
     order = RangeOrder(ranks[grouped], max(int(numerators.size).bit_length(), 1))
-    return group * (users.size + 1) + grouped, group_of_job, order
+    with_walltime = np.concatenate(([0], np.cumsum(completions.walltime_s[grouped] > 0)))
+    return group * (users.size + 1) + grouped, group_of_job, order, with_walltime
 
 
-def _same_walltime_rows(completions, oldest, newest):
-    """Key ``user+walltime``: the rows of the job's own (user, walltime) group within the range."""
-    keys, group_of_job, order = completions.shared("usage by user and walltime",
-                                                   lambda: _walltime_groups(completions))
+_KEY_ATTRIBUTES = {
+    "walltime": lambda completions: completions.walltime_s,
+    "project": lambda completions: completions.columns.project_codes()[completions.order],
+}
+"""A key's attribute other than the user -> its value per completion, in completions order."""
+
+
+def _same_key_rows(completions, oldest, newest, key):
+    """Keys user+...: the rows of the job's own group (same user, walltime and/or project) within the range, less
+    the rows without a walltime (ranked last)."""
+    keys, group_of_job, order, with_walltime = completions.shared(("usage by", key),
+                                                                  lambda: _key_groups(completions, key))
     group_start = group_of_job * (group_of_job.size + 1)
     low = np.searchsorted(keys, group_start + oldest, side="left")
     high = np.searchsorted(keys, group_start + newest, side="left")
-    return low, high, high - low, order
+    return low, high, with_walltime[high] - with_walltime[low], order
 
 
-_TANG_ROWS = {"user": _user_rows, "user+walltime": _same_walltime_rows}
-
-
-def _tang(algorithm, completions, histories):
+def _eligible_rows(algorithm, completions, histories):
+    """``(low, high, count, order)``: each job's eligible rows, the k-th smallest R of a range by ``order``."""
     columns = completions.columns
     since = columns.submit_time - algorithm.window_days * DAY_S  # counted back from the submission at both instants
     oldest = np.maximum(histories.last(algorithm.window), completions.count_before(columns.users, since))
-    low, high, count, order = _TANG_ROWS[algorithm.key](completions, oldest, histories.newest)
-    walltime = columns.walltime_s
-    enough = (walltime >= 1) & (count >= max(algorithm.min_history, 1))
+    if algorithm.key in ("user", "project"):  # project: ``completions`` are the projects' own
+        return _user_rows(completions, oldest, histories.newest)
+    return _same_key_rows(completions, oldest, histories.newest, algorithm.key)
+
+
+def _tang(algorithm, completions, histories):
+    """walltime x max(the nearest-rank percentile of the eligible R, the lower bound)."""
+    low, high, count, order = _eligible_rows(algorithm, completions, histories)
+    walltime = completions.columns.walltime_s
+    enough = (walltime >= 1) & (count >= max(algorithm.min_history, 1)) & completions.columns.has_owner
     rank = np.full(walltime.size, -1, dtype=np.int64)
     nearest_rank = -(-algorithm.percentile * count[enough] // 100) - 1
     rank[enough] = order.kth_smallest(low[enough], high[enough], nearest_rank)
     _, numerators, denominators = completions.shared("usage", lambda: _usage_ranks(completions))
-    return _legal(_scaled(numerators, denominators, rank, walltime) + algorithm.reserve_s, walltime, enough)
+    scaled = np.maximum(_scaled(numerators, denominators, rank, walltime), algorithm.min_ratio_pct * walltime // 100)
+    return _legal(scaled + algorithm.reserve_s, walltime, enough)
 
 
 _ALGORITHM_FORMS = {
@@ -166,14 +185,28 @@ _STATIC_FORMS = {
 _INSTANT_TIMES = {"submit": "submit_time", "start": "start_time"}
 
 
+class _Owners:
+    """The histories of one kind of owner (the users, or the projects), as ranges of their completions."""
+
+    def __init__(self, columns):
+        self.columns = columns
+        self.ranged = columns.ranged()
+        self.completions = Completions(columns) if self.ranged else None
+        self._histories = {}
+
+    def histories_at(self, instant):
+        if instant not in self._histories:
+            times = getattr(self.columns, _INSTANT_TIMES[instant])
+            self._histories[instant] = Histories.at(self.completions, times)
+        return self._histories[instant]
+
+
 class VectorisedTrace:
     """One trace's arrays, shared by the predictors computed on it."""
 
     def __init__(self, jobs, times):
         self.columns = TraceColumns(jobs, times)
-        self._completions = None
-        self._ranged = None
-        self._histories = {}
+        self._owners = {}
 
     def values(self, predictor, instants):
         """``predictor``'s value for every job at each of the ``instants`` (an array each), or None.
@@ -181,25 +214,19 @@ class VectorisedTrace:
         None: the predictor has no vectorised form, or it reads histories that
         are not ranges of this trace (see the module's docstring).
         """
-        if predictor.algorithm is not None and predictor.algorithm.name in _ALGORITHM_FORMS:
-            if not self._histories_are_ranges():
+        algorithm = predictor.algorithm
+        if algorithm is not None and algorithm.name in _ALGORITHM_FORMS:
+            owners = self._owners_of(algorithm.by_project)
+            if not owners.ranged:
                 return None
-            form = _ALGORITHM_FORMS[predictor.algorithm.name]
-            return [form(predictor.algorithm, self._completions, self._histories_at(instant)) for instant in instants]
+            form = _ALGORITHM_FORMS[algorithm.name]
+            return [form(algorithm, owners.completions, owners.histories_at(instant)) for instant in instants]
         if PREDICTORS.get(predictor.name) is predictor and predictor.name in _STATIC_FORMS:
             static = _STATIC_FORMS[predictor.name](self.columns)
             return [static] * len(instants)
         return None
 
-    def _histories_are_ranges(self):
-        if self._ranged is None:
-            self._ranged = self.columns.ranged()
-            if self._ranged:
-                self._completions = Completions(self.columns)
-        return self._ranged
-
-    def _histories_at(self, instant):
-        if instant not in self._histories:
-            times = getattr(self.columns, _INSTANT_TIMES[instant])
-            self._histories[instant] = Histories.at(self._completions, times)
-        return self._histories[instant]
+    def _owners_of(self, by_project):
+        if by_project not in self._owners:
+            self._owners[by_project] = _Owners(self.columns.of_projects() if by_project else self.columns)
+        return self._owners[by_project]

@@ -30,11 +30,14 @@ from predictor.algorithms import PARAMETERS, REGISTRY, Algorithm, clamp, make_al
 from predictor.errors import ConfigError, UsageError
 
 __all__ = ["ReplayPredictor", "PREDICTORS", "ACCURACY_PREDICTORS", "history_capacity", "resolve", "predictor_list",
-           "DESCRIPTIONS", "describe", "predictor_legend", "resolved"]
+           "DESCRIPTIONS", "describe", "predictor_legend", "resolved", "history_project", "history_owner"]
 
 
 class ReplayPredictor(NamedTuple):
-    """A named estimate: ``estimate(history, job) -> seconds or None``."""
+    """A named estimate: ``estimate(history, job) -> seconds or None``.
+
+    ``by_project``: ``history`` is the job's project's (every user's jobs, ``history_project``), not its user's.
+    """
 
     name: str
     window: int
@@ -42,6 +45,7 @@ class ReplayPredictor(NamedTuple):
     reads: Optional[Tuple[str, ...]] = None
     algorithm: Optional[Algorithm] = None
     description: str = ""
+    by_project: bool = False
 
     def __reduce__(self):
         """A resolved predictor travels to another process as its spec (its estimate is a closure)."""
@@ -55,13 +59,39 @@ def _algorithm(name, label=None, **parameters):
         raise UsageError(str(err)) from None
     function = algorithm.bound()
     description = _described(algorithm)
-    if not REGISTRY[name].reads_submit_time:
+    spec = REGISTRY[name]
+    if spec.reads_project:
+        return ReplayPredictor(label or name, algorithm.window, _with_project(function, algorithm.by_project),
+                               ("walltime_s", "submit_time", "project", "group"), algorithm, description,
+                               algorithm.by_project)
+    if not spec.reads_submit_time:
         return ReplayPredictor(label or name, algorithm.window, lambda history, job: function(history, job.walltime_s),
                                ("walltime_s",), algorithm, description)
     # A time window counts back from the job's submission (the hooks: its ctime).
     return ReplayPredictor(label or name, algorithm.window,
                            lambda history, job: function(history, job.walltime_s, submit_time=job.submit_time),
                            ("walltime_s", "submit_time"), algorithm, description)
+
+
+def history_project(job):
+    """The project Tang et al.'s keys compare: the job's PBS project; for a trace without projects (SWF), its
+    group, the Parallel Workloads Archive's nearest stand-in; None when it has neither."""
+    return job.project if job.project is not None else job.group
+
+
+def history_owner(predictor, job):
+    """Whose history ``predictor`` reads for ``job``: its user's, or (``by_project``) its project's."""
+    return history_project(job) if predictor.by_project else job.user
+
+
+def _with_project(function, by_project):
+    """tang's estimate: the job's project passed along; with key project, no history for a job without one."""
+    def estimate(history, job):
+        project = history_project(job)
+        if by_project and project is None:
+            history = ()
+        return function(history, job.walltime_s, submit_time=job.submit_time, project=project)
+    return estimate
 
 
 def _described(algorithm):

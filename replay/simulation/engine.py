@@ -29,6 +29,7 @@ from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
 from ..classification import Completion, Submission
+from ..shared.predictors import history_owner, history_project
 from .calendar import Calendar
 from .extension import EXTENSIONS
 from .policies import POLICIES, QueuedJob
@@ -223,8 +224,10 @@ class _Engine:
         if self.classifier is not None:
             self.classifier.observe(Completion(index, now, self.runtime[index]))
         if self.predictor.window:
-            self.history.add_row(job.user, _history_row((now, job.job_id, self.runtime[index], self.walltime[index])))
-            self._estimates.pop(job.user, None)
+            owner = history_owner(self.predictor, job)
+            self.history.add_row(owner, _history_row((now, job.job_id, self.runtime[index], self.walltime[index],
+                                                      history_project(job))))
+            self._estimates.pop(owner, None)
         if self.scheduler.queue:
             self._news = True  # with nothing waiting a cycle could not start anything
 
@@ -291,16 +294,17 @@ class _Engine:
     def _soft_walltime(self, job, index):
         """The predictor's soft walltime for ``job``, as PBS takes it: whole seconds in [1, walltime]; or None."""
         reads, window = self._reads, self.predictor.window
+        owner = history_owner(self.predictor, job) if window else None
         if reads is None:
-            soft = self.predictor.estimate(self.history.recent(job.user, window) if window else (), job)
+            soft = self.predictor.estimate(self.history.recent(owner, window) if window else (), job)
         else:
-            known = self._estimates.get(job.user)
+            known = self._estimates.get(owner)
             if known is None:
-                known = self._estimates[job.user] = {}
+                known = self._estimates[owner] = {}
             fields = reads(job)
             soft = known.get(fields, _UNKNOWN)
             if soft is _UNKNOWN:
-                soft = known[fields] = self.predictor.estimate(self.history.recent(job.user, window), job)
+                soft = known[fields] = self.predictor.estimate(self.history.recent(owner, window), job)
         return None if soft is None else clamp(int(soft), self.walltime[index])
 
     def _plan_end(self, index, now):

@@ -151,10 +151,12 @@ def test_equivalent_job_skipped_but_may_become_a_top_job():
 
 
 def test_soft_walltime_not_in_the_equivalence_class():
-    """Two jobs differing only in soft walltime are one class: the second is not tried after the first fails."""
-    state = State(0, (running(job(0, 2, walltime=100)),), (job(1, 4, walltime=200, soft=10), job(2, 4, walltime=200)))
-    assert decide(SchedulingPolicy(), machine(4), state).reasons["2.svr"] == decide(
-        SchedulingPolicy(), machine(4), state).reasons["1.svr"]
+    """A job differing from a failed one only in soft walltime is skipped, though it could backfill."""
+    queued = (job(1, 4), job(2, 2, walltime=500, soft=400), job(3, 2, walltime=500, soft=50))
+    d = decide(STRICT, machine(4), State(0, (running(job(0, 2, walltime=100)),), queued))
+    assert started(d) == [] and d.reasons["3.svr"] == d.reasons["2.svr"]
+    alone = decide(STRICT, machine(4), State(0, (running(job(0, 2, walltime=100)),), (queued[0], queued[2])))
+    assert started(alone) == ["3.svr"]
 
 
 def test_started_jobs_end_in_the_calendar():

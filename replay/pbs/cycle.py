@@ -244,7 +244,7 @@ class _Cycle:
 
     def _class_of(self, job):
         """PBS's equivalence class (``create_resresv_set_by_resresv``)."""
-        return _class_key(job, self.class_uses)
+        return _class_key(job, self.class_uses, self.machine)
 
 
 def _backfill(policy):
@@ -268,14 +268,16 @@ def _class_uses(policy, machine):
     return {"kinds": kinds, "queues": queues_with_own, "resources": resources}
 
 
-def _class_key(job, uses):
+def _class_key(job, uses, machine):
+    """Jobs with equal keys are one class: select compared on the resources PBS checks, place, job-wide
+    resources, and the queue, user, group, project when they matter."""
     kinds = uses["kinds"]
     return (
         job.queue if job.queue in uses["queues"] else None,
         job.user if "u" in kinds else None,
         job.group if "g" in kinds else None,
         job.project if "p" in kinds else None,
-        job.chunks,
+        tuple((chunk.count,) + machine.chunk_request(chunk) for chunk in job.chunks),
         job.place,
         job.walltime_s,
         tuple(sorted((name, value) for name, value in job.resources

@@ -101,10 +101,12 @@ def test_line_numbers_are_kept():
     ('job_sort_key: "ncpus UP"\n', "sched_config:1: job_sort_key: 'ncpus UP'"),
     ('node_sort_key: "ncpus HIGH free"\n', "node_sort_key: 'ncpus HIGH free': unexpected 'free'"),
     ("fairshare_decay_factor: 1.5\n", "fairshare_decay_factor: 1.5: must be between 0 and 1"),
-    ("fairshare_decay_time: soon\n", "sched_config:1: fairshare_decay_time"),
+    ("fairshare_decay_time: soon\n", "sched_config:1: fairshare_decay_time: 'soon' is not a duration"),
+    ("fairshare_decay_factor: half\n", "fairshare_decay_factor: 'half' is not a number"),
+    ("prime_spill: 1:xx\n", "sched_config:1: prime_spill: '1:xx' is not a duration"),
     ("fairshare_entity: user\n", "fairshare_entity: 'user'"),
     ("smp_cluster_dist: spread\n", "smp_cluster_dist: 'spread'"),
-    ("unknown_shares: many\n", "unknown_shares"),
+    ("unknown_shares: many\n", "unknown_shares: 'many' is not a whole number of shares"),
     ('fair_share: true ALL extra\n', "unexpected 'extra'"),
 ])
 def test_malformed_lines_name_file_line_and_setting(text, message):

@@ -244,8 +244,8 @@ def test_vnode_attributes_not_modelled_are_noted_once(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("create queue q\nset queue q queue_type = Execution\nset queue q Priority = high\n",
-     "qmgr.txt:3: queue q priority: invalid literal"),
-    ("set server backfill_depth = deep\n", "qmgr.txt:1: server backfill_depth"),
+     "qmgr.txt:3: queue q priority: 'high' is not a whole number"),
+    ("set server backfill_depth = deep\n", "qmgr.txt:1: server backfill_depth: 'deep' is not a whole number"),
     ("create queue q\nset queue q queue_type = Execution\nset queue q started = maybe\n",
      "qmgr.txt:3: queue q started: 'maybe' is not a boolean"),
     ("set server max_run = [u:PBS_GENERIC=x]\n", "qmgr.txt:1: server max_run: 'x' is not a number of jobs"),

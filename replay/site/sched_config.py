@@ -252,18 +252,31 @@ def _on_resources(state, entry):
     state.common["resources_checked"] = tuple(names)
 
 
+def duration(text):
+    """Seconds of a duration (HH:MM:SS, MM:SS or seconds); ValueError saying so if it is not one."""
+    try:
+        return parse_duration(text)
+    except ValueError:
+        raise ValueError("{!r} is not a duration (HH:MM:SS or seconds)".format(text)) from None
+
+
 def _on_decay_time(state, entry):
-    state.common["fairshare_decay_time_s"] = parse_duration(entry.value)
+    state.common["fairshare_decay_time_s"] = duration(entry.value)
 
 
 def _on_decay_factor(state, entry):
-    factor = float(entry.value)
+    try:
+        factor = float(entry.value)
+    except ValueError:
+        raise ValueError("{!r} is not a number".format(entry.value)) from None
     if not 0 < factor < 1:
         raise ValueError("{}: must be between 0 and 1".format(entry.value))
     state.common["fairshare_decay_factor"] = factor
 
 
 def _on_unknown_shares(state, entry):
+    if not entry.value.isdigit():
+        raise ValueError("{!r} is not a whole number of shares".format(entry.value))
     state.common["unknown_shares"] = int(entry.value)
 
 
@@ -294,5 +307,5 @@ _HANDLERS = dict(
     smp_cluster_dist=_on_smp_cluster_dist, resources=_on_resources, fairshare_decay_time=_on_decay_time,
     half_life=_on_decay_time, fairshare_decay_factor=_on_decay_factor, unknown_shares=_on_unknown_shares,
     fairshare_entity=_on_entity, fairshare_usage_res=_on_usage_res,
-    fairshare_enforce_no_shares=_on_enforce_no_shares, prime_spill=_checked(parse_duration),
+    fairshare_enforce_no_shares=_on_enforce_no_shares, prime_spill=_checked(duration),
 )

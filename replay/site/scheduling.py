@@ -32,6 +32,22 @@ def parse_boolean(text):
     raise ValueError("{!r} is not a boolean (True or False)".format(text))
 
 
+def whole_number(text):
+    """An integer attribute value (``Priority``, ``backfill_depth``); ValueError saying so if it is not one."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError("{!r} is not a whole number".format(text)) from None
+
+
+def number(text):
+    """A numeric attribute value (``job_sort_formula_threshold``); ValueError saying so if it is not one."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError("{!r} is not a number".format(text)) from None
+
+
 def queue_type(text):
     """``execution`` or ``route`` for a queue_type value (any case, abbreviated as qmgr allows)."""
     for kind in ("execution", "route"):
@@ -93,8 +109,8 @@ def _queues(objects, filename, notes):
             notes.append("queue {} has no queue_type: left out, as PBS runs no job from it".format(item.name))
         else:
             yield QueuePolicy(
-                item.name, priority=_value(item, "priority", int, filename, 0),
-                backfill_depth=_value(item, "backfill_depth", int, filename),
+                item.name, priority=_value(item, "priority", whole_number, filename, 0),
+                backfill_depth=_value(item, "backfill_depth", whole_number, filename),
                 started=_value(item, "started", parse_boolean, filename, False),
                 enabled=_value(item, "enabled", parse_boolean, filename, False),
                 limits=_limits(item, filename))
@@ -114,7 +130,7 @@ def _limits(item, filename):
 
 def _backfill_depth(server, sched_config, queues, filename, notes):
     """The server's backfill depth, 0 when sched_config's obsolete backfill switch is off (see above)."""
-    depth = _value(server, "backfill_depth", int, filename, 1)
+    depth = _value(server, "backfill_depth", whole_number, filename, 1)
     if not sched_config.backfill:
         if any((queue.backfill_depth or 0) > 0 for queue in queues):
             notes.append("sched_config backfill: false is overridden by a queue's backfill_depth above 0")
@@ -133,7 +149,10 @@ def _fuzzy(text):
 
 
 def _seconds(text):
-    return parse_duration(text)
+    try:
+        return parse_duration(text)
+    except ValueError:
+        raise ValueError("{!r} is not a duration (seconds or HH:MM:SS)".format(text)) from None
 
 
 def _server_fields(server, sched, filename):
@@ -142,11 +161,11 @@ def _server_fields(server, sched, filename):
     formula = _value(server, "job_sort_formula", str, filename) or _value(sched, "job_sort_formula", str, filename)
     return dict(
         job_sort_formula=formula,
-        job_sort_formula_threshold=_value(sched, "job_sort_formula_threshold", float, filename),
+        job_sort_formula_threshold=_value(sched, "job_sort_formula_threshold", number, filename),
         eligible_time_enable=_value(server, "eligible_time_enable", parse_boolean, filename, False),
         scheduler_iteration_s=iteration or _value(server, "scheduler_iteration", _seconds, filename, 600),
         backfill_fuzzy_s=_value(sched, "opt_backfill_fuzzy", _fuzzy, filename, FUZZY_WINDOWS_S["low"]),
-        preempt_queue_prio=_value(sched, "preempt_queue_prio", int, filename, 150))
+        preempt_queue_prio=_value(sched, "preempt_queue_prio", whole_number, filename, 150))
 
 
 def _fairshare(sched_config, tree, notes):

@@ -217,3 +217,9 @@ def test_node_sort_on_unused_amounts():
     machine = Machine([vnode("a", 8), vnode("b", 8)], node_sort_key=(SortKey("ncpus", True, "unused"),))
     assert names(machine.place(job(), {"a": {"ncpus": 2}}, set())) == ["b"]
     assert names(machine.place(job("3:ncpus=2"), {"a": {"ncpus": 1}}, set())) == ["b", "a", "b"]
+
+
+def test_exclhost_needs_a_whole_empty_host():
+    """An exclhost job skips a host any of whose vnodes runs a job."""
+    machine = Machine([vnode("h[0]", 4, host="h"), vnode("h[1]", 4, host="h"), vnode("g", 4)])
+    assert names(machine.place(job("1:ncpus=1", "exclhost"), {"h[1]": {"ncpus": 1}}, set())) == ["g"]

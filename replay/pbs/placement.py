@@ -201,7 +201,7 @@ class Machine:
         end = now if end is None else end
         if uses_buckets(self, job):
             return place_in_buckets(self, job, chunks, used, exclusive, future or {}, now, end, _offers)
-        eligible = frozenset(vnode.name for vnode in self.vnodes if self._eligible(job, vnode, used, exclusive))
+        eligible = self._eligible_vnodes(job, used, exclusive)
         request = _Request(job, chunks, future or {}, now, end, eligible)
         work = _copy(used)
         vnodes = self.ordered(used) if self.sorts_on_use else self.vnodes
@@ -241,6 +241,15 @@ class Machine:
                 _add(work, vnode.name, amounts)
                 return [(vnode.name, amounts)]
         return None
+
+    def _eligible_vnodes(self, job, used, exclusive):
+        """The vnodes that may take ``job``'s chunks (``check_node_array_eligibility``): a vnode running a
+        job rules out its whole host for a job that takes hosts exclusively (exclhost)."""
+        eligible = {vnode.name for vnode in self.vnodes if self._eligible(job, vnode, used, exclusive)}
+        for _, members in self.hosts:
+            if any(vnode.name in used and is_exclhost(job.place, vnode.sharing) for vnode in members):
+                eligible.difference_update(vnode.name for vnode in members)
+        return frozenset(eligible)
 
     def _eligible(self, job, vnode, used, exclusive):
         """PBS's ``is_vnode_eligible``, judged once per job before any chunk is placed: the vnode is free

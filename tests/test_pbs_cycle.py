@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from replay.pbs.cycle import Running, State, decide
 from replay.pbs.fairshare import Fairshare
-from replay.pbs.jobs import PbsJob, planned_end
+from replay.pbs.jobs import PbsJob, planned_duration, planned_end
 from replay.pbs.placement import Machine
 from replay.pbs.policy import FairsharePolicy, Limit, QueuePolicy, SchedulingPolicy, ShareGroup
 from replay.pbs.resources import parse_place, parse_select
@@ -301,3 +301,27 @@ def test_no_shares_never_run():
     policy = fairshare_policy()
     d = decide(policy, machine(8), State(0, (), (job(1, 1, user="zed"),), Fairshare(policy.fairshare)))
     assert started(d) == [] and "shares" in d.reasons["1.svr"]
+
+
+def occupancy_at(moment, state, decision):
+    """ncpus held per vnode at ``moment`` by running, started and top jobs as PBS plans them."""
+    held = {}
+    spans = [(r.start, planned_end(r.job, r.start, state.now), r.allocation) for r in state.running]
+    spans += [(state.now, state.now + planned_duration(j), a) for j, a in decision.started]
+    spans += [(start, start + planned_duration(j), a) for j, start, a in decision.top_jobs]
+    for begin, end, allocation in spans:
+        if begin <= moment < end:
+            for vnode, amounts in allocation:
+                held[vnode] = held.get(vnode, 0) + dict(amounts).get("ncpus", 0)
+    return held
+
+
+@settings(max_examples=150, deadline=None)
+@given(states())
+def test_backfill_never_delays_a_top_job(case):
+    """At each top job's planned start, its vnodes hold no more than they have, all plans together."""
+    policy, m, state = case
+    d = decide(policy, m, state)
+    for _, start, _ in d.top_jobs:
+        held = occupancy_at(start, state, d)
+        assert all(m.by_name[v].amount("ncpus") >= n for v, n in held.items())

@@ -79,6 +79,17 @@ def test_semicolons_comments_and_continuations():
         ("a", "1", 1), ("b", "2", 1), ("c", "3", 2), ("d", "x#y", 4)]
 
 
+def test_a_named_server_is_the_server():
+    """set server NAME a = 1 sets the one server's attribute."""
+    assert objects("set server pbshost scheduling = True\n")[("server", "")].get("scheduling") == "True"
+
+
+def test_dotted_node_names():
+    """A node name with dots is a name, not an attribute with a resource."""
+    found = objects("create node n1.example.org\nset node n1.example.org resources_available.ncpus = 4\n")
+    assert found[("node", "n1.example.org")].get("resources_available.ncpus") == "4"
+
+
 def test_unnamed_scheduler_is_the_default_one():
     """set sched without a name sets the default scheduler; a named one is another object."""
     found = objects("set sched opt_backfill_fuzzy = off\nset sched other scheduler_iteration = 30\n")
@@ -119,6 +130,7 @@ def test_hook_bodies_are_skipped():
     ("set server a = 'open\n", "unclosed quote"),
     ("\n\nset server a = 1 2\n", "qmgr.txt:3: a"),
     ("list server\n", "not a command that configures"),
+    ("Server pbshost\n    scheduling = True\n", "qmgr.txt:1: Server: not a qmgr command \\(expected the output"),
 ])
 def test_malformed_lines_name_file_and_line(text, message):
     """A line qmgr would refuse gives one SiteError naming the file, the line and the setting."""

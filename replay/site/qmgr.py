@@ -150,6 +150,9 @@ def _statements(command_text, line, filename):
     where = "{}:{}".format(filename, line)
     words = command_text.split(None, 2)
     command = _command(words[0])
+    if command is None:
+        raise SiteError("{}: {}: not a qmgr command (expected the output of qmgr -c 'print server')".format(
+            where, words[0]))
     if command not in CONFIG_COMMANDS:
         raise SiteError("{}: {}: not a command that configures PBS".format(where, words[0]))
     if len(words) < 2 or _kind(words[1]) is None:
@@ -169,7 +172,9 @@ def _statements(command_text, line, filename):
 
 
 def _name_and_rest(text, kind):
-    """The object's name (``default`` for an unnamed scheduler) and the attribute list after it."""
+    """The object's name (``default`` for an unnamed scheduler, empty for the server) and the attribute list
+    after it. A word followed by an operator is an attribute, not a name, as qmgr decides with its attribute
+    tables."""
     if not text or _ATTRIBUTE_START.match(text):
         name, rest = "", text
     else:
@@ -177,6 +182,8 @@ def _name_and_rest(text, kind):
         name, rest = parts[0], parts[1] if len(parts) > 1 else ""
     if kind == "sched" and not name:
         name = DEFAULT_SCHED
+    if kind == "server":
+        name = ""  # a configuration has one server, whatever qmgr was told to call it
     return name, rest
 
 

@@ -254,8 +254,9 @@ def test_vnode_attributes_not_modelled_are_noted_once(tmp_path):
 def test_malformed_values_name_file_line_and_setting(tmp_path, text, message):
     """A value PBS would refuse gives one SiteError naming the file, the line and the setting."""
     folder = site_copy(tmp_path, "neutral", qmgr_txt=text)
-    with pytest.raises(SiteError, match=message):
+    with pytest.raises(SiteError, match=message) as raised:
         read_site(folder)
+    assert str(raised.value).startswith(os.path.join(folder, "qmgr.txt:"))
 
 
 @pytest.mark.parametrize("source, name, value, category", [

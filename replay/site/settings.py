@@ -202,6 +202,14 @@ def read_site(path):
         raise SiteError("{}: not a folder holding qmgr.txt, sched_config, resource_group or pbsnodes.json".format(
             path))
     texts = {name: _read(path, name) for name in FILES}
+    try:
+        return _site(texts)
+    except SiteError as err:  # the messages start with the file's name: say which folder it is in
+        raise SiteError(os.path.join(path, str(err))) from None
+
+
+def _site(texts):
+    """The Site of the folder's texts (None for a missing file)."""
     objects = qmgr_objects(sum((parse_qmgr(texts[name] or "", name) for name in QMGR_FILES), ()))
     sched_config = (read_sched_config(texts["sched_config"], "sched_config") if texts["sched_config"] is not None
                     else shipped_sched_config())

@@ -223,3 +223,13 @@ def test_exclhost_needs_a_whole_empty_host():
     """An exclhost job skips a host any of whose vnodes runs a job."""
     machine = Machine([vnode("h[0]", 4, host="h"), vnode("h[1]", 4, host="h"), vnode("g", 4)])
     assert names(machine.place(job("1:ncpus=1", "exclhost"), {"h[1]": {"ncpus": 1}}, set())) == ["g"]
+
+
+def test_multivnode_mom_places_host_by_host():
+    """Vnodes of one MoM (in_multivnode_host) are placed host by host even with a host each: no buckets."""
+    machine = Machine([Vnode("a", "a", (("ncpus", 4),), in_multivnode_host=True),
+                       Vnode("b", "b", (("ncpus", 4),), in_multivnode_host=True)])
+    future = {"b": [FutureUse(200, True, True, (("ncpus", 4),))]}
+    assert names(machine.place(job("1:ncpus=1", "excl"), {}, set(), future, now=0, end=100)) == ["a"]
+    single = Machine([vnode("a", 4), vnode("b", 4)])
+    assert names(single.place(job("1:ncpus=1", "excl"), {}, set(), future, now=0, end=100)) == ["b"]

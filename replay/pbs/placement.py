@@ -17,7 +17,8 @@ The rules, as OpenPBS 23.06's scheduler applies them (``eval_selspec``, ``eval_p
 - ``free`` lets chunks share vnodes; ``scatter`` puts at most one chunk per host and ``vscatter`` at most one
   per vnode; ``pack`` puts all chunks on one host. ``exclhost`` (or a host whose vnodes are
   ``default_exclhost``/``force_exclhost``) takes every vnode of each host it uses.
-- When some host has several vnodes, PBS places host by host, and a chunk that no vnode of the host can
+- When some host has several vnodes (or a MoM reports several vnodes: ``in_multivnode_host``, even if
+  each has a host of its own), PBS places host by host, and a chunk that no vnode of the host can
   hold whole is spread over the host's vnodes in order, each giving what it has free of each resource
   (``exec_vnode`` then shows ``(h[0]:ncpus=4+h[1]:ncpus=2)``); not with ``vscatter`` on a machine of
   several hosts.
@@ -143,7 +144,8 @@ class Machine:
         self.by_name = {vnode.name: vnode for vnode in self.vnodes}
         self.resources_checked = tuple(resources_checked)
         self.hosts = _hosts(self.vnodes)
-        self.multi_vnode = any(len(members) > 1 for _, members in self.hosts)
+        self.multi_vnode = any(len(members) > 1 for _, members in self.hosts) or \
+            any(vnode.in_multivnode_host for vnode in self.vnodes)
 
     def ordered(self, used):
         """The vnodes in search order with ``used`` held: ``node_sort_key``, ties in server order. Keys on

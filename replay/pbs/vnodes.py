@@ -14,7 +14,9 @@ __all__ = ["Vnode", "parse_exec_vnode", "allocated"]
 class Vnode(NamedTuple):
     """One vnode: its ``name``, the ``host`` it is on, its ``resources_available`` amounts (sorted (name,
     value) pairs), its ``sharing`` (``default_shared``, ``default_excl``, ``force_excl``, ...), the
-    ``queue`` it is tied to, if any, and its ``priority`` (for node_sort_key)."""
+    ``queue`` it is tied to, if any, its ``priority`` (for node_sort_key), and whether its MoM reports
+    several vnodes (``in_multivnode_host``: PBS then places chunks host by host and may spread one over
+    vnodes of a host, even when each vnode has a host of its own)."""
 
     name: str
     host: str
@@ -22,6 +24,7 @@ class Vnode(NamedTuple):
     sharing: str = "default_shared"
     queue: Optional[str] = None
     priority: int = 0
+    in_multivnode_host: bool = False
 
     def amount(self, name):
         """This vnode's ``resources_available`` value of ``name`` (0 if unset)."""

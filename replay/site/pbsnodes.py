@@ -97,8 +97,9 @@ def _vnode(entry, filename):
     amounts = dict(available)
     host = str(amounts.get("host") or entry.get("mom") or entry.name)
     queue = entry.get("queue")
+    multivnode = str(entry.get("in_multivnode_host", "0")).strip() not in ("", "0", "None")
     return Vnode(entry.name, host, tuple(sorted(available)), str(entry.get("sharing", "default_shared")),
-                 str(queue) if queue else None, _priority(entry, filename))
+                 str(queue) if queue else None, _priority(entry, filename), multivnode)
 
 
 def _amount(resource, value, where):

@@ -87,9 +87,9 @@ CATEGORIES = {
                       "preempt_targets_enable preempt_prio preempt_order preempt_sort",
     },
     "node": {
-        MODELLED: "resources_available sharing state queue priority",
+        MODELLED: "resources_available sharing state queue priority in_multivnode_host",
         NO_EFFECT: "mom port pbs_version ntype pcpus jobs resources_assigned comment resv_enable license "
-                   "license_info last_state_change_time last_used_time topology_info in_multivnode_host "
+                   "license_info last_state_change_time last_used_time topology_info "
                    "vnode_pool pnames resv current_aoe current_eoe maintenance_jobs poweroff_eligible "
                    "power_provisioning",
         NOT_MODELLED: "max_running max_user_run max_group_run no_multinode_jobs provision_enable partition no_tasks",

@@ -233,3 +233,11 @@ def test_multivnode_mom_places_host_by_host():
     assert names(machine.place(job("1:ncpus=1", "excl"), {}, set(), future, now=0, end=100)) == ["a"]
     single = Machine([vnode("a", 4), vnode("b", 4)])
     assert names(single.place(job("1:ncpus=1", "excl"), {}, set(), future, now=0, end=100)) == ["b"]
+
+
+def test_hosts_ordered_by_their_totals():
+    """With node_sort_key ncpus HIGH, hosts are searched by their vnodes' total ncpus."""
+    vnodes = [Vnode("a[0]", "a", (("ncpus", 3),)), Vnode("a[1]", "a", (("ncpus", 3),)),
+              Vnode("b", "b", (("ncpus", 4),))]
+    machine = Machine(vnodes, node_sort_key=(SortKey("ncpus", True),))
+    assert names(machine.place(job(), {}, set())) == ["a[0]"]

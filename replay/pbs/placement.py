@@ -154,6 +154,20 @@ class Machine:
                         key=lambda item: _node_key(item[1], item[0], self.node_sort_key, used))
         return tuple(vnode for _, vnode in ranked)
 
+    def _host_order(self, vnodes, used):
+        """Hosts in PBS's host-set order: ``node_sort_key`` over each host's totals (``sort_priority``
+        counts 0 for a host), ties in the order the hosts first appear among the vnodes."""
+        hosts = _hosts(vnodes)
+        keys = []
+        for rank, (_, members) in enumerate(hosts):
+            key = []
+            for sort_key in self.node_sort_key:
+                value = 0 if sort_key.name == "sort_priority" else \
+                    sum(_node_amount(vnode, sort_key, used) for vnode in members)
+                key.append(-value if sort_key.high_first else value)
+            keys.append((tuple(key), rank))
+        return tuple(host for _, host in sorted(zip(keys, hosts), key=lambda pair: pair[0]))
+
     def checked(self, name):
         """Whether chunk resource ``name`` is compared on vnodes (sched_config ``resources``)."""
         return not self.resources_checked or name in self.resources_checked or name in ("host", "vnode")
@@ -208,7 +222,7 @@ class Machine:
         work = _copy(used)
         vnodes = self.ordered(used) if self.sorts_on_use else self.vnodes
         if self.multi_vnode or (job.place.arrangement == "pack" and _total_chunks(job) > 1):
-            return self._by_host(request, work, _hosts(vnodes))
+            return self._by_host(request, work, self._host_order(vnodes, used))
         return self._over_vnodes(request, vnodes, work)
 
     def _over_vnodes(self, request, vnodes, work, okbreak=False):

@@ -325,3 +325,10 @@ def test_backfill_never_delays_a_top_job(case):
     for _, start, _ in d.top_jobs:
         held = occupancy_at(start, state, d)
         assert all(m.by_name[v].amount("ncpus") >= n for v, n in held.items())
+
+
+def test_strict_stop_follows_the_server_job_list():
+    """Without backfilling, a blocked job stops only jobs after it in the server's list, not by queue."""
+    policy = STRICT._replace(backfill_depth=0, queues=(QueuePolicy("high", priority=9), QueuePolicy("low")))
+    state = State(0, (running(job(0, 2)),), (job(1, 1, queue="low"), job(2, 4, queue="high"), job(3, 1, queue="low")))
+    assert started(decide(policy, machine(4), state)) == ["1.svr"]

@@ -19,8 +19,9 @@ jobs in its sort order and, for each one:
    limit frees), and so can a job skipped as identical to one that failed. A job for which no start is
    found does not take a top-job place.
 6. With ``strict_ordering`` and backfilling off (server ``backfill_depth`` 0), the first job that does not
-   run stops the cycle; with backfilling on but the job's queue's ``backfill_depth`` set to 0, it stops
-   its queue.
+   run stops the cycle for itself and every job after it in the server's job list — sorted without the
+   queue priority, so under ``by_queue`` a job of a lower-priority queue that sorts before it may still
+   run; with backfilling on but the job's queue's ``backfill_depth`` set to 0, it stops its queue.
 
 Before the walk, jobs whose ``job_sort_formula`` value is at or below ``job_sort_formula_threshold``, and
 with fairshare and ``enforce_no_shares`` the jobs of entities without a share, are left out of the cycle.
@@ -39,7 +40,7 @@ from .calendar import Calendar, Simulation, estimate_start
 from .formula import compile_formula, job_value, under_threshold
 from .jobs import PbsJob, planned_duration
 from .limits import LimitEvent, normalise, over_limit
-from .order import Walk
+from .order import Walk, job_order
 from .placement import Allocation, Machine, hold, is_excl
 
 __all__ = ["Running", "State", "Decision", "decide"]
@@ -228,11 +229,13 @@ class _Cycle:
         return self.queue_top_jobs.get(job.queue, 0) < own_depth
 
     def _strict_stop(self, job):
-        """Strict ordering without backfilling stops the cycle; a queue's ``backfill_depth`` of 0 its queue."""
+        """Strict ordering without backfilling stops the jobs after this one in the server's job list
+        (``update_jobs_cant_run`` on ``sinfo->jobs``); a queue's ``backfill_depth`` of 0 stops its queue."""
         if not self.policy.strict_ordering:
             return
         if not _backfill(self.policy):
-            stopped = self.queued
+            listed = self._server_job_list()
+            stopped = listed[[other.name for other in listed].index(job.name):]
         elif self.policy.queue(job.queue).backfill_depth == 0:
             stopped = tuple(other for other in self.queued if other.queue == job.queue)
         else:
@@ -241,6 +244,19 @@ class _Cycle:
             if other.name not in self.walk.considered:
                 self.walk.considered.add(other.name)
                 self.reasons[other.name] = STRICT_ORDERING
+
+    def _server_job_list(self):
+        """PBS's ``sinfo->jobs`` as ``sort_jobs`` leaves it: with fairshare and by_queue or round_robin, the
+        queues' lists one after another; with round_robin alone, unsorted (server order); else every job
+        sorted together, queue priority left out."""
+        if self.fairshare is not None and self.policy.fairshare is not None and \
+                (self.policy.by_queue or self.policy.round_robin):
+            return [job for jobs in self.walk.lists for job in jobs]
+        if self.policy.round_robin:
+            return sorted(self.queued, key=lambda job: job.index)
+        flat = self.policy._replace(by_queue=False, round_robin=False)
+        lists = job_order(flat, self.queued, self.now, self.fairshare)
+        return lists[0] if lists else []
 
     def _class_of(self, job):
         """PBS's equivalence class (``create_resresv_set_by_resresv``)."""

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from replay.pbs.formula import (
     SPECIAL_NAMES,
+    SchedulerCrash,
     as_printed,
     compile_formula,
     formula_values,
@@ -66,9 +67,10 @@ def test_errors_give_zero():
         assert compile_formula(text)({"ncpus": 0}) == 0.0
 
 
-def test_a_complex_result_gives_minus_one():
-    """A result that is not a real number gives -1 (PyFloat_AsDouble's error value)."""
-    assert compile_formula("(-1 - ncpus) ** 0.5")({"ncpus": 0}) == -1.0
+def test_a_complex_result_is_a_scheduler_crash():
+    """A complex result crashed a real 23.06 scheduler: SchedulerCrash, not a made-up value."""
+    with pytest.raises(SchedulerCrash, match="not a real number"):
+        compile_formula("(ncpus - 2) ** 0.5")({"ncpus": 1})
 
 
 def test_comparisons_and_conditionals():
@@ -150,6 +152,9 @@ def _combine(children):
 
 @given(st.recursive(_LEAVES, _combine, max_leaves=6), st.integers(0, 64))
 def test_evaluation_never_raises(text, ncpus):
-    """Any allowed formula evaluates to a float for any job, as PBS never fails a cycle on a formula."""
-    result = compile_formula(text)({"ncpus": ncpus, "mem": 1024, "walltime": 60})
+    """Any allowed formula evaluates to a float, or is a SchedulerCrash (a complex result)."""
+    try:
+        result = compile_formula(text)({"ncpus": ncpus, "mem": 1024, "walltime": 60})
+    except SchedulerCrash:
+        return
     assert isinstance(result, float)

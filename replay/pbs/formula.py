@@ -13,10 +13,14 @@ What PBS does (OpenPBS 23.06 scheduler, ``formula_evaluate``):
   most four decimals; the fairshare values to six. Arithmetic is Python 3's: ``/`` is true division
   (``ncpus/3`` is 0.333...), ``//`` and ``%`` floor.
 - Any error while evaluating a job (division by zero, a math domain error, an overflow) gives that job
-  the value **0**, not an error; a result that is not a real number (e.g. complex) gives **-1**.
+  the value **0**, not an error. A result that is not a real number (a negative number to a fractional
+  power is complex in Python) is different: the scheduler crashes on it (seen on a real 23.06.06
+  server: ``received segv and restarting``, after which it did not come back), so this model raises
+  ``SchedulerCrash`` rather than invent a value.
 - The value is stored in single precision (a C ``float``) before jobs are compared: two values closer
   than single precision can tell apart (about 7 significant digits) tie, and the tie goes to the next
-  sort key.
+  sort key (seen on a real 23.06.06 server: with ``walltime`` as the formula, jobs asking 100000001 s
+  and 100000002 s ran in submission order, after one asking 100000010 s).
 - A job whose stored value is at or below ``job_sort_formula_threshold`` does not run in that cycle.
 
 ``qmgr`` rejects a formula naming anything else, so this model accepts exactly: numbers, names,
@@ -31,8 +35,8 @@ import struct
 
 from .jobs import total
 
-__all__ = ["Formula", "compile_formula", "formula_values", "stored", "job_value", "under_threshold", "as_printed",
-           "float_digits", "resource_values", "BUILTIN_CONSUMABLE", "SPECIAL_NAMES"]
+__all__ = ["Formula", "SchedulerCrash", "compile_formula", "formula_values", "stored", "job_value",
+           "under_threshold", "as_printed", "float_digits", "resource_values", "BUILTIN_CONSUMABLE", "SPECIAL_NAMES"]
 
 BUILTIN_CONSUMABLE = ("accelerator_memory", "cpupercent", "cput", "energy", "file", "hbmem", "hpm",
                       "max_walltime", "mem", "min_walltime", "mpiprocs", "naccelerators", "nchunk", "ncpus",
@@ -67,6 +71,10 @@ def _check_node(node):
         raise ValueError("not allowed in a sort formula: {}".format(type(node).__name__))
 
 
+class SchedulerCrash(ValueError):
+    """The formula gives a job a value the real scheduler crashes on."""
+
+
 class Formula:
     """A compiled formula; ``formula(values)`` evaluates it as the scheduler does (see the module)."""
 
@@ -78,16 +86,17 @@ class Formula:
         return "Formula({!r})".format(self.text)
 
     def __call__(self, values):
-        """The value PBS computes from ``values`` (name -> number; a missing name is 0): 0 on an error,
-        -1 when the result is not a real number."""
+        """The value PBS computes from ``values`` (name -> number; a missing name is 0): 0 on an error;
+        ``SchedulerCrash`` when the result is not a real number."""
         try:
             result = eval(self._code, {"__builtins__": {}}, _Names(values))  # noqa: S307 - whitelisted AST
         except Exception:  # PBS logs the error and uses 0 for the job
             return 0.0
         try:
             return float(result)
-        except (TypeError, OverflowError):
-            return -1.0
+        except (TypeError, OverflowError) as err:
+            raise SchedulerCrash("job_sort_formula {!r} gives {!r}, not a real number: OpenPBS's scheduler "
+                                 "crashes on that".format(self.text, result)) from err
 
 
 class _Names(dict):

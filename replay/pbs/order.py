@@ -10,7 +10,8 @@ How PBS sorts, key after key, each deciding only when the earlier ones tie:
    It applies *with* a formula too, as a tie-break after it.
 4. Each ``job_sort_key`` in turn (a resource the job requested, or ``job_priority``,
    ``fair_share_perc``, ``preempt_priority``; 0 when the job has none). PBS warns that a formula and
-   ``job_sort_key`` are incompatible, but still uses the keys to break the formula's ties.
+   ``job_sort_key`` are incompatible, but still uses the keys to break the formula's ties (seen on a
+   real 23.06.06 server).
 5. Then the job's rank in its queue (the order the jobs entered it), i.e. submission order.
 
 The queue's priority is *not* a sort key: with ``by_queue`` (the default) PBS walks the queues one

@@ -241,3 +241,10 @@ def test_hosts_ordered_by_their_totals():
               Vnode("b", "b", (("ncpus", 4),))]
     machine = Machine(vnodes, node_sort_key=(SortKey("ncpus", True),))
     assert names(machine.place(job(), {}, set())) == ["a[0]"]
+
+
+def test_queue_with_vnodes_uses_only_them():
+    """A job of a queue with vnodes of its own runs only there, however full they are."""
+    machine = Machine([Vnode("a", "a", (("ncpus", 1),), queue="gpu"), vnode("b")])
+    assert machine.place(job("1:ncpus=2", queue="gpu"), {}, set()) is None
+    assert not machine.fits_empty(job("1:ncpus=2", queue="gpu"))

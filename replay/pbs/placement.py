@@ -3,6 +3,8 @@
 The rules, as OpenPBS 23.06's scheduler applies them (``eval_selspec``, ``eval_placement``,
 ``eval_complex_selspec``, ``eval_simple_selspec``, ``is_vnode_eligible``, ``check_resources_for_node``):
 
+- A job of a queue that vnodes are tied to (vnode attribute ``queue``) uses only those vnodes; other jobs
+  use only the vnodes tied to no queue.
 - Vnodes are searched in ``node_sort_key`` order (default ``sort_priority HIGH``), ties in the order the
   server lists them; a key on ``assigned`` or ``unused`` amounts is re-read after every job started and,
   with ``free`` placement, after every chunk. Each chunk goes on the first vnode, in that order, with
@@ -184,30 +186,29 @@ class Machine:
         (``resresv_can_fit_nodepart`` on all vnodes, totals): the job-wide amounts and each chunk within
         the machine's totals, a non-consumable requirement some vnode offers, and scatter or vscatter
         needing no more vnodes than exist."""
-        if not self.vnodes:
+        pool = self.pool(job.queue)
+        if not pool:
             return False
-        if job.place.arrangement in ("scatter", "vscatter") and _total_chunks(job) > len(self.vnodes):
+        if job.place.arrangement in ("scatter", "vscatter") and _total_chunks(job) > len(pool):
             return False
-        totals = self._totals()
+        totals = _totals(pool)
         requested = {}
         for chunk in job.chunks:
             amounts, requirements = self.chunk_request(chunk)
             if any(amount > totals.get(name, 0) for name, amount in amounts):
                 return False
-            if not any(_offers(vnode, requirements) for vnode in self.vnodes):
+            if not any(_offers(vnode, requirements) for vnode in pool):
                 return False
             for name, _ in amounts:
                 requested[name] = job.resource(name)
         return all(not isinstance(amount, (int, float)) or amount <= totals.get(name, 0)
                    for name, amount in requested.items())
 
-    def _totals(self):
-        totals = {}
-        for vnode in self.vnodes:
-            for name, value in vnode.available:
-                if isinstance(value, (int, float)):
-                    totals[name] = totals.get(name, 0) + value
-        return totals
+    def pool(self, queue):
+        """The vnodes a job of ``queue`` may use: the queue's own vnodes if some are tied to it, else the
+        vnodes tied to no queue (PBS's ``qinfo->nodes`` or ``sinfo->unassoc_nodes``)."""
+        own = tuple(vnode for vnode in self.vnodes if vnode.queue == queue)
+        return own or tuple(vnode for vnode in self.vnodes if vnode.queue is None)
 
     def place(self, job, used, exclusive, future=None, now=0, end=None):
         """The vnodes PBS picks for ``job`` now, or None. ``used`` maps each vnode that runs a job to the
@@ -261,7 +262,7 @@ class Machine:
     def _eligible_vnodes(self, job, used, exclusive):
         """The vnodes that may take ``job``'s chunks (``check_node_array_eligibility``): a vnode running a
         job rules out its whole host for a job that takes hosts exclusively (exclhost)."""
-        eligible = {vnode.name for vnode in self.vnodes if self._eligible(job, vnode, used, exclusive)}
+        eligible = {vnode.name for vnode in self.pool(job.queue) if self._eligible(job, vnode, used, exclusive)}
         for _, members in self.hosts:
             if any(vnode.name in used and is_exclhost(job.place, vnode.sharing) for vnode in members):
                 eligible.difference_update(vnode.name for vnode in members)
@@ -269,11 +270,9 @@ class Machine:
 
     def _eligible(self, job, vnode, used, exclusive):
         """PBS's ``is_vnode_eligible``, judged once per job before any chunk is placed: the vnode is free
-        (not held exclusively, not job-busy with all its cpus assigned), belongs to no other queue, and
-        runs no job if the job wants it exclusively."""
+        (not held exclusively, not job-busy with all its cpus assigned) and runs no job if the job wants
+        it exclusively."""
         if vnode.name in exclusive:
-            return False
-        if vnode.queue is not None and vnode.queue != job.queue:
             return False
         if vnode.name in used and vnode.amount("ncpus") - used[vnode.name].get("ncpus", 0) <= 0:
             return False
@@ -355,6 +354,15 @@ def _spread(request, amounts, candidates, work):
 
 def _total_chunks(job):
     return sum(chunk.count for chunk in job.chunks)
+
+
+def _totals(vnodes):
+    totals = {}
+    for vnode in vnodes:
+        for name, value in vnode.available:
+            if isinstance(value, (int, float)):
+                totals[name] = totals.get(name, 0) + value
+    return totals
 
 
 def _copy(work):

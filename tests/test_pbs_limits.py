@@ -67,6 +67,14 @@ def test_resource_limit_counts_requests_plus_this_job():
     assert over_limit(policy, job(ncpus=3), running) == "server max_run_res.ncpus [g:PBS_GENERIC=8] for group g1"
 
 
+def test_resource_limit_on_walltime():
+    """A limit on walltime counts the requested walltimes; a job without one is never held back by it."""
+    policy = server(Limit("max_run_res.walltime", "u", "PBS_GENERIC", 250))
+    assert over_limit(policy, job(walltime=100), [job(walltime=100)]) is None
+    assert over_limit(policy, job(walltime=151), [job(walltime=100)]) is not None
+    assert over_limit(policy, job(walltime=None), [job(walltime=300)]) is None
+
+
 def test_queue_limit_counts_only_its_queue():
     """A queue's max_run counts the jobs of that queue only, and names the queue."""
     policy = SchedulingPolicy(queues=(QueuePolicy("small", limits=(Limit("max_run", "o", "PBS_ALL", 1),)),))

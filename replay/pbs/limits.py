@@ -84,6 +84,9 @@ def _keys(job):
 
 def _amount(job, resource):
     """What ``job`` requests of ``resource`` job-wide, None if it requests none."""
+    durations = {"walltime": job.walltime_s, "soft_walltime": job.soft_walltime_s}
+    if durations.get(resource) is not None:
+        return durations[resource]
     return job.resource(resource, None)
 
 

@@ -31,10 +31,13 @@ ENTITY_LIMIT_ATTRIBUTES = ("max_run", "max_run_res", "max_run_soft", "max_run_re
                            "max_queued_res", "queued_jobs_threshold", "queued_jobs_threshold_res")
 """Attributes whose values are entity limits such as ``[u:PBS_GENERIC=3]``: spaces allowed unquoted."""
 DEFAULT_SCHED = "default"
+WHITE = " \t\n\r\x0b\x0c"
+"""White space as qmgr (C's isspace) sees it: a no-break space is part of a word."""
 
-_ATTRIBUTE_START = re.compile(r"[^\s=+\-.,#]+(\.[^\s=+,]+)?\s*(=|\+=|-=)")
-_ASSIGNMENT = re.compile(r"([^\s=+\-.,]+(?:\.[^\s=+,]+)?)\s*(=|\+=|-=)\s*")
-_UNSET_NAME = re.compile(r"([^\s=+\-.,]+(?:\.[^\s=+,]+)?)\s*")
+_WHITE_RUN = re.compile("[{}]+".format(re.escape(WHITE)))
+_ATTRIBUTE_START = re.compile(r"[^ \t=+\-.,#]+(\.[^ \t=+,]+)?[ \t]*(=|\+=|-=)")
+_ASSIGNMENT = re.compile(r"([^ \t=+\-.,]+(?:\.[^ \t=+,]+)?)[ \t]*(=|\+=|-=)[ \t]*")
+_UNSET_NAME = re.compile(r"([^ \t=+\-.,]+(?:\.[^ \t=+,]+)?)[ \t]*")
 
 
 class Statement(NamedTuple):
@@ -98,7 +101,7 @@ def _commands(text, filename):
         for command in _split_commands(joined, first, filename):
             yield first, command
             if _starts_inline_file(command):
-                while index < len(lines) and lines[index].strip():
+                while index < len(lines) and lines[index].strip(WHITE):
                     index += 1
 
 
@@ -114,18 +117,24 @@ def _split_commands(line, number, filename):
             commands.append("".join(current))
             current = []
             continue
-        elif char == "#" and (position == 0 or line[position - 1].isspace()):
+        elif char == "#" and (position == 0 or line[position - 1] in WHITE):
             break
         current.append(char)
     if quote:
         raise SiteError("{}:{}: unclosed quote {}".format(filename, number, quote))
     commands.append("".join(current))
-    return [command.strip() for command in commands if command.strip()]
+    return [command.strip(WHITE) for command in commands if command.strip(WHITE)]
+
+
+def _words(text, splits=-1):
+    """``text`` split at runs of white space (qmgr's, not Unicode's), at most ``splits`` times."""
+    stripped = text.strip(WHITE)
+    return _WHITE_RUN.split(stripped, maxsplit=max(splits, 0)) if stripped else []
 
 
 def _starts_inline_file(command):
     """Whether an ``import`` reads its file from the lines that follow (its last word is ``-``)."""
-    words = command.split()
+    words = _words(command)
     return len(words) > 2 and _command(words[0]) == "import" and words[-1] == "-"
 
 
@@ -148,7 +157,7 @@ def _kind(word):
 def _statements(command_text, line, filename):
     """The statements of one command."""
     where = "{}:{}".format(filename, line)
-    words = command_text.split(None, 2)
+    words = _words(command_text, 2)
     command = _command(words[0])
     if command is None:
         raise SiteError("{}: {}: not a qmgr command (expected the output of qmgr -c 'print server')".format(
@@ -178,7 +187,7 @@ def _name_and_rest(text, kind):
     if not text or _ATTRIBUTE_START.match(text):
         name, rest = "", text
     else:
-        parts = text.split(None, 1)
+        parts = _words(text, 1)
         name, rest = parts[0], parts[1] if len(parts) > 1 else ""
     if kind == "sched" and not name:
         name = DEFAULT_SCHED
@@ -210,15 +219,15 @@ def _names(text, where):
     """[(attribute, '', '')] of an ``unset`` list ``a, b.r``."""
     pairs = []
     for part in text.split(","):
-        match = _UNSET_NAME.fullmatch(part.strip() + " ")
+        match = _UNSET_NAME.fullmatch(part.strip(WHITE) + " ")
         if not match:
-            raise SiteError("{}: {!r}: expected an attribute name".format(where, part.strip()))
+            raise SiteError("{}: {!r}: expected an attribute name".format(where, part.strip(WHITE)))
         pairs.append((match.group(1).lower(), "", ""))
     return pairs
 
 
 def _skip_white(text, position):
-    while position < len(text) and text[position].isspace():
+    while position < len(text) and text[position] in WHITE:
         position += 1
     return position
 
@@ -235,12 +244,12 @@ def _quoted_value(text, position, allow_white, where):
                 out.append(char)
         elif char in "\"'" and (not allow_white or position == start):
             quote = char
-        elif char == "," or (char.isspace() and not allow_white):
+        elif char == "," or (char in WHITE and not allow_white):
             break
         else:
             out.append(char)
         position += 1
-    value = "".join(out).rstrip() if allow_white else "".join(out)
+    value = "".join(out).rstrip(WHITE) if allow_white else "".join(out)
     if quote:
         raise SiteError("{}: unclosed quote {}".format(where, quote))
     if not value and position == start:

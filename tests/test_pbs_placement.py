@@ -1,7 +1,7 @@
 """Where PBS puts a job's chunks: vnode order, resources compared, exclusivity, place, the calendar."""
 
 from replay.pbs.jobs import PbsJob
-from replay.pbs.placement import FutureUse, Machine, hold, is_excl, is_exclhost, release
+from replay.pbs.placement import FutureUse, Machine
 from replay.pbs.policy import SortKey
 from replay.pbs.resources import parse_place, parse_select
 from replay.pbs.vnodes import Vnode
@@ -86,17 +86,6 @@ def test_job_busy_vnode_takes_no_job():
     assert names(machine.place(job("1:ncpus=0:mem=10kb"), {"a": {"ncpus": 2}}, set())) == ["b"]
 
 
-def test_sharing_rules():
-    """is_excl and is_exclhost follow the vnode's sharing and the job's place as PBS does."""
-    assert is_excl(parse_place("free"), "default_excl")
-    assert not is_excl(parse_place("shared"), "default_excl")
-    assert is_excl(parse_place("shared"), "force_excl")
-    assert not is_excl(parse_place("excl"), "ignore_excl")
-    assert is_excl(parse_place("exclhost"), "default_shared")
-    assert is_exclhost(parse_place("free"), "default_exclhost")
-    assert not is_exclhost(parse_place("excl"), "default_exclhost")
-
-
 def test_exclhost_takes_the_whole_host():
     """place=exclhost takes every vnode of the host it uses."""
     machine = Machine([vnode("h[0]", 4, host="h"), vnode("h[1]", 4, host="h")])
@@ -161,16 +150,6 @@ def test_fits_empty():
     assert machine.fits_empty(job("2:ncpus=4"))
     assert not machine.fits_empty(job("3:ncpus=4"))
     assert not machine.fits_empty(job("3:ncpus=1", "scatter"))
-
-
-def test_hold_and_release():
-    """release undoes hold, and a vnode with no job left leaves the used map."""
-    used, counts = {}, {}
-    allocation = (("a", (("ncpus", 2),)), ("a", (("ncpus", 1),)))
-    hold(used, counts, allocation)
-    assert used == {"a": {"ncpus": 3}} and counts == {"a": 1}
-    release(used, counts, allocation)
-    assert used == {} and counts == {}
 
 
 def test_eligibility_judged_before_the_first_chunk():

@@ -41,48 +41,13 @@ from typing import Dict, Iterable, List, Mapping, NamedTuple, Sequence, Tuple
 from .buckets import place_in_buckets, uses_buckets
 from .jobs import PbsJob
 from .policy import DEFAULT_RESOURCES_CHECKED, SortKey
+from .room import FutureUse, fits_over_time, hold, is_excl, is_exclhost, release, room, units_over_time
 from .vnodes import Vnode
 
 __all__ = ["Allocation", "FutureUse", "Machine", "is_excl", "is_exclhost", "hold", "release"]
 
 Allocation = Tuple[Tuple[str, Tuple[Tuple[str, object], ...]], ...]
 """Pieces ``(vnode, ((resource, amount), ...))`` in the order of the job's chunks, as in ``exec_vnode``."""
-
-_EXCL_PLACES = ("excl", "exclhost")
-
-
-class FutureUse(NamedTuple):
-    """One change on a vnode in the calendar: a job that starts (``starts``) or ends there at ``time``,
-    whether it holds the vnode exclusively, and the amounts it takes or gives back."""
-
-    time: int
-    starts: bool
-    exclusive: bool
-    amounts: Tuple[Tuple[str, object], ...]
-
-
-def is_excl(place, sharing):
-    """Whether a job with ``place`` holds a vnode of ``sharing`` exclusively (PBS's ``is_excl``)."""
-    if sharing in ("force_excl", "force_exclhost"):
-        return True
-    if sharing == "ignore_excl":
-        return False
-    if place.sharing in _EXCL_PLACES:
-        return True
-    if place.sharing == "shared":
-        return False
-    return sharing in ("default_excl", "default_exclhost")
-
-
-def is_exclhost(place, sharing):
-    """Whether a job with ``place`` takes the whole host of a vnode of ``sharing`` (PBS's ``is_exclhost``)."""
-    if sharing == "force_exclhost":
-        return True
-    if sharing == "ignore_excl":
-        return False
-    if sharing == "default_exclhost" and place.sharing == "":
-        return True
-    return place.sharing == "exclhost"
 
 
 def _is_boolean(value):
@@ -93,34 +58,6 @@ def _same(required, offered):
     if _is_boolean(required):
         return str(offered).lower() == required.lower()
     return str(offered).lower() == str(required).lower()
-
-
-def hold(used, counts, allocation):
-    """Add ``allocation``'s amounts to ``used`` (vnode -> {resource: amount}) and one job to ``counts``."""
-    for vnode in dict.fromkeys(name for name, _ in allocation):
-        counts[vnode] = counts.get(vnode, 0) + 1
-        used.setdefault(vnode, {})
-    for vnode, amounts in allocation:
-        held = used[vnode]
-        for name, amount in amounts:
-            if isinstance(amount, (int, float)):
-                held[name] = held.get(name, 0) + amount
-
-
-def release(used, counts, allocation):
-    """Take back what ``hold`` added; a vnode left with no job leaves ``used``."""
-    for vnode, amounts in allocation:
-        held = used.get(vnode)
-        if held is None:
-            continue
-        for name, amount in amounts:
-            if isinstance(amount, (int, float)):
-                held[name] = held.get(name, 0) - amount
-    for vnode in dict.fromkeys(name for name, _ in allocation):
-        counts[vnode] = counts.get(vnode, 0) - 1
-        if counts[vnode] <= 0:
-            counts.pop(vnode, None)
-            used.pop(vnode, None)
 
 
 class _Request(NamedTuple):
@@ -250,11 +187,11 @@ class Machine:
         ``work``; None (``work`` unchanged) if it does not fit."""
         candidates = [vnode for vnode in vnodes if vnode.name not in taken and vnode.name in request.eligible
                       and _offers(vnode, requirements)]
-        if okbreak and not any(_room(vnode, amounts, work.get(vnode.name, {}))
+        if okbreak and not any(room(vnode, amounts, work.get(vnode.name, {}))
                                for vnode in vnodes if _offers(vnode, requirements)):
             return _spread(request, amounts, candidates, work)
         for vnode in candidates:
-            if _fits_over_time(request, vnode, amounts, work):
+            if fits_over_time(request, vnode, amounts, work):
                 _add(work, vnode.name, amounts)
                 return [(vnode.name, amounts)]
         return None
@@ -337,7 +274,7 @@ def _spread(request, amounts, candidates, work):
         for name, _ in amounts:
             if wanted[name] <= 0:
                 continue
-            units = _units_over_time(request, vnode, name, trial)
+            units = units_over_time(request, vnode, name, trial)
             if units > 0:
                 take = min(units, wanted[name])
                 wanted[name] -= take
@@ -389,61 +326,6 @@ def _offers(vnode, requirements):
         if not _same(value, offered):
             return False
     return True
-
-
-def _room(vnode, amounts, held):
-    return all(amount == 0 or vnode.amount(name) - held.get(name, 0) >= amount for name, amount in amounts)
-
-
-def _changes_in_window(request, vnode):
-    """The calendar changes on ``vnode`` while the job would run, or None if one of them excludes it
-    (an exclusive job on either side)."""
-    job_excl = is_excl(request.job.place, vnode.sharing)
-    changes = []
-    for change in request.future.get(vnode.name, ()):
-        if change.time < request.now:
-            continue
-        if change.time >= request.end:
-            break
-        if change.exclusive or job_excl:
-            return None
-        changes.append(change)
-    return changes
-
-
-def _free_over_time(request, vnode, name, held):
-    """The least of ``name`` free on ``vnode`` now and at each start in the job's window (PBS's
-    ``check_resources_for_node``), with ``held`` what is held now; None if the vnode is excluded."""
-    changes = _changes_in_window(request, vnode)
-    if changes is None:
-        return None
-    level = held.get(name, 0)
-    least = vnode.amount(name) - level
-    for change in changes:
-        amount = dict(change.amounts).get(name, 0)
-        if isinstance(amount, (int, float)):
-            level += amount if change.starts else -amount
-        if change.starts:
-            least = min(least, vnode.amount(name) - level)
-    return least
-
-
-def _fits_over_time(request, vnode, amounts, work):
-    """Room for the whole chunk on ``vnode`` now and at every start on it before the job ends."""
-    held = work.get(vnode.name, {})
-    if not _room(vnode, amounts, held):
-        return False
-    for name, amount in amounts:
-        free = _free_over_time(request, vnode, name, held)
-        if free is None or (amount != 0 and free < amount):
-            return False
-    return _changes_in_window(request, vnode) is not None
-
-
-def _units_over_time(request, vnode, name, work):
-    """How much of ``name`` ``vnode`` can give a broken chunk over the job's time (0 if excluded)."""
-    free = _free_over_time(request, vnode, name, work.get(vnode.name, {}))
-    return 0 if free is None else max(0, free)
 
 
 def _node_amount(vnode, sort_key, used):

@@ -231,3 +231,17 @@ def test_order_by_fairshare():
     jobs = [job(1, user="cy"), job(2, user="ana")]
     assert [j.index for j in job_order(policy, jobs, 0, fs)[0]] == [2, 1]
     assert [j.index for j in job_order(policy._replace(fairshare=None), jobs, 0, fs)[0]] == [1, 2]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["ana", "bob", "cy", "zed"]), st.floats(0, 1e6)), max_size=8),
+       st.sampled_from(["ana", "bob", "cy", "zed"]), st.floats(1, 1e6))
+def test_charging_never_makes_an_entity_more_deserving(charges, charged, amount):
+    """After more usage an entity's jobs never move ahead of another entity's."""
+    fs = tree(unknown_shares=5)
+    for name, value in charges:
+        fs.charge(name, value)
+    jobs = [job(i, user=name) for i, name in enumerate(["ana", "bob", "cy", "zed"])]
+    ahead_before = {j.user for j in jobs if fs.deserving_key(j) < fs.deserving_key(job(9, user=charged))}
+    fs.charge(charged, amount)
+    ahead_after = {j.user for j in jobs if fs.deserving_key(j) < fs.deserving_key(job(9, user=charged))}
+    assert ahead_before - {charged} <= ahead_after

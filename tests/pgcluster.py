@@ -3,10 +3,17 @@
 The shared server on 5432 is never stopped, restarted or reconfigured: tests
 that need a dead, restarted or hung server get their own cluster (initdb +
 pg_ctl from the PostgreSQL 15 binaries, run as the ``postgres`` OS user
-because initdb refuses root) in a temporary directory on a free port.
+because initdb refuses root) in a temporary directory on a port of its own.
+
+The port stays the cluster's while it is stopped, so a restart cannot lose
+it: it is taken below the kernel's ephemeral range (where no ``bind(0)`` and
+no outgoing connection lands) and reserved by a lock file held for the
+cluster's life, which other private clusters respect.
 """
 
+import fcntl
 import os
+import random
 import shutil
 import signal
 import socket
@@ -28,11 +35,35 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def _ephemeral_low():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as ports:
+            return int(ports.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def reserved_port(rng=random.SystemRandom()):
+    """``(port, lock file)``: a port below the ephemeral range, free now, locked for this process."""
+    high = _ephemeral_low()
+    for _ in range(200):
+        port = rng.randrange(20000, high)
+        holder = open("/tmp/swt_pgcluster_port_{}.lock".format(port), "w")
+        try:
+            fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", port))
+            return port, holder
+        except OSError:
+            holder.close()
+    raise RuntimeError("no free port below the ephemeral range")
+
+
 class PrivateCluster:
     """One cluster: ``start``, ``stop``, ``restart``, ``freeze``/``thaw``, ``destroy``."""
 
     def __init__(self):
-        self.port = free_port()
+        self.port, self._port_lock = reserved_port()
         self.root = tempfile.mkdtemp(prefix="swt_pg_")
         self.data = os.path.join(self.root, "data")
         shutil.chown(self.root, OS_USER)
@@ -113,3 +144,4 @@ class PrivateCluster:
                 self.stop()
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+            self._port_lock.close()

@@ -1,6 +1,7 @@
 """python -m predictor, run as a subprocess as an admin would."""
 
 import gzip
+import os
 import subprocess
 import sys
 
@@ -117,10 +118,12 @@ def test_predict_database_down_is_one_line():
 
 
 def test_predict_bad_dsn_does_not_echo_password():
-    """A malformed DSN is one line that does not repeat the password."""
+    """A malformed DSN is one error line (after the warning about a password on the command line) that does not
+    repeat the password."""
     result = predictor("predict", "--dsn", "junk password=s3cret", "--user", "a", "--walltime", "60")
-    assert_one_line_error(result, "--dsn: not a valid connection string")
-    assert "s3cret" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert result.returncode == 2 and len(lines) == 2 and lines[0].startswith("warning: --dsn holds a password")
+    assert "--dsn: not a valid connection string" in lines[1] and "s3cret" not in result.stderr
 
 
 def test_predict_without_dsn_is_one_line():
@@ -143,3 +146,30 @@ def test_predict_bad_arguments(args, fragment):
     """Bad durations and parameters are refused with the argument named."""
     result = predictor("predict", "--dsn", "host=127.0.0.1 port=1", "--user", "a", *args)
     assert result.returncode == 2 and fragment in result.stderr and "Traceback" not in result.stderr
+
+
+SECRET = "s3cret-on-the-command-line"
+
+
+@pytest.mark.parametrize("dsn", ["host=127.0.0.1 port=1 user=x password=" + SECRET,
+                                 "host=127.0.0.1 port=1 user=x  password = " + SECRET,
+                                 "postgresql://x:{}@127.0.0.1:1/db".format(SECRET),
+                                 "postgresql://x@127.0.0.1:1/db?password=" + SECRET])
+def test_password_on_the_command_line_is_warned_about(dsn, tmp_path):
+    """A --dsn carrying a password: one warning line pointing to a passfile, and the password never shown."""
+    result = predictor("predict", "--dsn", dsn, "--user", "alice", "--walltime", "01:00:00")
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "process table" in warnings[0] and "passfile" in warnings[0]
+    assert result.returncode == 2 and SECRET not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("how", ["environment", "passfile"])
+def test_no_warning_without_a_password_on_the_command_line(how, tmp_path):
+    """The DSN in $PBS_SOFTWALLTIME_DSN (even with a password), or a passfile= in --dsn: no warning."""
+    env_dsn = "host=127.0.0.1 port=1 user=x password=" + SECRET
+    args = ["predict", "--user", "alice", "--walltime", "01:00:00"]
+    if how == "passfile":
+        args += ["--dsn", "host=127.0.0.1 port=1 user=x passfile={}".format(tmp_path / "pgpass")]
+    result = subprocess.run([sys.executable, "-m", "predictor"] + args, capture_output=True, text=True,
+                            env=dict(os.environ, PBS_SOFTWALLTIME_DSN=env_dsn), timeout=60)
+    assert result.returncode == 2 and "warning:" not in result.stderr, result.stderr

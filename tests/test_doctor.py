@@ -42,7 +42,7 @@ def test_writer_without_rights_fails(database, tmp_path):
 
 
 def test_writer_that_can_update_directly_is_a_warning(database, tmp_path):
-    """A writer_dsn that may update completed_jobs itself (here the owner) could lock it: a warning naming the revoke."""
+    """A writer_dsn that may update completed_jobs itself (the owner) could lock it: a warning naming the revoke."""
     config = write_config(tmp_path, reader_dsn=database.reader_dsn, writer_dsn=database.dsn)
     writer = by_subject(checks(config))["writer_dsn"]
     assert writer.status == "warn" and "REVOKE UPDATE" in writer.fix

@@ -216,6 +216,62 @@ def test_row_refused_by_database_is_reported_and_others_load(latin1_database, tm
         conn.close()
 
 
+def test_oversized_name_rejected_before_the_database(conn, tmp_path):
+    """A user name of 5 kB is reported at its line and field without reaching the database; the rest loads,
+    and the next run goes past it."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr") + e_line("2.svr", user="u" * 5000) + e_line("3.svr"))
+    stats, rejections, _ = run(conn, log)
+    assert [(n, m.split(":")[0]) for _, n, m in rejections] == [(2, "field user")] and "5000 bytes" in rejections[0][2]
+    assert [r[0] for r in rows(conn)] == ["1.svr", "3.svr"] and stats.jobs == 2
+    (tmp_path / "20260411").write_text(e_line("4.svr"))
+    again, rejections, _ = run(conn, log, tmp_path / "20260411")
+    assert rejections == [] and again.jobs == 1
+
+
+def incompressible(length, seed=7):
+    """Random CJK text: PostgreSQL cannot compress it below the index entry limit."""
+    import random
+    rng = random.Random(seed)
+    return "".join(chr(rng.randrange(0x4E00, 0x9FFF)) for _ in range(length))
+
+
+@pytest.mark.parametrize("job_id, user", [("2.svr", incompressible(2000)), (incompressible(2000), "bob")])
+def test_row_refused_by_an_index_limit_is_isolated(conn, tmp_path, monkeypatch, job_id, user):
+    """A row the server refuses with SQLSTATE 54000 (index row too big, not a data error) is reported at its
+    line and skipped; the chunk's other jobs and the next file load, and a rerun goes past it."""
+    monkeypatch.setattr("predictor.ingest.chunks.MAX_NAME_BYTES", 10 ** 9)
+    log, later = tmp_path / "20260410", tmp_path / "20260411"
+    log.write_text(e_line("1.svr") + e_line(job_id, user=user) + e_line("3.svr"), encoding="utf-8")
+    later.write_text(e_line("4.svr"))
+    stats, rejections, _ = run(conn, log, later)
+    assert [(n, "refused by the database: index row" in m) for _, n, m in rejections] == [(2, True)]
+    assert [r[0] for r in rows(conn)] == ["1.svr", "3.svr", "4.svr"] and stats.jobs == 3
+    again, rejections, _ = run(conn, log, later)
+    assert (again.lines, rejections) == (0, [])
+
+
+def test_record_after_a_cut_record_on_the_same_line_is_salvaged(conn, tmp_path):
+    """pbs_server died mid-record and its next record was appended to that line: the cut record is reported,
+    the whole one after it loaded."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr") + "04/10/2026 12:00:05;E;2.svr;user=al" + e_line("3.svr", user="bob")
+                   + e_line("4.svr"))
+    stats, rejections, _ = run(conn, log)
+    assert [(n, "cut short" in m) for _, n, m in rejections] == [(2, True)]
+    assert rows(conn) == [("1.svr", "alice", 1000), ("3.svr", "bob", 1000), ("4.svr", "alice", 1000)]
+
+
+def test_cut_line_without_a_whole_record_after_it_is_reported(conn, tmp_path):
+    """A cut record followed by another cut one is one malformed line, nothing more."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr") + "04/10/2026 12:00:05;E;2.svr;user=al" + "04/10/2026 12:00:06;E;3.svr;us\n"
+                   .replace("\\n", "\n") + e_line("4.svr"))
+    stats, rejections, _ = run(conn, log)
+    assert [n for _, n, _ in rejections] == [2]
+    assert [r[0] for r in rows(conn)] == ["1.svr", "4.svr"]
+
+
 def test_every_line_read_once_across_chunks_and_batches(conn, tmp_path, monkeypatch):
     """With many read chunks and many commits, each line is read exactly once."""
     monkeypatch.setattr("predictor.accounting.logfile._CHUNK", 300)

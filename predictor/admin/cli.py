@@ -10,9 +10,11 @@ package's own errors is a bug: its traceback is shown (see predictor.cmdline.exi
 
 import argparse
 import os
+import re
 import signal
 import sys
 import time
+import urllib.parse
 
 from ..algorithms import DEFAULT_ALGORITHM, EVERY_ROW, PARAMETERS, REGISTRY, make_algorithm
 from ..cmdline.arguments import bounded, checked, duration, whole_number
@@ -42,8 +44,8 @@ def _sql_dir_arg(text):
 
 
 def _add_dsn(parser, who):
-    parser.add_argument("--dsn", default=os.environ.get(DSN_ENV),
-                        help="libpq connection string or URI of {} (default: ${})".format(who, DSN_ENV))
+    parser.add_argument("--dsn", help="libpq connection string or URI of {} (default: ${}); keep the password "
+                                      "in a passfile=, not here, where ps shows it".format(who, DSN_ENV))
 
 
 def build_parser():
@@ -231,9 +233,28 @@ def _add_report(commands):
 
 
 def _require_dsn(args):
-    if not args.dsn:
+    """The DSN of --dsn, else of $PBS_SOFTWALLTIME_DSN; a password given on the command line is warned about."""
+    if args.dsn and _holds_password(args.dsn):
+        print("warning: --dsn holds a password, which every local user can read in the process table (ps): "
+              "put it in a passfile= (mode 0600) or the DSN in ${}".format(DSN_ENV), file=sys.stderr, flush=True)
+    dsn = args.dsn or os.environ.get(DSN_ENV)
+    if not dsn:
         raise PredictorError("no database: give --dsn or set ${}".format(DSN_ENV))
-    return args.dsn
+    return dsn
+
+
+_PASSWORD_KEY = re.compile(r"(?:^|\s)password\s*=")
+
+
+def _holds_password(dsn):
+    """Does a key=value DSN or a URI carry a password (``password=``, or ``user:secret@`` in a URI)?"""
+    if re.match(r"postgres(?:ql)?://", dsn):
+        try:
+            parts = urllib.parse.urlsplit(dsn)
+            return parts.password is not None or "password=" in parts.query
+        except ValueError:
+            return ":" in dsn.partition("://")[2].partition("@")[0]
+    return _PASSWORD_KEY.search(dsn) is not None
 
 
 def _psycopg2():
@@ -285,17 +306,19 @@ def _db_prune(args):
 def _ingest(args):
     _psycopg2()
     from ..cmdline.progress import ProgressBar
-    from ..db.sessions import connect
+    from ..db.sessions import connect, session_dsn
     from ..ingest.ingester import Ingester, nothing_to_load
     problem = None if args.follow else nothing_to_load(args.paths)
     if problem:  # before connecting: a cron job's wrong path is one line, whatever the database does
         raise PredictorError(problem)
-    conn = connect(_require_dsn(args), 600.0, read_only=False)
+    dsn = _require_dsn(args)
+    session_dsn(dsn, _INGEST_TIMEOUT_S, read_only=False)  # a malformed DSN stops here, even under --follow
 
     def warn(message):
-        print("warning: " + message, file=sys.stderr)
+        print("warning: " + message, file=sys.stderr, flush=True)
     rejects = RejectPrinter(args.max_errors)
-    ingester = Ingester(conn, args.chunk_lines, on_reject=rejects, on_warning=warn, workers=args.workers)
+    ingester = Ingester(lambda: connect(dsn, _INGEST_TIMEOUT_S, read_only=False), args.chunk_lines,
+                        on_reject=rejects, on_warning=warn, workers=args.workers)
     progress = ProgressBar("ingesting", unit="file")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     started = time.monotonic()
@@ -309,12 +332,15 @@ def _ingest(args):
     finally:
         progress.close()
         ingester.close()
-        conn.close()
         rejects.close()
         print("{} in {:.1f} s".format(ingester.stats, time.monotonic() - started), file=sys.stderr)
     stats = ingester.stats
     failed = stats.missing or stats.empty or stats.unreadable or stats.not_accounting
     return 2 if failed else 1 if stats.rejected else 0
+
+
+_INGEST_TIMEOUT_S = 600.0
+"""The ingester's statement and lock timeout: a chunk's commit is never near it."""
 
 
 def _predict(args):

@@ -13,7 +13,7 @@ import psycopg2.extensions
 from ..errors import ConfigError, DatabaseError
 from ..queries import APPLICATION_NAME
 
-__all__ = ["connect", "session", "session_dsn", "describe_error"]
+__all__ = ["connect", "session", "session_dsn", "describe_error", "row_refused"]
 
 
 def session_dsn(dsn, timeout_s, read_only):
@@ -58,6 +58,25 @@ def session(dsn, timeout_s, read_only):
 
 
 def describe_error(err):
-    """One line for a psycopg2 error: ``database: <first line>``, never a password."""
+    """One line for a psycopg2 error: ``database: <first line>``, never a password.
+
+    "connection already closed" is what closing or rolling back a connection the
+    server dropped says; the error that dropped it, if chained, is the cause.
+    """
+    while isinstance(err, psycopg2.InterfaceError) and isinstance(err.__context__, psycopg2.Error):
+        err = err.__context__
     text = str(err).strip().splitlines()
     return "database: " + (text[0] if text else type(err).__name__)
+
+
+_NOT_THE_ROW = frozenset(["08", "25", "28", "3D", "40", "42", "53", "55", "57", "58", "F0", "XX"])
+"""SQLSTATE classes that speak of the session, the server or the schema, never of one row's values:
+connection, transaction state, authorization, no database, deadlock or serialization, access rule,
+resources (disk full), lock or object state, operator intervention (shutdown, timeout), system, config."""
+
+
+def row_refused(err, conn):
+    """Did the server refuse the rows of a statement for what they hold (an over-long value, a broken
+    constraint, an index entry too big, a trigger's exception), on a connection that is still there?"""
+    code = getattr(err, "pgcode", None)
+    return bool(code) and code[:2] not in _NOT_THE_ROW and not conn.closed

@@ -20,22 +20,20 @@ PostgreSQL; chunks are still committed strictly in file order, and at most
 
 import collections
 import concurrent.futures
-import io
 import os
-import re
 import signal
 import sys
 import time
 
-import psycopg2
-
-from ..accounting.logfile import READ_ERRORS, LogFile, directory_logs, tail_sha1_of_lines
-from ..db.sessions import describe_error
-from ..errors import DatabaseError
-from ..queries import COPY_STAGING, CREATE_STAGING, PROGRESS_GET, PROGRESS_PUT, UPSERT_ONE, UPSERT_STAGED
+from ..accounting.logfile import READ_ERRORS, LogFile, tail_sha1_of_lines
+from ..errors import DatabaseError, PredictorError
 from .chunks import chunk_rows, parse_chunk
+from .outage import Outage
+from .paths import empty_directories, expand_paths, ignored_files, lock_keys, looks_like_swf, nothing_to_load
+from .store import IngestStore
 
-__all__ = ["Ingester", "IngestStats", "expand_paths", "empty_directories", "looks_like_swf", "nothing_to_load"]
+__all__ = ["Ingester", "IngestStats", "expand_paths", "empty_directories", "looks_like_swf", "nothing_to_load",
+           "lock_keys"]
 
 
 class IngestStats:
@@ -53,74 +51,6 @@ class IngestStats:
                 "{0.rejected} lines rejected".format(self))
         text += ", {} files unreadable".format(self.unreadable) if self.unreadable else ""
         return text + (", {} SWF files skipped".format(self.not_accounting) if self.not_accounting else "")
-
-
-def expand_paths(paths):
-    """``(files, missing)``: files as given, directories as their ``YYYYMMDD[.gz]`` files sorted by name
-    (``logfile.directory_logs``, the rule the replay follows too)."""
-    files, missing = [], []
-    for path in paths:
-        if os.path.isdir(path):
-            files.extend(directory_logs(path)[0])
-        elif os.path.isfile(path):
-            files.append(path)
-        else:
-            missing.append(path)
-    return files, missing
-
-
-_SWF_JOB_LINE = re.compile(rb"\s*(-?[0-9.]+\s+){17}-?[0-9.]+\s*")
-_SWF_HEADER_LINE = re.compile(rb"\s*;\s*(Version|Computer|Installation|Acknowledge|Information|Conversion|MaxJobs|"
-                              rb"MaxRecords|Preemption|UnixStartTime|TimeZone|TimeZoneString|StartTime|EndTime|"
-                              rb"MaxNodes|MaxProcs|MaxRuntime|MaxMemory|AllowOveruse|MaxQueues|Queues?|"
-                              rb"MaxPartitions|Partitions?|Note)\s*:")
-_RECORD_START = re.compile(rb"\s*[0-9]{2}/[0-9]{2}/[0-9]{4} ")
-_SNIFF_BYTES = 4096
-
-
-def _head_lines(log):
-    """The non-blank whole lines among the file's first bytes."""
-    try:
-        head = log.read_at(0, _SNIFF_BYTES)
-    except READ_ERRORS:
-        return []  # reading it for real reports the error
-    return [line for line in head.split(b"\n")[:-1] if line.strip()]
-
-
-def looks_like_swf(log):
-    """Does the file open like a Standard Workload Format trace, with no accounting record among its first lines?
-
-    SWF lines are ``; Key: value`` header comments and jobs of 18 numbers; an
-    accounting record starts with its date, so damaged lines do not make a log SWF.
-    """
-    lines = _head_lines(log)
-    if any(_RECORD_START.match(line) for line in lines):
-        return False
-    return any(_SWF_HEADER_LINE.match(line) or _SWF_JOB_LINE.fullmatch(line) for line in lines)
-
-
-def nothing_to_load(paths):
-    """Why ``paths`` hold no accounting file at all (naming the first culprit), or None if one is there."""
-    files, missing = expand_paths(paths)
-    if any(not looks_like_swf(LogFile(path)) for path in files):
-        return None
-    if files:
-        return "{}: an SWF trace, not a PBS accounting log (python -m replay convert turns it into " \
-               "accounting logs)".format(files[0])
-    if missing:
-        return "{}: no such file or directory".format(missing[0])
-    return "{}: no accounting file in this directory".format(empty_directories(paths)[0])
-
-
-def empty_directories(paths):
-    """The directories among ``paths`` that hold no file to read."""
-    return [path for path in paths if os.path.isdir(path) and not expand_paths([path])[0]]
-
-
-def _ignored_files(paths):
-    """``(directory, count)`` for the directories among ``paths`` holding files that are not accounting files."""
-    counts = [(path, directory_logs(path)[1]) for path in paths if os.path.isdir(path)]
-    return [(path, count) for path, count in counts if count]
 
 
 def _pause(interval_s, should_stop, sleep):
@@ -201,24 +131,25 @@ _PR_SET_PDEATHSIG = 1
 class Ingester:
     """Loads accounting files through one (synchronous) psycopg2 connection.
 
+    ``connection`` is a psycopg2 connection, or a function that opens one (then
+    a lost connection is opened again: ``follow`` rides out database outages).
     ``lines_per_chunk`` lines are parsed and committed together; ``workers``
     processes parse (0: parse in this process). Call ``close()`` when done.
     """
 
-    def __init__(self, conn, lines_per_chunk=10000, on_reject=None, on_warning=None, workers=0):
-        # The server, not psycopg2, must judge what the database can store.
-        conn.set_client_encoding("UTF8")
-        self.conn = conn
+    def __init__(self, connection, lines_per_chunk=10000, on_reject=None, on_warning=None, workers=0):
+        self.store = IngestStore(connection)
         self.lines_per_chunk = lines_per_chunk
         self.workers = workers
         self.stats = IngestStats()
         self._on_reject = on_reject or (lambda path, line_no, message: None)
         self._on_warning = on_warning or (lambda message: None)
-        self._staging_ready = False
         self._pool = None
+        self._files = set()
+        self._waiting_for = None
 
     def close(self):
-        """Stop the worker processes, if any.
+        """Stop the worker processes, if any, and close the connection this ingester opened.
 
         A process pool whose workers were killed (systemd's stop sends SIGTERM to
         every process of the service) must not wait for them: multiprocessing.Pool
@@ -229,21 +160,51 @@ class Ingester:
         if self._pool is not None:
             pool, self._pool = self._pool, None
             pool.shutdown(wait=True)
+        self.store.close()
 
     def ingest(self, paths, on_progress=None):
-        """Load every file under ``paths``; return the stats. ``on_progress(files done, files)`` after each file."""
+        """Load every file under ``paths``; return the stats. ``on_progress(files done, files)`` after each file.
+
+        Another ingester loading one of these directories into this database makes
+        it refuse (PredictorError) before loading anything. A connection lost on
+        the way (a database restart) is opened again once and the file read on
+        from its stored progress; if that fails too, the DatabaseError names both.
+        """
         files = self._check_paths(paths)
+        keys = lock_keys(paths)
+        self._lock_or_refuse(keys)
         for done, path in enumerate(files, 1):
-            self.ingest_file(path)
+            self._ingest_file_reconnecting(path, keys)
             if on_progress is not None:
                 on_progress(done, len(files))
         return self.stats
+
+    def _lock_or_refuse(self, keys):
+        holder = self.store.lock(keys)
+        if holder is not None:
+            raise PredictorError("{}: not started (one ingester per directory and database; stop the other first, "
+                                 "or let it do the work)".format(holder))
+
+    def _ingest_file_reconnecting(self, path, keys):
+        try:
+            self.ingest_file(path)
+            return
+        except DatabaseError as err:
+            if not self.store.lost():
+                raise
+            lost = err
+        self.store.drop()
+        try:
+            self._lock_or_refuse(keys)
+        except DatabaseError as again:
+            raise DatabaseError("{}; reconnecting: {}".format(lost, again)) from again
+        self.ingest_file(path)
 
     def _check_paths(self, paths, count=True):
         """The files under ``paths``; missing paths and empty directories reported (and counted if ``count``),
         other files in directories reported."""
         files, missing = expand_paths(paths)
-        for path, ignored in _ignored_files(paths):
+        for path, ignored in ignored_files(paths):
             self._on_warning("{}: {} file(s) not named YYYYMMDD or YYYYMMDD.gz, not read".format(path, ignored))
         for path in missing:
             self.stats.missing += count
@@ -256,7 +217,8 @@ class Ingester:
     def ingest_file(self, path):
         """Load the new complete lines of one file; a file that cannot be read is reported."""
         log = LogFile(os.path.abspath(path))
-        self.stats.files += 1
+        self._files.add(log.path)
+        self.stats.files = len(self._files)
         if looks_like_swf(log):
             self.stats.not_accounting += 1
             self._on_warning("{}: an SWF trace, not a PBS accounting log: skipped (python -m replay convert "
@@ -273,24 +235,55 @@ class Ingester:
                 self._on_warning("{}:{}: cannot read the file from this line on: {}".format(
                     log.path, failure.lines_read + 1, err))
 
-    def follow(self, paths, interval_s=5.0, should_stop=lambda: False, sleep=time.sleep):
-        """Keep loading new lines and new files until ``should_stop()``.
+    def follow(self, paths, interval_s=5.0, should_stop=lambda: False, sleep=time.sleep, clock=time.monotonic):
+        """Keep loading new lines and new files until ``should_stop()``, whatever the database does.
 
         Missing paths and empty directories are reported once, not counted as errors, and watched:
-        files may appear there.
+        files may appear there. A database error of any kind (the server down,
+        restarting, refusing, a disk full) drops the connection and the pass,
+        which are tried again after a pause that doubles up to a cap (``Outage``:
+        one warning when the database is lost, one when it is back); each file
+        then goes on from its stored progress, so nothing is lost or loaded twice.
+        While another ingester holds one of the directories, this one waits.
         """
-        seen = {}
+        seen, outage, keys = {}, Outage(self._on_warning, clock), lock_keys(paths)
         self._check_paths(paths, count=False)
         while not should_stop():
-            for path in expand_paths(paths)[0]:
-                try:
-                    signature = LogFile(path).signature()
-                except OSError:  # rotated away between listing and looking
-                    continue
-                if seen.get(path) != signature:
-                    self.ingest_file(path)
-                    seen[path] = signature
-            _pause(interval_s, should_stop, sleep)
+            try:
+                if self._hold_or_wait(keys):
+                    self._follow_pass(paths, seen)
+                outage.over()
+                pause_s = interval_s
+            except DatabaseError as err:
+                self.store.drop()
+                pause_s = outage.failed(err)
+            _pause(pause_s, should_stop, sleep)
+
+    def _follow_pass(self, paths, seen):
+        for path in expand_paths(paths)[0]:
+            try:
+                signature = LogFile(path).signature()
+            except OSError:  # rotated away between listing and looking
+                continue
+            if seen.get(path) != signature:
+                self.ingest_file(path)
+                seen[path] = signature
+
+    def _hold_or_wait(self, keys):
+        """Hold the directories' locks (taking them again after a reconnect); False while another ingester
+        holds one, said once when the wait begins and once when it ends."""
+        if self.store.locked == keys:
+            return True
+        holder = self.store.lock(keys)
+        if holder is not None:
+            if self._waiting_for is None:
+                self._on_warning("{}; waiting until it stops".format(holder))
+            self._waiting_for = holder.key
+            return False
+        if self._waiting_for is not None:
+            self._on_warning("the other ingester of {} stopped: loading".format(self._waiting_for))
+            self._waiting_for = None
+        return True
 
     def _ingest_log(self, log):
         try:
@@ -337,14 +330,16 @@ class Ingester:
             self._finish(log, head, in_flight.popleft())
 
     def _finish(self, log, head, chunk):
-        """Report a parsed chunk's bad lines and commit its rows with the new position."""
+        """Commit a parsed chunk's rows with the new position, then count it and report its bad lines."""
         parsed = chunk.result.result()
-        for line_no, message in parsed.rejections:
+        progress = (log.path, head, chunk.tail_sha1, chunk.end_offset, chunk.first_line_no + parsed.lines - 1)
+        jobs, refused = self.store.commit(progress, parsed.copy_text, parsed.jobs,
+                                          lambda: list(chunk_rows(chunk.lines, chunk.first_line_no)[0].values()))
+        for line_no, message in sorted(parsed.rejections + refused):
             self._reject(log.path, line_no, message)
         self.stats.lines += parsed.lines
         self.stats.end_records += parsed.end_records
-        progress = (log.path, head, chunk.tail_sha1, chunk.end_offset, chunk.first_line_no + parsed.lines - 1)
-        self._commit(progress, parsed, chunk)
+        self.stats.jobs += jobs
 
     def _reject(self, path, line_no, message):
         self.stats.rejected += 1
@@ -352,7 +347,7 @@ class Ingester:
 
     def _resume_point(self, log, head):
         """``(offset, line_no)`` to continue from; the start if the file changed."""
-        progress = self._query_progress(log.path)
+        progress = self.store.progress(log.path)
         if progress is None:
             return 0, 0
         old_head, old_tail, offset, line_no = progress
@@ -361,49 +356,3 @@ class Ingester:
                              "from the start".format(log.path))
             return 0, 0
         return offset, line_no
-
-    def _query_progress(self, path):
-        try:
-            with self.conn, self.conn.cursor() as cursor:
-                cursor.execute(PROGRESS_GET, (path,))
-                return cursor.fetchone()
-        except psycopg2.Error as err:
-            raise DatabaseError(describe_error(err)) from err
-
-    def _commit(self, progress, parsed, chunk):
-        try:
-            self._prepare_staging()
-            with self.conn, self.conn.cursor() as cursor:
-                if parsed.jobs:
-                    cursor.copy_expert(COPY_STAGING, io.StringIO(parsed.copy_text))
-                    cursor.execute(UPSERT_STAGED)
-                cursor.execute(PROGRESS_PUT, progress)
-            self.stats.jobs += parsed.jobs
-        except (psycopg2.DataError, psycopg2.IntegrityError):
-            self._commit_row_by_row(progress, chunk)
-        except psycopg2.Error as err:
-            raise DatabaseError(describe_error(err)) from err
-
-    def _prepare_staging(self):
-        """Create the session's staging table once, in its own transaction."""
-        if not self._staging_ready:
-            with self.conn, self.conn.cursor() as cursor:
-                cursor.execute(CREATE_STAGING)
-            self._staging_ready = True
-
-    def _commit_row_by_row(self, progress, chunk):
-        """The database refused the chunk: isolate the refused rows, load the others."""
-        rows = chunk_rows(chunk.lines, chunk.first_line_no)[0]
-        try:
-            with self.conn, self.conn.cursor() as cursor:
-                for values, line_no in rows.values():
-                    cursor.execute("SAVEPOINT job")
-                    try:
-                        cursor.execute(UPSERT_ONE, values)
-                        self.stats.jobs += 1
-                    except (psycopg2.DataError, psycopg2.IntegrityError) as err:
-                        cursor.execute("ROLLBACK TO SAVEPOINT job")
-                        self._reject(progress[0], line_no, "refused by the " + describe_error(err))
-                cursor.execute(PROGRESS_PUT, progress)
-        except psycopg2.Error as err:
-            raise DatabaseError(describe_error(err)) from err

@@ -24,6 +24,9 @@ How PBS applies them:
   run. ``events`` carries that calendar.
 - Soft limits (``max_run_soft``, ...) never stop a job from running; they only matter to preemption and
   are not checked here. ``max_queued`` is enforced by the server at submission, not by the scheduler.
+
+Not modelled: ``max_run_subjobs`` of job arrays, limits inside reservations, and jobs in the exiting
+state (PBS no longer counts them although they may still hold vnodes).
 """
 
 from typing import NamedTuple

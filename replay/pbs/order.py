@@ -21,6 +21,11 @@ of the highest priority in turn, then moves to the next priority. With fairshare
 after every job it starts (and every top job it plans), since that job's usage changes who deserves
 next; it then carries on with the first job in the new order it has not yet considered, never going
 back to an earlier queue.
+
+Not modelled: jobs a manager runs with ``qrun`` and jobs in reservations (PBS considers them first),
+preempted jobs (first among their peers), a site's own ``preempt_prio`` levels (soft limits, fairshare
+usage), prime and non-prime time settings, and a formula reading fairshare values while ``fair_share``
+is off (PBS then reads the tree of ``resource_group`` without usage; this model gives 0).
 """
 
 from .formula import compile_formula, job_value

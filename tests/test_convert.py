@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from predictor.accounting.records import completed_job, parse_fields, parse_record
-from replay.shared.errors import ReplayError
+from predictor.errors import UsageError
 from replay.traces.convert import convert
 from replay.traces.readers import load_trace
 
@@ -101,6 +101,6 @@ def test_output_over_input_refused(tmp_path):
     """Converting a file onto itself is an error, and the input is untouched."""
     path = tmp_path / "in.swf"
     path.write_text(HEADER + "1 0 5 100 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n")
-    with pytest.raises(ReplayError, match="overwrite the input"):
+    with pytest.raises(UsageError, match="overwrite the input"):
         convert([str(path)], str(path))
     assert path.read_text().startswith(HEADER)

@@ -169,6 +169,12 @@ def test_csv_to_stdout_replaces_the_table(march, tmp_path):
     assert json.loads((tmp_path / "r.json").read_text())["tables"][0]["rows"][0]["measured"] == 5
 
 
+def test_full_disk_is_one_line(march):
+    """--json /dev/full: the write fails after the query; one line naming the option, exit 2."""
+    assert_one_line_error(predictor("--dsn", march.reader_dsn, *PERIOD, "--json", "/dev/full"),
+                          "--json /dev/full: cannot write: No space left on device")
+
+
 def test_empty_period_says_so(march):
     """No job in the period: zero counts, empty figures, a note, exit 0."""
     result = predictor("--dsn", march.reader_dsn, "--since", "2020-01-01", "--until", "2020-01-31")
@@ -256,6 +262,7 @@ def assert_one_line_error(result, fragment):
     (["--csv", "/nonexistent/dir/r.csv"], "--csv /nonexistent/dir/r.csv: directory /nonexistent/dir does not exist"),
     (["--json", "/tmp"], "--json /tmp: is a directory"),
     (["--plot", "/dev/null"], "--plot /dev/null: exists and is not a directory"),
+    (["--json", "/tmp/r", "--csv", "/tmp/r"], "--json and --csv both name /tmp/r: give each output its own file"),
 ])
 def test_bad_input_is_one_line(database, args, fragment):
     """Bad options found by the command: one line on stderr, exit 2, nothing asked of the database."""

@@ -1,40 +1,36 @@
-"""Output files of both command lines: checked before the work starts, written whole or not at all.
+"""The one output writer of both command lines: every output checked before the work, written whole or not at all.
 
-A command turns its output options into an ``OutputPaths`` once;
-``check_outputs`` looks at them before minutes of replay or a long query are
-spent: the directory exists and is writable, a file is not a directory, a
-directory is not a file, no two outputs share a path or stdout (``-``), no
-output overwrites an input.
+A command names its outputs once -- ``OutputPaths`` for the report options
+(``--json``, ``--csv``, ``--jobs-csv``, ``--plot``), or ``(label, path,
+is_directory)`` targets -- and checks them with its inputs before minutes of
+replay or a long query are spent (``check_outputs``, ``check_targets``): what
+each path is (``destinations``), no two outputs on one path or descriptor, no
+output that is, or lies inside, an input.
 
-``OutputFiles`` gives each output a temporary name in its own directory and
-renames them all into place when its ``with`` block ends without error; on an
-error it removes them, so a failed run (a full disk, an interrupt) leaves no
-half-written file and no temporary one. Nothing but a regular file is ever
-replaced: a device or FIFO (``/dev/full``, ``/dev/stdout``) is written
-directly, since renaming over it would put a plain file in its place, and a
-symbolic link stays a link while the file it points to is replaced. An
-OSError while writing becomes one ``OutputError`` naming the option and the path.
+``OutputFiles`` then writes them: a regular file under a temporary name in its
+own directory, renamed over the old one (its permissions kept) when the
+``with`` block ends without error; a directory's files the same way; on an
+error every temporary is removed, so a failed run (a full disk, an interrupt)
+leaves no half-written file. Standard output, a descriptor (``/dev/stderr``)
+and a device or FIFO (``/dev/full``) are written in place, never replaced.
+An OSError while writing becomes one ``OutputError`` naming the option and
+the path; a closed pipe (``| head``) ends quietly.
 """
 
 import contextlib
-import itertools
 import os
 import shutil
 import stat
 import sys
+import tempfile
 from typing import NamedTuple, Optional
 
 from ..errors import OutputError, UsageError
+from .destinations import DEVICE, STDOUT, STREAM, InputFiles, destination
 from .tables import write_csv, write_json, write_rows_csv, write_text
 
-__all__ = ["STDOUT", "OutputPaths", "OutputFiles", "check_outputs", "check_file", "check_directory",
-           "check_not_input", "output_stream", "write_outputs", "publish"]
-
-STDOUT = "-"
-"""The path that means standard output."""
-
-_names = itertools.count()
-
+__all__ = ["STDOUT", "OutputPaths", "CheckedOutputs", "OutputFiles", "check_outputs", "check_targets",
+           "write_outputs", "publish"]
 
 class OutputPaths(NamedTuple):
     """What a command's output options name (None: not given); ``-`` is stdout. ``plot`` is a directory."""
@@ -48,123 +44,141 @@ class OutputPaths(NamedTuple):
         """``[(option, path)]`` of the options given, files first, in field order."""
         return [("--" + field.replace("_", "-"), path) for field, path in zip(self._fields, self) if path]
 
+    def targets(self):
+        """``[(option, path, is_directory)]`` of the options given."""
+        return [(option, path, option == "--plot") for option, path in self.given()]
 
-def _is_special(path):
-    """An existing file that is neither regular nor a directory (a device, a FIFO), links followed."""
+
+class CheckedOutputs(NamedTuple):
+    """``OutputPaths`` after ``check_outputs``: each option's ``Destination`` and the inputs to keep."""
+
+    paths: OutputPaths
+    destinations: dict
+    inputs: InputFiles
+
+    def of(self, option):
+        return self.destinations.get(option)
+
+    @property
+    def on_stdout(self):
+        """Whether one of the files is standard output (then the text table is not printed)."""
+        return any(found.kind == STREAM and found.descriptor == 1 for found in self.destinations.values())
+
+
+def _key(found):
+    """What two outputs must not share: a descriptor, or a resolved path."""
+    return ("descriptor", found.descriptor) if found.kind == STREAM else ("path", found.real)
+
+
+def _check_apart(found, earlier, inputs):
+    for other in earlier:
+        if _key(other) == _key(found) or (found.kind != STREAM and other.kind != STREAM and _same(found, other)):
+            if found.kind == STREAM and found.descriptor == 1:
+                raise UsageError("{} and {}: only one output can go to stdout ('-'); give the others a file "
+                                 "name".format(other.label, found.label))
+            raise UsageError("{} and {} both name {}: give each output its own file".format(
+                other.label, found.label, found.path))
+    clash = None if found.kind == STREAM else inputs.clash(found.real)
+    if clash:
+        raise UsageError("{}: {}".format(found.named, clash))
+
+
+def _same(one, other):
     try:
-        mode = os.stat(path).st_mode
+        return os.path.samefile(one.real, other.real)
     except OSError:
         return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def _writable_directory(label, directory):
-    if not os.path.isdir(directory):
-        raise UsageError("{}: directory {} does not exist".format(label, directory))
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UsageError("{}: cannot write in directory {}".format(label, directory))
-
-
-def check_file(label, path):
-    """UsageError unless ``path`` can become a file (``label`` names the option in the message)."""
-    label = "{} {}".format(label, path)
-    if os.path.isdir(path):
-        raise UsageError("{}: is a directory; give a file name".format(label))
-    if _is_special(path):
-        if not os.access(path, os.W_OK):
-            raise UsageError("{}: not writable".format(label))
-        return
-    if os.path.exists(path) and not os.access(path, os.W_OK):
-        raise UsageError("{}: the file exists and is read-only".format(label))
-    _writable_directory(label, os.path.dirname(os.path.realpath(path)))
-
-
-def check_directory(label, path):
-    """UsageError unless ``path`` is, or can be made, a directory to write files into."""
-    label = "{} {}".format(label, path)
-    bare = os.path.normpath(path)  # "file/" is not there when "file" is a file, yet renaming onto it fails
-    if os.path.exists(bare) and not os.path.isdir(bare):
-        raise UsageError("{}: exists and is not a directory".format(label))
-    existing = os.path.abspath(path)
-    while not os.path.isdir(existing):
-        existing = os.path.dirname(existing)
-    _writable_directory(label, existing)
-
-
-def _same_file(one, other):
-    try:
-        return os.path.samefile(one, other)
-    except OSError:
-        return os.path.abspath(one) == os.path.abspath(other)
+def check_targets(targets, inputs=()):
+    """``[Destination]`` of ``[(label, path, is_directory)]``; UsageError names the first that cannot be written."""
+    inputs = inputs if isinstance(inputs, InputFiles) else InputFiles(inputs)
+    found = []
+    for label, path, is_directory in targets:
+        target = destination(label, path, is_directory)
+        _check_apart(target, found, inputs)
+        found.append(target)
+    return found
 
 
 def check_outputs(outputs, inputs=()):
-    """Check every path ``outputs`` (an ``OutputPaths``) names before any work; UsageError names the option."""
-    given = outputs.given()
-    on_stdout = [option for option, path in given if path == STDOUT]
-    if len(on_stdout) > 1:
-        raise UsageError("{}: only one output can go to stdout ('-'); give the others a file name".format(
-            " and ".join(on_stdout)))
-    files = [(option, path) for option, path in given if path != STDOUT]
-    for index, (option, path) in enumerate(files):
-        if option == "--plot":
-            check_directory(option, path)
-        else:
-            check_file(option, path)
-        _check_distinct(option, path, files[:index], inputs)
+    """``CheckedOutputs`` of ``outputs`` (an ``OutputPaths``) and the command's ``inputs``, before any work."""
+    inputs = inputs if isinstance(inputs, InputFiles) else InputFiles(inputs)
+    found = check_targets(outputs.targets(), inputs)
+    return CheckedOutputs(outputs, {target.label: target for target in found}, inputs)
 
 
-def _check_distinct(option, path, earlier, inputs):
-    for other_option, other in earlier:
-        if _same_file(path, other):
-            raise UsageError("{} and {} both name {}: give each output its own file".format(
-                other_option, option, path))
-    check_not_input(option, path, inputs)
+class _Borrowed:
+    """A stream the writer does not own (stdout, stderr): closing it only flushes it."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    def close(self):
+        self._stream.flush()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
 
-def check_not_input(label, path, inputs):
-    """UsageError if ``path`` is one of the ``inputs``."""
-    for source in inputs:
-        if os.path.exists(path) and _same_file(path, source):
-            raise UsageError("{} {}: the output would overwrite the input".format(label, path))
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 class OutputFiles:
     """Outputs written under temporary names, renamed into place together when the ``with`` block succeeds."""
 
-    def __init__(self):
-        self._files = []  # (temporary path, final path)
-        self._directories = []  # (temporary directory, final directory, whether it existed)
-        self._labels = {}  # temporary or final path -> "OPTION PATH"
+    def __init__(self, inputs=None):
+        self._inputs = inputs if inputs is not None else InputFiles()
+        self._files = []  # (temporary path, Destination)
+        self._directories = []  # (temporary directory, Destination, whether it existed)
+        self._created = []  # parent directories made for a new output directory, deepest last
         self._current = None
 
-    def file(self, path, label=None):
-        """The path to write ``path``'s content to (a device or FIFO: ``path`` itself)."""
-        self._current = self._labels[path] = "{} {}".format(label, path) if label else path
-        if _is_special(path):
-            return path
-        final = os.path.realpath(path) if os.path.islink(path) else path  # the link stays, its file is replaced
-        temporary = self._temporary_name(final)
-        self._files.append((temporary, final))
-        self._labels[temporary] = self._labels[final] = self._current
+    def open(self, target, binary=False):
+        """A stream writing ``target`` (a ``Destination``); closing it does not publish it (the block's end does)."""
+        self._current = target.named
+        if target.kind == STREAM:
+            stream = {1: sys.stdout, 2: sys.stderr}.get(target.descriptor)
+            if stream is not None:
+                stream.flush()
+                return _Borrowed(stream.buffer if binary else stream)
+            return open(os.dup(target.descriptor), "wb" if binary else "w", **_text(binary))
+        if target.kind == DEVICE:
+            return open(target.real, "wb" if binary else "w", **_text(binary))
+        descriptor, temporary = tempfile.mkstemp(prefix="." + os.path.basename(target.real) + ".", suffix=".tmp",
+                                                 dir=os.path.dirname(target.real))
+        self._files.append((temporary, target))
+        return open(descriptor, "wb" if binary else "w", **_text(binary))
+
+    def directory(self, target):
+        """A new empty directory whose files end up in ``target`` (a ``DIRECTORY`` Destination)."""
+        self._current = target.named
+        existed = os.path.isdir(target.real)
+        parent = target.real if existed else os.path.dirname(target.real)
+        self._make_parents(parent)
+        temporary = tempfile.mkdtemp(prefix="." + os.path.basename(target.real) + ".", suffix=".tmp", dir=parent)
+        os.chmod(temporary, 0o777 & ~_umask())
+        self._directories.append((temporary, target, existed))
         return temporary
 
-    def directory(self, path, label=None):
-        """A new empty directory whose files end up in ``path`` (created if need be)."""
-        self._current = self._labels[path] = "{} {}".format(label, path) if label else path
-        existed = os.path.isdir(path)
-        parent = path if existed else os.path.dirname(os.path.abspath(path))
-        os.makedirs(parent, exist_ok=True)
-        temporary = self._temporary_name(os.path.join(parent, os.path.basename(os.path.normpath(path))))
-        os.mkdir(temporary)
-        self._directories.append((temporary, path, existed))
-        self._labels[temporary] = self._current
-        return temporary
-
-    @staticmethod
-    def _temporary_name(path):
-        directory, name = os.path.split(os.path.abspath(path))
-        return os.path.join(directory, ".{}.{}-{}.tmp".format(name, os.getpid(), next(_names)))
+    def _make_parents(self, parent):
+        missing = []
+        while not os.path.isdir(parent):
+            missing.append(parent)
+            parent = os.path.dirname(parent)
+        for folder in reversed(missing):
+            os.mkdir(folder)
+            self._created.append(folder)
 
     def __enter__(self):
         return self
@@ -174,83 +188,99 @@ class OutputFiles:
             try:
                 self._commit()
                 return False
-            except OSError as err:
-                kind, error = OSError, err
+            except (OSError, UsageError) as err:
+                error = err
         self._discard()
+        if isinstance(error, UsageError):
+            raise error
         if isinstance(error, OSError) and not isinstance(error, BrokenPipeError):  # a closed pipe ends quietly
-            raise OutputError("{}: cannot write: {}".format(self._label_of(error), error.strerror or error)) from error
+            raise OutputError("{}: cannot write: {}".format(self._current, error.strerror or error)) from error
         return False
 
-    def _label_of(self, error):
-        return self._labels.get(getattr(error, "filename", None)) or self._current or error.filename
-
     def _commit(self):
-        for temporary, path in self._files:
-            self._current = self._labels[path]
-            os.replace(temporary, path)
-        for temporary, path, existed in self._directories:
-            self._current = self._labels[path]
-            if not existed:
-                os.rename(temporary, path)
-                continue
-            for name in sorted(os.listdir(temporary)):
-                os.replace(os.path.join(temporary, name), os.path.join(path, name))
-            os.rmdir(temporary)
-        self._files, self._directories = [], []
+        moves = [(temporary, target.real, target) for temporary, target in self._files]
+        moves += self._directory_moves()
+        for temporary, final, target in moves:
+            self._current = target.named
+            _keep_mode(temporary, final)
+            os.replace(temporary, final)
+        for temporary, target, existed in self._directories:
+            self._current = target.named
+            if existed:
+                os.rmdir(temporary)
+            else:
+                os.rename(temporary, target.real)
+        self._files, self._directories, self._created = [], [], []
+
+    def _directory_moves(self):
+        """The files to move into the directories that existed, each checked before the first is moved."""
+        moves = []
+        for temporary, target, existed in self._directories:
+            for name in sorted(os.listdir(temporary)) if existed else ():
+                final = os.path.join(target.real, name)
+                if os.path.lexists(final) and not stat.S_ISREG(os.lstat(final).st_mode):
+                    raise UsageError("{}: {} exists and is not a regular file: not replaced".format(
+                        target.named, name))
+                if self._inputs.holds(final):
+                    raise UsageError("{}: {} is an input: not replaced".format(target.named, name))
+                moves.append((os.path.join(temporary, name), final, target))
+        return moves
 
     def _discard(self):
         for temporary, _ in self._files:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(temporary)
-            except OSError:
-                pass
         for temporary, _, _ in self._directories:
             shutil.rmtree(temporary, ignore_errors=True)
-        self._files, self._directories = [], []
+        for folder in reversed(self._created):
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+        self._files, self._directories, self._created = [], [], []
 
 
-@contextlib.contextmanager
-def output_stream(path, files=None, label=None):
-    """A text stream to ``path``, or stdout for ``-``; through ``files`` (an ``OutputFiles``) if given."""
-    if path == STDOUT:
-        yield sys.stdout
-        return
-    target = path if files is None else files.file(path, label)
+def _text(binary):
+    return {} if binary else {"encoding": "utf-8", "newline": ""}
+
+
+def _keep_mode(temporary, final):
+    """The new file gets the permissions (and, for root, the owner) of the file it replaces; a new one the umask's."""
     try:
-        stream = open(target, "w", encoding="utf-8", newline="")
-    except OSError as err:
-        raise OutputError("{}: cannot write: {}".format(path if label is None else "{} {}".format(label, path),
-                                                        err.strerror or err)) from err
-    with stream:
-        yield stream
+        old = os.stat(final)
+    except FileNotFoundError:
+        os.chmod(temporary, 0o666 & ~_umask())
+        return
+    os.chmod(temporary, stat.S_IMODE(old.st_mode) & 0o777)
+    if os.geteuid() == 0 and (old.st_uid, old.st_gid) != (0, 0):
+        os.chown(temporary, old.st_uid, old.st_gid)
 
 
-def write_outputs(outputs, report, job_table=None, files=None):
-    """The report on stdout (unless a file option is ``-``) and in every file ``outputs`` names.
+def write_outputs(checked, report, job_table=None, files=None):
+    """The report on stdout (unless a file option is stdout) and in every file ``checked`` names.
 
     ``job_table`` is ``(header, rows)`` for ``--jobs-csv``. The files are
     written through ``files`` (an ``OutputFiles``, committed by the caller),
     else through one of their own. ``--plot`` is the caller's to draw.
     """
     if files is None:
-        with OutputFiles() as own:
-            write_outputs(outputs, report, job_table, own)
+        with OutputFiles(checked.inputs) as own:
+            write_outputs(checked, report, job_table, own)
         return
-    targets = [(outputs.json, "--json", lambda out: write_json(report, out)),
-               (outputs.csv, "--csv", lambda out: write_csv(report, out))]
+    writers = [("--json", lambda out: write_json(report, out)), ("--csv", lambda out: write_csv(report, out))]
     if job_table is not None:
-        targets.append((outputs.jobs_csv, "--jobs-csv", lambda out: write_rows_csv(job_table[0], job_table[1], out)))
-    if STDOUT not in (outputs.json, outputs.csv, outputs.jobs_csv):
+        writers.append(("--jobs-csv", lambda out: write_rows_csv(job_table[0], job_table[1], out)))
+    if not checked.on_stdout:
         write_text(report, sys.stdout)
-    for path, label, writer in targets:
-        if path:
-            with output_stream(path, files, label) as stream:
+    for option, writer in writers:
+        target = checked.of(option)
+        if target is not None:
+            with files.open(target) as stream:
                 writer(stream)
 
 
-def publish(outputs, report, job_table=None, draw=None):
+def publish(checked, report, job_table=None, draw=None):
     """``write_outputs``, and the figures ``draw(directory)`` makes for ``--plot``: all in place, or none."""
-    with OutputFiles() as files:
-        write_outputs(outputs, report, job_table, files)
-        if outputs.plot and draw is not None:
-            draw(files.directory(outputs.plot, "--plot"))
+    with OutputFiles(checked.inputs) as files:
+        write_outputs(checked, report, job_table, files)
+        plot = checked.of("--plot")
+        if plot is not None and draw is not None:
+            draw(files.directory(plot))

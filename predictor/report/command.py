@@ -33,8 +33,7 @@ def run_report(dsn, selection, csv_path=None, json_path=None, plot_dir=None):
     """The whole command for ``selection``; returns the exit status."""
     if plot_dir:
         _check_plotting()
-    outputs = OutputPaths(json=json_path, csv=csv_path, plot=plot_dir)
-    check_outputs(outputs)
+    outputs = check_outputs(OutputPaths(json=json_path, csv=csv_path, plot=plot_dir))
     conn = connect(dsn)
     try:
         measured = measure(conn, selection)

@@ -75,8 +75,7 @@ def run(args):
     """Read, replay every predictor, report; the exit status (1: some lines were malformed)."""
     from .metrics import accuracy_report, warmup_count
     from .predictions import job_table
-    outputs = OutputPaths(args.json, args.csv, args.jobs_csv, args.plot)
-    check_outputs(outputs, args.paths)
+    outputs = check_outputs(OutputPaths(args.json, args.csv, args.jobs_csv, args.plot), args.paths)
     trace, rejects = read_trace(args.paths, args.format, args.max_errors)
     predictors, notes = (args.predictors, ()) if args.predictors else _default_predictors(trace)
     instants = ("submit", "start") if args.at == "both" else (args.at,)

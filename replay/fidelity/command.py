@@ -40,8 +40,7 @@ def run(args):
     from .measure import measure
     from .records import read_records
     from .report import fidelity_report
-    outputs = OutputPaths(json=args.json)
-    check_outputs(outputs, args.paths)
+    outputs = check_outputs(OutputPaths(json=args.json), args.paths + ([args.site] if args.site else []))
     rejects = RejectPrinter(args.max_errors)
     try:
         accounting = read_records(args.paths, rejects)

@@ -111,8 +111,7 @@ def _workers(args):
 
 def run(args):
     """Read, simulate once per predictor, report; the exit status (1: some lines were malformed)."""
-    outputs = OutputPaths(args.json, args.csv, args.jobs_csv, args.plot)
-    check_outputs(outputs, args.paths)
+    outputs = check_outputs(OutputPaths(args.json, args.csv, args.jobs_csv, args.plot), args.paths)
     trace, rejects = read_trace(args.paths, args.format, args.max_errors)
     cluster, machine_note = machine_of(trace, args.cores, args.nodes, args.cores_per_node)
     jobs, left_out = runnable_jobs(trace.jobs, cluster)

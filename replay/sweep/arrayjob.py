@@ -17,6 +17,9 @@ import json
 import os
 import shlex
 
+from predictor.cmdline.destinations import destination
+from predictor.cmdline.outputs import OutputFiles
+
 from ..shared.errors import ReplayError
 from .cells import SweepSettings
 from .grid import Cell
@@ -64,14 +67,10 @@ def _script(directory, count, python, pythonpath, walltime_s, queue):
 
 
 def _write(path, text):
-    """Write ``text`` whole or not at all: a reader never sees half a file."""
-    partial = "{}.{}.part".format(path, os.getpid())
-    try:
-        with open(partial, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(partial, path)
-    except OSError as err:
-        raise ReplayError("{}: cannot write: {}".format(path, err.strerror or err)) from err
+    """Write ``text`` whole or not at all, through the command lines' one writer: a reader never sees half a
+    file."""
+    with OutputFiles() as files, files.open(destination("sweep file", path)) as stream:
+        stream.write(text)
 
 
 def write_sweep(directory, cells, settings, python, pythonpath, walltime_s, queue=None):

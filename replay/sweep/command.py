@@ -15,7 +15,7 @@ import sys
 
 import predictor
 from predictor.cmdline.arguments import checked, duration, whole_number
-from predictor.cmdline.outputs import OutputPaths, check_outputs, publish
+from predictor.cmdline.outputs import OutputPaths, check_outputs, check_targets, publish
 from predictor.cmdline.parser import examples_epilog
 from predictor.errors import UsageError
 
@@ -126,11 +126,9 @@ def _settings(args):
                             if getattr(args, field) is not None})
 
 
-def _outputs(args):
-    """The output options as values, checked before any cell runs."""
-    outputs = OutputPaths(json=args.json, csv=args.csv, plot=args.plot)
-    check_outputs(outputs)
-    return outputs
+def _outputs(args, inputs):
+    """The output options as values, checked against the ``inputs`` before any trace is read or cell runs."""
+    return check_outputs(OutputPaths(json=args.json, csv=args.csv, plot=args.plot), inputs)
 
 
 def _finish(outputs, found, settings, malformed=0):
@@ -180,11 +178,15 @@ def _run_grid(args):
     traces = parse_values("traces", args.paths) if args.paths else None
     grid = grid_of(from_file, {"traces": traces, "policy": args.policy, "backfill_depth": args.backfill_depth,
                                "extension": args.extension, "predictors": args.predictors})
+    inputs = list(grid["traces"]) + ([args.grid] if args.grid else [])
+    if args.pbs is not None:
+        check_targets([("--pbs", args.pbs, True)], inputs)
+    else:
+        outputs = _outputs(args, inputs)
     malformed = sum(check_trace(path, settings) for path in grid["traces"])
     cells = expand(grid)
     if args.pbs is not None:
         return _write_array(args, cells, settings)
-    outputs = _outputs(args)
     results = run_cells(cells, settings, args.jobs or default_jobs())
     found = [outcome_of(index, cell, results[index]) for index, cell in enumerate(cells, 1)]
     return _finish(outputs, found, settings, malformed)
@@ -192,8 +194,8 @@ def _run_grid(args):
 
 def _run_collect(args):
     _only(args, "collect", _OUTPUTS)
-    outputs = _outputs(args)
     directory = args.paths[1]
+    outputs = _outputs(args, [directory])
     cells, settings, _ = read_manifest(directory)
     return _finish(outputs, outcomes(directory, cells), settings)
 

@@ -3,12 +3,9 @@
 See ``convert`` (replay/traces/convert.py) for what is written, and docs/replay.md.
 """
 
-import os
 import sys
 
-from predictor.cmdline.outputs import STDOUT, check_directory, check_file, check_not_input
 from predictor.cmdline.rejects import RejectPrinter
-from predictor.errors import UsageError
 
 from ..shared.options import add_input_arguments, epoch_seconds, server_name
 
@@ -35,22 +32,10 @@ def add_arguments(parser):
     parser.add_argument("--gzip", action="store_true", help="compress the daily files of a PBS directory")
 
 
-def _check_output(out, gzip, inputs):
-    if out == STDOUT:
-        if gzip:
-            raise UsageError("--gzip compresses the daily files of a directory; stdout ('-') is one plain file")
-        return
-    if os.path.isdir(out) or out.endswith(os.sep):
-        check_directory("OUT", out)
-    else:
-        check_file("OUT", out)
-    check_not_input("OUT", out, inputs)
-
-
 def run(args):
     """Convert; the exit status (1: some lines were malformed)."""
-    from .convert import convert
-    _check_output(args.out, args.gzip, args.paths)
+    from .convert import convert, output_target
+    output_target(args.out, args.paths, args.gzip)  # before reading: a wrong OUT is one line at once
     rejects = RejectPrinter(args.max_errors)
     try:
         trace, written = convert(args.paths, args.out, args.format, rejects, args.epoch, args.server, args.gzip)

@@ -20,38 +20,26 @@ Jobs that never ran are not converted (the readers skip them and say so).
 import gzip
 import io
 import os
-import sys
 import time
 
 import numpy as np
 
 from ..shared.errors import ReplayError
 from ..shared.options import LATEST_EPOCH
-from predictor.cmdline.outputs import STDOUT, OutputFiles
+from predictor.cmdline.destinations import DIRECTORY, STDOUT, InputFiles
+from predictor.cmdline.outputs import OutputFiles, check_targets
+from predictor.errors import UsageError
 from .pbslog import RECORD_ORDER, record_kinds, record_line, record_time
 from .readers import load_trace
 from .swf import write_swf
 
-__all__ = ["convert", "write_accounting"]
+__all__ = ["convert", "write_accounting", "output_target"]
 
 
-class _Stdout:
-    """Standard output as a stream the converters may close: closing only flushes it."""
-
-    @staticmethod
-    def write(text):
-        return sys.stdout.write(text)
-
-    @staticmethod
-    def close():
-        sys.stdout.flush()
-
-
-def _open_text(path, compress):
-    """A text stream writing ``path`` (``-``: stdout), gzip without name or mtime if ``compress``."""
-    if path == STDOUT:
-        return _Stdout()
-    raw = open(path, "wb")
+def _open_text(path, compress, opener=None):
+    """A text stream writing ``path`` (through ``opener(path)``, a binary stream), gzip without name or mtime
+    if ``compress``."""
+    raw = opener(path) if opener is not None else open(path, "wb")
     if not compress:
         return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
     zipped = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
@@ -88,8 +76,9 @@ def _day(epoch):
     return time.strftime("%Y%m%d", time.gmtime(epoch))
 
 
-def write_accounting(jobs, out_path, epoch=0, server="pbsserver", daily=False, compress=False):
-    """Write the jobs' records to one file, or to daily ``YYYYMMDD`` files in directory ``out_path``."""
+def write_accounting(jobs, out_path, epoch=0, server="pbsserver", daily=False, compress=False, opener=None):
+    """Write the jobs' records to one file, or to daily ``YYYYMMDD`` files in directory ``out_path``;
+    ``opener(path)`` opens one file to write bytes (default: ``open(path, "wb")``)."""
     jobs = [job if "." in job.job_id else job._replace(job_id="{}.{}".format(job.job_id, server)) for job in jobs]
     kinds, indexes = _record_order(jobs)
     stream, day, written = None, None, []
@@ -97,9 +86,10 @@ def write_accounting(jobs, out_path, epoch=0, server="pbsserver", daily=False, c
         for kind, index in zip(kinds, indexes):
             job = jobs[index]
             if daily and _day(record_time(job, kind) + epoch) != day:
-                stream, day = _next_day(stream, out_path, _day(record_time(job, kind) + epoch), compress, written)
+                stream, day = _next_day(stream, out_path, _day(record_time(job, kind) + epoch), compress, written,
+                                        opener)
             elif stream is None:
-                stream = _open_text(out_path, compress)
+                stream = _open_text(out_path, compress, opener)
                 written.append(out_path)
             stream.write(record_line(job, kind, epoch) + "\n")
     finally:
@@ -108,12 +98,12 @@ def write_accounting(jobs, out_path, epoch=0, server="pbsserver", daily=False, c
     return written
 
 
-def _next_day(stream, directory, day, compress, written):
+def _next_day(stream, directory, day, compress, written, opener):
     if stream is not None:
         stream.close()
     path = os.path.join(directory, day + (".gz" if compress else ""))
     written.append(path)
-    return _open_text(path, compress), day
+    return _open_text(path, compress, opener), day
 
 
 def _check_epoch(jobs, epoch, source):
@@ -124,37 +114,44 @@ def _check_epoch(jobs, epoch, source):
                           "date (trace times {}..{} s)".format(source, epoch, min(times), max(times)))
 
 
-def _target(files, out_path, daily):
-    if out_path == STDOUT:
-        return out_path
-    return files.directory(out_path, "OUT") if daily else files.file(out_path, "OUT")
+def output_target(out_path, inputs, compress=False):
+    """The checked ``Destination`` of OUT (a directory if it is one or ends with ``/``); UsageError if it
+    cannot be written or would overwrite one of the ``inputs``."""
+    if out_path == STDOUT and compress:
+        raise UsageError("--gzip compresses the daily files of a directory; stdout ('-') is one plain file")
+    daily = out_path != STDOUT and (os.path.isdir(out_path) or out_path.endswith(os.sep))
+    return check_targets([("OUT", out_path, daily)], inputs)[0]
 
 
-def _to_pbs(trace, files, out_path, epoch, server, compress):
+def _to_pbs(trace, files, target, epoch, server, compress):
     source = "--epoch" if epoch is not None else "the SWF header's UnixStartTime"
     epoch = (trace.unix_start_time or 0) if epoch is None else epoch
     _check_epoch(trace.jobs, epoch, source)
-    daily = out_path != STDOUT and (os.path.isdir(out_path) or out_path.endswith(os.sep))
-    target = _target(files, out_path, daily)
-    written = write_accounting(trace.jobs, target, epoch, server, daily, compress or out_path.endswith(".gz"))
-    return [os.path.join(out_path, os.path.basename(path)) for path in written] if daily else [out_path]
+    compress = compress or target.path.endswith(".gz")
+    if target.kind == DIRECTORY:
+        folder = files.directory(target)
+        written = write_accounting(trace.jobs, folder, epoch, server, True, compress)
+        return [os.path.join(target.path, os.path.basename(path)) for path in written]
+    write_accounting(trace.jobs, target.path, epoch, server, False, compress, lambda _: files.open(target, True))
+    return [target.path]
 
 
-def _to_swf(trace, files, out_path, compress):
-    stream = _open_text(_target(files, out_path, False), compress or out_path.endswith(".gz"))
+def _to_swf(trace, files, target, compress):
+    if target.kind == DIRECTORY:
+        raise UsageError("{}: an SWF trace is one file; give a file name".format(target.named))
+    stream = _open_text(target.path, compress or target.path.endswith(".gz"), lambda _: files.open(target, True))
     try:
         write_swf(trace, stream)
     finally:
         stream.close()
-    return [out_path]
+    return [target.path]
 
 
 def convert(in_paths, out_path, in_format="auto", on_reject=None, epoch=None, server="pbsserver", compress=False):
     """Convert ``in_paths`` to the other format at ``out_path``; ``(trace, files written)``."""
+    target = output_target(out_path, in_paths, compress)
     trace = load_trace(in_paths, in_format, on_reject)
-    if out_path != STDOUT and os.path.abspath(out_path) in {os.path.abspath(path) for path in in_paths}:
-        raise ReplayError("{}: the output would overwrite the input".format(out_path))
-    with OutputFiles() as files:
+    with OutputFiles(InputFiles(in_paths)) as files:
         if trace.source_format == "swf":
-            return trace, _to_pbs(trace, files, out_path, epoch, server, compress)
-        return trace, _to_swf(trace, files, out_path, compress)
+            return trace, _to_pbs(trace, files, target, epoch, server, compress)
+        return trace, _to_swf(trace, files, target, compress)

@@ -1,5 +1,6 @@
 """predictor.admin.doctor: the preflight checks, against the real PostgreSQL (the PBS half runs in test_realpbs.py)."""
 
+import os
 import uuid
 
 import pytest
@@ -135,3 +136,14 @@ def test_each_hook_problem_is_named(tmp_path, change, problem):
     """Each way the installed hook can differ from what it should be is named."""
     found = verdict(tmp_path, **change)
     assert found.status == "FAIL" and problem in found.detail
+
+
+def test_readable_config_with_a_password_is_a_warning(database, tmp_path):
+    """A config that holds a password and is readable by everyone: a warning naming chmod 600."""
+    config = write_config(tmp_path, reader_dsn=database.reader_dsn + " password=unused",
+                          writer_dsn=database.writer_dsn)
+    os.chmod(config, 0o644)
+    warned = [check for check in checks(config) if check.status == "warn" and "password" in check.detail]
+    assert len(warned) == 1 and warned[0].fix == "chmod 600 " + config and "0644" in warned[0].detail
+    os.chmod(config, 0o600)
+    assert not [check for check in checks(config) if "password" in check.detail]

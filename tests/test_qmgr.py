@@ -1,5 +1,6 @@
 """predictor.admin.qmgr and ``python -m predictor hooks qmgr``: the commands that install the hooks."""
 
+import os
 import re
 import subprocess
 
@@ -173,3 +174,49 @@ def test_documented_disable_and_uninstall_blocks(flag, builder):
     section = install_md().split("-m predictor hooks qmgr " + flag)[1].split("prints")[1]
     block = section.split("\n\n")[1]
     assert [line.strip() for line in block.splitlines()] == builder()
+
+
+def config_with_password(tmp_path, mode, name="hooks.json", **settings):
+    path = write_config(tmp_path, name=name, **dict(dict(reader_dsn=DSN + " password=change-me-1",
+                                                         writer_dsn=DSN + "_obit"), **settings))
+    os.chmod(path, mode)
+    return path
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604])
+def test_readable_config_with_a_password_is_refused(tmp_path, capsys, mode):
+    """A config holding a password that group or others may read: one error line naming file, setting and mode."""
+    config = config_with_password(tmp_path, mode)
+    assert main(["hooks", "qmgr", "--config", config]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and config in err and "reader_dsn" in err and "{:04o}".format(mode) in err
+    assert "chmod 600" in err and "change-me-1" not in err
+
+
+def test_readable_config_with_a_password_is_installed_when_allowed(tmp_path, capsys):
+    """--allow-readable installs it as it is."""
+    config = config_with_password(tmp_path, 0o644)
+    assert main(["hooks", "qmgr", "--config", config, "--allow-readable"]) == 0
+    assert capsys.readouterr().out.count("create hook") == 2
+
+
+@pytest.mark.parametrize("mode, passfile", [(0o600, False), (0o644, True)])
+def test_private_config_or_no_password_is_installed(tmp_path, mode, passfile):
+    """Mode 0600, or no password in the file (a passfile= instead): installed without a word."""
+    settings = {}
+    if passfile:
+        pgpass = tmp_path / "pgpass"
+        pgpass.write_text("*:*:*:pbs_hook:change-me-1\n")
+        pgpass.chmod(0o600)
+        settings = {"reader_dsn": DSN + " passfile={}".format(pgpass)}
+    config = config_with_password(tmp_path, mode, **settings)
+    assert created(install_commands(config)) == ["softwalltime", "softwalltime_jobobit"]
+
+
+def test_separate_jobobit_config_with_a_readable_password_is_refused(tmp_path):
+    """The writer's password in a readable jobobit config is refused too."""
+    config = write_config(tmp_path, reader_dsn=DSN)
+    obit = config_with_password(tmp_path, 0o644, name="jobobit.json", reader_dsn=None,
+                                writer_dsn=DSN + "_obit password='x y'")
+    with pytest.raises(ConfigError, match="writer_dsn"):
+        install_commands(config, jobobit_config_path=obit)

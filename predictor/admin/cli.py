@@ -180,6 +180,8 @@ def _add_hooks(commands):
     qmgr.add_argument("--prefix", help="hook names are PREFIX and PREFIX_jobobit (default: softwalltime)")
     qmgr.add_argument("--order", type=whole_number(1, 1000),
                       help="hook order, 1..1000, lower runs first (default: 900)")
+    qmgr.add_argument("--allow-readable", action="store_true",
+                      help="install a config that holds a password though group or others may read it")
     qmgr.add_argument("--no-jobobit", action="store_true",
                       help="no jobobit hook (PBS without that event, e.g. OpenPBS < 22.05: use ingest --follow)")
     actions = qmgr.add_mutually_exclusive_group()
@@ -396,7 +398,8 @@ def _hooks_qmgr(args):
         raise ConfigError("give --config FILE.json: the hooks' config")
     else:
         order = qmgr.DEFAULT_ORDER if args.order is None else args.order
-        lines = qmgr.install_commands(args.config, prefix, order, with_jobobit, args.jobobit_config)
+        lines = qmgr.install_commands(args.config, prefix, order, with_jobobit, args.jobobit_config,
+                                      allow_readable=args.allow_readable)
     print("\n".join(lines))
     return 0
 

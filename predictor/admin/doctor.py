@@ -21,6 +21,7 @@ from ..queries import RECENT_HISTORY
 from ..server.config import read_hook_config
 from ..server.store import HookHistory
 from .qmgr import DEFAULT_PREFIX, alarm_s, hook_file, hook_names
+from .secrets import readable_password
 
 __all__ = ["Check", "run_checks", "format_check"]
 
@@ -83,6 +84,10 @@ def _config_checks(config_path, jobobit_config_path):
     if obit.writer is None:
         yield Check("warn", "config", "no writer_dsn: finished jobs are not recorded by the jobobit hook",
                     "add writer_dsn, or keep the history current with: python -m predictor ingest --follow")
+    for path in [config_path] + ([jobobit_config_path] if jobobit_config_path else []):
+        exposed = readable_password(path)
+        if exposed:
+            yield Check("warn", "config", exposed, "chmod 600 {}".format(path))
     return predicting, obit
 
 

@@ -16,6 +16,7 @@ from ..cmdline import files
 from ..errors import ConfigError
 from ..server.config import read_hook_config
 from ..server.runtime import PREDICTING_EVENTS
+from .secrets import readable_password
 
 __all__ = ["DEFAULT_PREFIX", "DEFAULT_ORDER", "alarm_s", "hook_file", "hook_names", "install_commands",
            "disable_commands", "uninstall_commands"]
@@ -69,24 +70,29 @@ def _checked_prefix(prefix):
     return prefix
 
 
-def _checked_config(path, needs, option):
+def _checked_config(path, needs, option, allow_readable):
     path = _checked_path(path, "config file")
     if not path.endswith(".json"):
         raise ConfigError("config file {}: name it *.json (PBS picks the config format from the suffix)".format(path))
     config = read_hook_config(path)
     if getattr(config, needs) is None:
         raise ConfigError("hook config {}: {}_dsn is needed by the {}".format(path, needs, option))
+    exposed = None if allow_readable else readable_password(path)
+    if exposed:
+        raise ConfigError("{}: chmod 600 it (or give --allow-readable to install it as it is)".format(exposed))
     return path, config
 
 
 def install_commands(config_path, prefix=DEFAULT_PREFIX, order=DEFAULT_ORDER, with_jobobit=True,
-                     jobobit_config_path=None, hook_path=None):
-    """The qmgr lines creating, configuring and enabling the hooks (configs validated first)."""
+                     jobobit_config_path=None, hook_path=None, allow_readable=False):
+    """The qmgr lines creating, configuring and enabling the hooks (configs validated first; a config holding a
+    password that others may read is refused unless ``allow_readable``)."""
     names = hook_names(prefix, with_jobobit)
-    configs = [_checked_config(config_path, "reader", "predicting hook (queuejob, runjob, modifyjob)")]
+    configs = [_checked_config(config_path, "reader", "predicting hook (queuejob, runjob, modifyjob)",
+                               allow_readable)]
     if with_jobobit:
         configs.append(_checked_config(jobobit_config_path or config_path, "writer",
-                                       "jobobit hook (or use --no-jobobit)"))
+                                       "jobobit hook (or use --no-jobobit)", allow_readable))
     if not 1 <= order <= 1000:
         raise ConfigError("--order must be within 1..1000 (site hooks), not {}".format(order))
     hook_path = _checked_path(hook_path or hook_file(), "hook file")

@@ -1,9 +1,20 @@
 """Decisions: the S records of one cycle grouped, the state rebuilt from the logs, the model's set compared."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_fidelity_records import e, line, q, read, s
 
 from replay.fidelity.decisions import check_decisions, decision_groups, summarise
-from replay.fidelity.machine import site_model
+from replay.fidelity.machine import SiteModel, site_model
+from replay.fidelity.records import read_records
+from replay.pbs.jobs import PbsJob
+from replay.pbs.placement import Machine
+from replay.pbs.policy import SchedulingPolicy
+from replay.pbs.resources import Place, parse_select
+from replay.pbs.run import simulate_run
+from replay.pbs.vnodes import Vnode
+
+STRICT = SchedulingPolicy(strict_ordering=True, backfill_fuzzy_s=0)
 
 
 def groups(acc):
@@ -83,3 +94,38 @@ def test_state_uses_the_soft_walltime_known_then(tmp_path):
     check = check_decisions(acc, site_model(None, acc))[1]
     (running,) = check.state.running
     assert running.job.name == "1.s" and running.job.soft_walltime_s == 5
+
+
+def model_log(jobs, runs):
+    """Accounting lines of a run of the model itself: at each second its ends and releases, then its starts."""
+    lines = []
+    for job in jobs:
+        cpus = "Resource_List.ncpus={0} Resource_List.select=1:ncpus={0} Resource_List.walltime={1}".format(
+            job.chunks[0].amount("ncpus"), job.walltime_s)
+        head = "user=u group=g queue=workq ctime={0} qtime={0} etime={0} {1}".format(job.eligible_time, cpus)
+        run = runs[job.name]
+        vnode = "exec_vnode=" + "+".join("({}:ncpus={})".format(name, dict(amounts)["ncpus"])
+                                         for name, amounts in run.allocation)
+        lines.append((job.eligible_time, 1, "Q", job.name, head))
+        lines.append((run.start, 2, "S", job.name, "{} start={} {}".format(head, run.start, vnode)))
+        lines.append((run.end, 0, "E", job.name, "{} start={} {} end={}".format(head, run.start, vnode, run.end)))
+    return ["01/01/2026 00:00:00;{};{};{}".format(kind, name, body)
+            for _, _, kind, name, body in sorted(lines, key=lambda item: item[:2])]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(1, 30), st.integers(0, 40), st.integers(1, 60)),
+                min_size=1, max_size=14))
+def test_the_model_agrees_with_a_log_of_its_own_run(tmp_path_factory, specs):
+    """Every decision in the log of the model's own whole run (strict ordering, two vnodes) agrees (jobs
+    submitted in the order of their indices, PBS's tie-break)."""
+    jobs = [PbsJob(index, "{}.s".format(index), "u", "g", "p", "workq", parse_select("1:ncpus={}".format(ncpus)),
+                   Place(), max(walltime, runtime), None, 1000 + eligible, 1000 + eligible, runtime)
+            for index, (ncpus, runtime, eligible, walltime) in enumerate(sorted(specs, key=lambda spec: spec[2]))]
+    vnodes = (Vnode("n1", "n1", (("ncpus", 4),)), Vnode("n2", "n2", (("ncpus", 4),)))
+    site = SiteModel(STRICT, vnodes, 600, (), ())
+    runs = simulate_run(STRICT, Machine(vnodes), jobs, 600)
+    path = tmp_path_factory.mktemp("log") / "20260101"
+    path.write_text("\n".join(model_log(jobs, runs)) + "\n")
+    checks = check_decisions(read_records([str(path)], None), site)
+    assert [check.group.started for check in checks if not check.agrees] == []

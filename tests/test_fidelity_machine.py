@@ -1,9 +1,11 @@
 """The site of a fidelity check: without --site, PBS's defaults and vnodes inferred from exec_vnode."""
 
+import pytest
 from test_fidelity_records import e, q, read, s
 
 from replay.fidelity.machine import inferred_vnodes, site_model, vnode_sort_key
 from replay.pbs.policy import SchedulingPolicy
+from replay.shared.errors import SiteError
 
 
 def test_vnodes_have_the_most_seen_in_use_at_once(tmp_path):
@@ -29,3 +31,11 @@ def test_without_site_the_defaults(tmp_path):
     site = site_model(None, acc)
     assert site.policy == SchedulingPolicy() and site.vnodes[0].host == "pbshost"
     assert "inferred" in site.notes[0] and site.not_modelled == ()
+
+
+def test_logs_without_exec_vnode_need_a_site(tmp_path):
+    """Logs naming no vnode (converted from SWF, Torque): a SiteError asking for the site's folder."""
+    acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100), s("00:00", "1.s", 100, 100, 100, "(n1:ncpus=2)")
+                             .replace("exec_vnode=(n1:ncpus=2) ", "")])
+    with pytest.raises(SiteError, match="no exec_vnode"):
+        site_model(None, acc)

@@ -5,6 +5,7 @@ from typing import NamedTuple, Tuple
 
 from ..pbs.policy import SchedulingPolicy
 from ..pbs.vnodes import Vnode
+from ..shared.errors import SiteError
 
 __all__ = ["SiteModel", "inferred_vnodes", "site_model", "vnode_sort_key"]
 
@@ -63,6 +64,13 @@ def inferred_vnodes(accounting):
                  for name in names)
 
 
+def _inferred_or_error(accounting, advice):
+    vnodes = inferred_vnodes(accounting)
+    if not vnodes:
+        raise SiteError("the logs name no vnode (no exec_vnode in their S and E records): {}".format(advice))
+    return vnodes
+
+
 def _inferred_note(vnodes):
     shown = ", ".join("{} ({})".format(vnode.name, " ".join("{}={}".format(k, v) for k, v in vnode.available))
                       for vnode in vnodes[:6])
@@ -74,7 +82,7 @@ def _inferred_note(vnodes):
 def site_model(site_dir, accounting):
     """The ``SiteModel`` of ``--site DIR`` (None: defaults and inferred vnodes); SiteError from the reader."""
     if site_dir is None:
-        vnodes = inferred_vnodes(accounting)
+        vnodes = _inferred_or_error(accounting, "give --site DIR")
         policy = SchedulingPolicy()
         return SiteModel(policy, vnodes, policy.scheduler_iteration_s, (_inferred_note(vnodes),), ())
     from ..site import read_site
@@ -82,7 +90,7 @@ def site_model(site_dir, accounting):
     notes = tuple(site.notes())
     vnodes = site.vnodes
     if not vnodes:
-        vnodes = inferred_vnodes(accounting)
+        vnodes = _inferred_or_error(accounting, "give the site's pbsnodes.json")
         notes += (_inferred_note(vnodes).replace("no --site: PBS's default policy; ", "no pbsnodes.json: "),)
     not_modelled = tuple("{} ({} line {})".format(setting.name, setting.file, setting.line)
                          for setting in site.settings if setting.category == "not modelled")

@@ -57,6 +57,13 @@ def test_non_prime_values_are_used_and_a_different_prime_value_noted():
     assert any("by_queue has a prime-time value" in reading for reading in config.readings)
 
 
+def test_queue_name_prefixes():
+    """The installed file names the dedicated, prime and non-prime queue prefixes; PBS's built-in ones are empty."""
+    shipped, empty = shipped_sched_config(), read_sched_config("")
+    assert (shipped.dedicated_prefix, shipped.primetime_prefix, shipped.nonprimetime_prefix) == ("ded", "p_", "np_")
+    assert (empty.dedicated_prefix, empty.primetime_prefix, empty.nonprimetime_prefix) == ("", "", "")
+
+
 def test_keyword_none_sets_nothing():
     """A line ending in none applies to neither period."""
     assert read_sched_config("strict_ordering: true none\n").strict_ordering is False

@@ -186,6 +186,30 @@ def test_sched_config_without_a_setting_takes_pbs_built_in_default(tmp_path):
         False, True, (), ())
 
 
+def test_sched_config_without_dedicated_prefix_stops_every_queue(tmp_path):
+    """Without dedicated_prefix every queue is a dedicated-time queue, whose jobs PBS runs only then (seen on a
+    real server: 'Not Running: Dedicated time conflict'): the queue is taken as not started, with a note."""
+    site = read_site(site_copy(tmp_path, "neutral", sched_config="strict_ordering: true ALL\n"))
+    assert site.policy.queue("workq").started is False
+    assert site.notes() == ["queue workq: PBS runs its jobs only in dedicated time (sched_config sets no "
+                            "dedicated_prefix, and an empty prefix begins every name); the replay has no such "
+                            "time, so the queue is taken as not started"]
+
+
+@pytest.mark.parametrize("queue, started, time", [
+    ("dedq", False, "dedicated time (its name begins with dedicated_prefix 'ded')"),
+    ("p_day", False, "prime time (its name begins with primetime_prefix 'p_')"),
+    ("np_night", True, None), ("debug", True, None)])
+def test_queues_named_for_a_time(tmp_path, queue, started, time):
+    """With the installed prefixes, ded* and p_* queues run only in dedicated and prime time; np_* any time here."""
+    text = "create queue {0}\nset queue {0} queue_type = Execution\nset queue {0} started = True\n".format(queue)
+    site = read_site(site_copy(tmp_path, "neutral", qmgr_txt=text))
+    assert site.policy.queue(queue).started is started
+    assert [note for note in site.notes() if "only in" in note] == (
+        ["queue {}: PBS runs its jobs only in {}; the replay has no such time, so the queue is taken as not "
+         "started".format(queue, time)] if time else [])
+
+
 def test_print_sched_in_its_own_file(tmp_path):
     """qmgr-sched.txt holds print sched: its attributes count, with that file's name in the settings."""
     folder = site_copy(tmp_path, "neutral")

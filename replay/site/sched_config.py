@@ -4,8 +4,9 @@ A line is ``name: value [prime|non_prime|all|none]`` (also PRIME, NON_PRIME, ALL
 comment line; a value holding spaces is quoted with ``"`` or ``'``. Names are case-sensitive. A switch is
 false for ``false`` (any case) or a number that is 0 and true for anything else: PBS reads ``no`` or ``off``
 as true, and so does this reader, with a note. A setting the file does not mention takes the scheduler's
-built-in default (``SchedConfig``'s defaults: ``by_queue`` false, every resource checked), which differ from
-the file PBS installs (``SHIPPED``); a site folder without ``sched_config`` gets the installed file.
+built-in default (``SchedConfig``'s defaults: ``by_queue`` false, every resource checked, empty queue-name
+prefixes), which differ from the file PBS installs (``SHIPPED``); a site folder without ``sched_config`` gets
+the installed file.
 
 Prime time: a switch or sort key may have one value for prime time and another for non-prime time. Prime
 time exists only where the site's ``holidays`` file defines it (the installed one defines none, so PBS is in
@@ -98,6 +99,9 @@ class SchedConfig(NamedTuple):
     fairshare_decay_factor: float = 0.5
     unknown_shares: int = 0
     fairshare_enforce_no_shares: bool = True
+    dedicated_prefix: str = ""
+    primetime_prefix: str = ""
+    nonprimetime_prefix: str = ""
     lines: Tuple[SchedConfigLine, ...] = ()
     readings: Tuple[str, ...] = ()
 
@@ -294,6 +298,10 @@ def _on_enforce_no_shares(state, entry):
     state.common["fairshare_enforce_no_shares"] = _switch(entry.value)
 
 
+def _on_prefix(state, entry):
+    state.common[entry.name] = entry.value
+
+
 def _checked(check):
     """A handler that only checks a setting the scheduler model does not use."""
     def handler(state, entry):
@@ -308,4 +316,5 @@ _HANDLERS = dict(
     half_life=_on_decay_time, fairshare_decay_factor=_on_decay_factor, unknown_shares=_on_unknown_shares,
     fairshare_entity=_on_entity, fairshare_usage_res=_on_usage_res,
     fairshare_enforce_no_shares=_on_enforce_no_shares, prime_spill=_checked(duration),
+    dedicated_prefix=_on_prefix, primetime_prefix=_on_prefix, nonprimetime_prefix=_on_prefix,
 )

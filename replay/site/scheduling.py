@@ -9,6 +9,11 @@ as OpenPBS 23.06's scheduler takes them (server_info.cpp, queue_info.cpp, fifo.c
 - ``job_sort_formula``: the server's (deprecated there), else the default scheduler's.
 - ``scheduler_iteration``: the default scheduler's, which the server's mirrors, else the server's.
 - ``opt_backfill_fuzzy``: off, low, med or medium, high (any case) or a number of seconds; low by default.
+- Queues named for a time: PBS runs the jobs of a queue whose name begins with sched_config's
+  ``dedicated_prefix`` only in dedicated time, and of one beginning with ``primetime_prefix`` only in prime
+  time (queue_info.cpp, check.cpp). The replay has neither, so such a queue is taken as not started, with a
+  note. An empty prefix begins every name: a sched_config without ``dedicated_prefix`` stops every queue, as
+  it does on a real server ("Not Running: Dedicated time conflict").
 """
 
 from ..pbs.policy import FUZZY_WINDOWS_S, FairsharePolicy, QueuePolicy, SchedulingPolicy
@@ -62,7 +67,7 @@ def scheduling_policy(objects, sched_config, tree=(), filename="qmgr.txt"):
     sched = _first(objects, "sched", DEFAULT_SCHED)
     notes = ["scheduler {} is not modelled: only the default scheduler's settings are used".format(item.name)
              for item in objects if item.kind == "sched" and item.name != DEFAULT_SCHED]
-    queues = tuple(_queues(objects, filename, notes))
+    queues = tuple(_queues(objects, sched_config, filename, notes))
     fields = dict(
         strict_ordering=sched_config.strict_ordering, by_queue=sched_config.by_queue,
         round_robin=sched_config.round_robin, job_sort_key=sched_config.job_sort_key,
@@ -96,8 +101,8 @@ def _value(item, attribute, parse, filename, default=None):
     return default
 
 
-def _queues(objects, filename, notes):
-    """QueuePolicy of each execution queue, in order; routing queues noted."""
+def _queues(objects, sched_config, filename, notes):
+    """QueuePolicy of each execution queue, in order; routing queues and queues for a time noted."""
     for item in objects:
         if item.kind != "queue":
             continue
@@ -108,12 +113,28 @@ def _queues(objects, filename, notes):
         elif kind is None:
             notes.append("queue {} has no queue_type: left out, as PBS runs no job from it".format(item.name))
         else:
+            started = _value(item, "started", parse_boolean, filename, False)
+            restriction = _time_restriction(item.name, sched_config)
+            if started and restriction:
+                notes.append("queue {}: PBS runs its jobs only in {}; the replay has no such time, so the queue "
+                             "is taken as not started".format(item.name, restriction))
             yield QueuePolicy(
                 item.name, priority=_value(item, "priority", whole_number, filename, 0),
                 backfill_depth=_value(item, "backfill_depth", whole_number, filename),
-                started=_value(item, "started", parse_boolean, filename, False),
+                started=started and not restriction,
                 enabled=_value(item, "enabled", parse_boolean, filename, False),
                 limits=_limits(item, filename))
+
+
+def _time_restriction(name, sched_config):
+    """The time PBS runs a queue's jobs in, when its name says so ('' for any time)."""
+    for prefix, setting, time in ((sched_config.dedicated_prefix, "dedicated_prefix", "dedicated time"),
+                                  (sched_config.primetime_prefix, "primetime_prefix", "prime time")):
+        if name.startswith(prefix):
+            why = ("its name begins with {} {!r}".format(setting, prefix) if prefix else
+                   "sched_config sets no {}, and an empty prefix begins every name".format(setting))
+            return "{} ({})".format(time, why)
+    return ""
 
 
 def _limits(item, filename):

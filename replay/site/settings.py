@@ -97,10 +97,11 @@ CATEGORIES = {
     "sched_config": {
         MODELLED: "round_robin by_queue strict_ordering fair_share backfill job_sort_key node_sort_key sort_nodes "
                   "resources smp_cluster_dist fairshare_usage_res fairshare_entity fairshare_decay_time half_life "
-                  "fairshare_decay_factor unknown_shares fairshare_enforce_no_shares",
-        NO_EFFECT: "update_comments dedicated_prefix primetime_prefix nonprimetime_prefix "
-                   "prime_exempt_anytime_queues provision_policy allow_aoe_calendar resv_confirm_ignore "
-                   "help_starving_jobs max_starve sort_queues node_group_key log_filter preempt_queue_prio "
+                  "fairshare_decay_factor unknown_shares fairshare_enforce_no_shares dedicated_prefix "
+                  "primetime_prefix",
+        NO_EFFECT: "update_comments nonprimetime_prefix prime_exempt_anytime_queues provision_policy "
+                   "allow_aoe_calendar resv_confirm_ignore help_starving_jobs max_starve sort_queues node_group_key "
+                   "log_filter preempt_queue_prio "
                    "preempt_prio preempt_order preempt_sort",
         NOT_MODELLED: "strict_fifo backfill_prime preemptive_sched preempt_attempts max_job_check prime_spill "
                       "resource_unset_infinite server_dyn_res peer_queue",

@@ -113,6 +113,16 @@ def test_look_ahead_to_a_top_job_start():
     assert over_limit(policy, job(walltime=40), [job()], now=0, events=events) is None
 
 
+def test_look_ahead_as_seen_on_a_real_server():
+    """[u:PBS_GENERIC=1]: ben runs nothing, his top job starts when ana's job ends; his 300 s job may not
+    backfill, cai's identical job may (OpenPBS 23.06.06)."""
+    policy = server(Limit("max_run", "u", "PBS_GENERIC", 1))
+    running, top = job(user="ana", ncpus=2, walltime=100), job(user="ben", ncpus=3, walltime=100)
+    events = [LimitEvent(100, running, False), LimitEvent(100, top, True), LimitEvent(200, top, False)]
+    assert over_limit(policy, job(user="ben", walltime=300), [running], now=0, events=events) is not None
+    assert over_limit(policy, job(user="cai", walltime=300), [running], now=0, events=events) is None
+
+
 def test_look_ahead_counts_planned_ends():
     """A running job planned to end before the top job starts frees its place."""
     policy = server(Limit("max_run", "u", "PBS_GENERIC", 2))

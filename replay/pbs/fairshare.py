@@ -8,7 +8,8 @@ The share tree
     included) is ignored, and so is one whose parent is not yet defined. Any entity not in the file is
     added under ``unknown`` with 1 share when PBS first sees one of its jobs, diluting the other
     unknown entities. With the default ``unknown_shares`` of 0 every such entity has no share at all,
-    and with ``enforce_no_shares`` (on by default) **its jobs never run**.
+    and with ``enforce_no_shares`` (on by default) **its jobs never run** (a real 23.06.06 server says
+    "Can Never Run: Job has zero shares for fairshare").
 
 Entities
     ``fairshare_entity`` ``euser`` (default), ``egroup``, ``queue`` or ``Account_Name``; a job without

@@ -21,7 +21,9 @@ How PBS applies them:
 - When top jobs have been planned (``strict_ordering``), PBS also counts, over the time the job would
   run, the top jobs planned to start before it ends (and the running jobs planned to end before then):
   a job that fits the limits now but would push an entity past them once a top job starts does not
-  run. ``events`` carries that calendar.
+  run. ``events`` carries that calendar. Seen on a real 23.06.06 server with ``[u:PBS_GENERIC=1]``: a
+  user running nothing, whose top job was planned to start in 100 s, could not backfill a 300 s job
+  ("User has reached server running job limit"), while another user's identical job ran.
 - Soft limits (``max_run_soft``, ...) never stop a job from running; they only matter to preemption and
   are not checked here. ``max_queued`` is enforced by the server at submission, not by the scheduler.
 

@@ -91,6 +91,7 @@ def test_vnodes_from_qmgr_node_lines():
     (document(n1={"resources_available": {"mem": "lots"}}),
      "pbsnodes.json:4: n1 resources_available.mem: not a PBS size"),
     (document(n1={"Priority": "high"}), "n1 priority: 'high' is not a whole number"),
+    (document(n1={"sharing": "exclusive"}), "pbsnodes.json:4: n1 sharing: 'exclusive' is not one of default_shared"),
 ])
 def test_malformed_files_name_file_line_and_vnode(text, message):
     """A file that is not pbsnodes' JSON, or a value that is not what PBS writes, is one SiteError."""

@@ -14,10 +14,12 @@ from ..pbs.resources import parse_amount, parse_size
 from ..pbs.vnodes import Vnode
 from ..shared.errors import SiteError
 
-__all__ = ["NodeEntry", "read_pbsnodes", "nodes_from_qmgr", "vnodes_of", "UNAVAILABLE_STATES"]
+__all__ = ["NodeEntry", "read_pbsnodes", "nodes_from_qmgr", "vnodes_of", "UNAVAILABLE_STATES", "SHARINGS"]
 
 UNAVAILABLE_STATES = ("down", "offline", "state-unknown", "unresolvable", "stale", "maintenance", "sleep")
 """Vnode states in which the scheduler places no job."""
+SHARINGS = ("default_shared", "default_excl", "default_exclhost", "ignore_excl", "force_excl", "force_exclhost")
+"""A vnode's sharing values (pbs_internal.h)."""
 _SIZE_TEXT = re.compile(r"^\d+[kmgtp]?[bw]$", re.IGNORECASE)
 
 
@@ -98,8 +100,12 @@ def _vnode(entry, filename):
     host = str(amounts.get("host") or entry.get("mom") or entry.name)
     queue = entry.get("queue")
     multivnode = str(entry.get("in_multivnode_host", "0")).strip() not in ("", "0", "None")
-    return Vnode(entry.name, host, tuple(sorted(available)), str(entry.get("sharing", "default_shared")),
-                 str(queue) if queue else None, _priority(entry, filename), multivnode)
+    sharing = str(entry.get("sharing", "default_shared"))
+    if sharing not in SHARINGS:
+        raise SiteError("{}:{}: {} sharing: {!r} is not one of {}".format(
+            filename, entry.line, entry.name, sharing, ", ".join(SHARINGS)))
+    return Vnode(entry.name, host, tuple(sorted(available)), sharing, str(queue) if queue else None,
+                 _priority(entry, filename), multivnode)
 
 
 def _amount(resource, value, where):

@@ -245,6 +245,7 @@ def test_a_second_scheduler_is_noted(tmp_path):
     site = read_site(folder)
     assert site.policy.backfill_fuzzy_s == 60
     assert "scheduler other is not modelled: only the default scheduler's settings are used" in site.notes()
+    assert "not modelled: sched other opt_backfill_fuzzy (qmgr-sched.txt line 2)" in site.notes()
 
 
 def test_unavailable_vnodes_are_noted(tmp_path):

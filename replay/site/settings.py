@@ -27,7 +27,7 @@ from ..pbs.policy import SchedulingPolicy
 from ..pbs.vnodes import Vnode
 from ..shared.errors import SiteError
 from .pbsnodes import nodes_from_qmgr, read_pbsnodes, vnodes_of
-from .qmgr import parse_qmgr, qmgr_objects
+from .qmgr import DEFAULT_SCHED, parse_qmgr, qmgr_objects
 from .resource_group import group_lines, read_resource_group
 from .sched_config import read_sched_config, shipped_sched_config
 from .scheduling import scheduling_policy
@@ -256,8 +256,9 @@ def _preemption_possible(policy, objects):
 
 
 def _qmgr_settings(objects, context):
-    """A Setting for each attribute of each qmgr object."""
+    """A Setting for each attribute of each qmgr object; a second scheduler's are all not modelled."""
     return tuple(Setting(attribute.file, attribute.line, _qualified(item, attribute), attribute.value,
+                         NOT_MODELLED if item.kind == "sched" and item.name != DEFAULT_SCHED else
                          classify(item.kind, attribute.name, _switch_value(item, attribute), context))
                  for item in objects for attribute in item.attributes)
 

@@ -284,6 +284,33 @@ def test_malformed_values_name_file_line_and_setting(tmp_path, text, message):
     assert str(raised.value).startswith(os.path.join(folder, "qmgr.txt:"))
 
 
+def test_vnodes_from_print_node_without_pbsnodes(tmp_path):
+    """Without pbsnodes.json, the vnodes come from print node's lines in qmgr.txt, and their attributes count."""
+    with open(os.path.join(DATA, "neutral", "qmgr.txt")) as handle:
+        text = handle.read() + ("create node n1 Mom=h1\nset node n1 resources_available.ncpus = 4\n"
+                                "set node n1 max_running = 2\n")
+    site = read_site(site_copy(tmp_path, "neutral", qmgr_txt=text, pbsnodes_json=None))
+    assert [(vnode.name, vnode.host, vnode.amount("ncpus")) for vnode in site.vnodes] == [("n1", "h1", 4)]
+    assert site.notes() == ["not modelled: node max_running (qmgr.txt line 35)"]
+
+
+@pytest.mark.parametrize("source, name, category", [
+    ("server", "max_run", MODELLED), ("server", "max_run_res.ncpus", MODELLED), ("server", "backfill_depth", MODELLED),
+    ("server", "job_sort_formula", MODELLED), ("queue", "priority", MODELLED), ("queue", "started", MODELLED),
+    ("sched", "opt_backfill_fuzzy", MODELLED), ("sched_config", "strict_ordering", MODELLED),
+    ("sched_config", "job_sort_key", MODELLED), ("node", "resources_available.ncpus", MODELLED),
+    ("server", "acl_users", NO_EFFECT), ("server", "resources_default.walltime", NO_EFFECT),
+    ("server", "max_queued", NO_EFFECT), ("queue", "enabled", NO_EFFECT),
+    ("queue", "resources_max.walltime", NO_EFFECT),
+    ("sched_config", "help_starving_jobs", NO_EFFECT), ("sched", "sched_log", NO_EFFECT),
+    ("server", "max_run_soft", NOT_MODELLED), ("queue", "resources_available.ncpus", NOT_MODELLED),
+    ("server", "node_group_key", NOT_MODELLED), ("sched_config", "peer_queue", NOT_MODELLED),
+    ("node", "no_multinode_jobs", NOT_MODELLED)])
+def test_categories_of_telling_settings(source, name, category):
+    """What the model uses, what cannot matter to logged jobs, what the model ignores: a few of each."""
+    assert classify(source, name, "x") == category
+
+
 @pytest.mark.parametrize("source, name, value, category", [
     ("server", "node_group_enable", "False", NO_EFFECT),
     ("server", "node_group_enable", "True", NOT_MODELLED),

@@ -129,3 +129,12 @@ def test_the_model_agrees_with_a_log_of_its_own_run(tmp_path_factory, specs):
     path.write_text("\n".join(model_log(jobs, runs)) + "\n")
     checks = check_decisions(read_records([str(path)], None), site)
     assert [check.group.started for check in checks if not check.agrees] == []
+
+
+def test_an_exiting_job_is_planned_to_end_now(tmp_path):
+    """A running job whose process ended before the cycle is exiting in the state: PBS plans its end in 1 s."""
+    lines = busy_log()[:4] + [s("00:09", "2.s", 101, 101, 109, "(n1:ncpus=1)").replace("n1:ncpus=1", "n2:ncpus=1")]
+    lines.append(e("00:10", "1.s", 100, 100, 100, 110, "(n1:ncpus=2)").replace("00:00:05", "00:00:09"))
+    acc, _ = read(tmp_path, lines)
+    (running,) = check_decisions(acc, site_model(None, acc))[1].state.running
+    assert running.job.name == "1.s" and running.exiting

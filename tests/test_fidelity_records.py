@@ -115,3 +115,11 @@ def test_account_and_project(tmp_path):
     """The account (Account_Name, quoted in the logs) and the project are the job's."""
     acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100, 'account="lab one"')])
     assert acc.jobs[0].job.account == "lab one" and acc.jobs[0].job.project == "_pbs_project_default"
+
+
+def test_a_run_is_exiting_once_its_process_ended(tmp_path):
+    """From start + resources_used.walltime until its E record, a job is exiting."""
+    acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100), s("00:00", "1.s", 100, 100, 100),
+                             e("00:07", "1.s", 100, 100, 100, 107)])
+    run = acc.jobs[0].runs[0]
+    assert run.used_s == 5 and not run.exiting_at(104) and run.exiting_at(105)

@@ -54,6 +54,12 @@ def test_top_job_at_the_planned_end():
     assert tops(decide(STRICT, machine(4), state)) == [("1.svr", 100)]
 
 
+def test_top_job_after_an_exiting_job():
+    """A running job whose process has ended (exiting) is planned to end one second from now."""
+    state = State(10, (running(job(0, 4, walltime=1000, soft=50))._replace(exiting=True),), (job(1, 4),))
+    assert tops(decide(STRICT, machine(4), state)) == [("1.svr", 11)]
+
+
 def test_top_job_planned_on_soft_walltime():
     """The running job's soft walltime, not its walltime, sets the top job's start."""
     state = State(10, (running(job(0, 4, walltime=1000, soft=50)),), (job(1, 4),))

@@ -98,3 +98,12 @@ def test_hooks_set_soft_walltimes_the_scheduler_plans_with():
     runs = simulate_run(STRICT, machine(), jobs, hooks=hooks)
     assert starts(runs)["3.svr"] == 1
     assert sorted(hooks.ended_at) == sorted((name, run.end) for name, run in runs.items())
+
+
+def test_an_exiting_job_frees_the_way_for_a_top_job():
+    """Once a job's process has ended, the top job is planned one second later and no long job backfills."""
+    jobs = [job(1, 4, 10, walltime=100), job(2, 2, 10, walltime=100), job(3, 7, 5, eligible=1),
+            job(4, 2, 3, eligible=2, walltime=5)]
+    plain = simulate_run(STRICT, machine(8), jobs)
+    exiting = simulate_run(STRICT, machine(8), jobs, exiting_after_s={"1.svr": 1, "2.svr": 1})
+    assert starts(plain)["4.svr"] == 2 and starts(exiting)["4.svr"] == 15 and starts(exiting)["3.svr"] == 10

@@ -4,14 +4,15 @@ A decision is a group of S records: PBS's scheduler cycle takes milliseconds, an
 S record of each job it runs, so the starts of one cycle are S records in a row, within one second of
 the first. A start belongs to the next cycle instead when the job became eligible after the group's
 first start (its ``etime`` is later) or was queued after it (its Q record comes later), or when it needs
-resources the jobs running before the group's
-first start still held (the scheduler cannot have given them away in that cycle).
+resources the jobs running before the group's first start still held (the scheduler cannot have given
+them away in that cycle).
 
 The state of a decision is rebuilt from the records before the group's first S: the jobs running with
-their recorded start, vnodes and soft walltime as known then; the queued jobs eligible at that second;
-fairshare usage replayed from the logs up to it (sampled at every start, end and submission, as PBS
-samples at every cycle). The model's ``decide`` gives the jobs it would start; the decision agrees
-when the two sets of jobs are equal.
+their recorded start, vnodes and soft walltime as known then (a job whose process had ended by then,
+``start + resources_used.walltime``, is *exiting*: PBS plans its end one second from now); the queued
+jobs eligible at that second; fairshare usage replayed from the logs up to it (sampled at every start,
+end and submission, as PBS samples at every cycle). The model's ``decide`` gives the jobs it would
+start; the decision agrees when the two sets of jobs are equal.
 
 A job that became eligible in the same second as the cycle may have been seen by PBS or not (the
 accounting log has no sub-second times and no record of a release from hold). Such a decision is
@@ -99,13 +100,14 @@ def _finish(record):
     return float("inf")
 
 
-def _running(records, order):
+def _running(records, order, now):
+    """The jobs running just before the record at ``order`` (at ``now``), exiting ones marked."""
     from ..pbs.cycle import Running
     running = []
     for record in records:
         run = record.run_at(order)
         if run is not None:
-            running.append(Running(record.job_at(order), run.start, run.allocation))
+            running.append(Running(record.job_at(order), run.start, run.allocation, run.exiting_at(now)))
     return running
 
 
@@ -173,7 +175,7 @@ class _FairshareReplay:
         while self.next < len(self.instants) and self.instants[self.next][1] < order:
             when, position = self.instants[self.next]
             self.fairshare.decay(when)
-            self.fairshare.sample(when, _running(self.sweep.at(position + 1), position + 1))
+            self.fairshare.sample(when, _running(self.sweep.at(position + 1), position + 1, when))
             self.next += 1
         return self.fairshare
 
@@ -203,7 +205,7 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
     sweep, checks = _Sweep(accounting), []
     for group in decision_groups(accounting, site.vnodes):
         records = sweep.at(group.order)
-        running = _running(records, group.order)
+        running = _running(records, group.order, group.time)
         queued = [record.job_at(group.order) for record in records if record.queued_at(group.order, group.time)]
         usage = None if replay is None else replay.at(group.order)
         checks.append(_compare(site.policy, machine, group, running, queued, usage, decide, cycle.State))

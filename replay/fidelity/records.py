@@ -37,13 +37,22 @@ _UNSET = "UNSET"
 
 class Run(NamedTuple):
     """One run of a job: its S record's ``start`` and position, its E (or R) record's ``end`` and position
-    (None while still running when the logs end) and the vnodes it held (``exec_vnode`` pieces)."""
+    (None while still running when the logs end), the vnodes it held (``exec_vnode`` pieces) and how long
+    its process ran (``resources_used.walltime``; None if not recorded).
+
+    Between the end of its process and its E record the job is *exiting*: the server is finishing it,
+    and PBS's scheduler plans its end one second from now."""
 
     start: int
     start_order: int
     allocation: tuple
     end: Optional[int] = None
     end_order: Optional[int] = None
+    used_s: Optional[int] = None
+
+    def exiting_at(self, now):
+        """True if the job's process had ended by ``now`` while the job still held its vnodes."""
+        return self.used_s is not None and self.start + self.used_s <= now
 
 
 class JobRecord(NamedTuple):
@@ -269,7 +278,9 @@ class _Reader:
         if not draft.etime:
             draft.etime = _int(fields, "etime", 0)
         if draft.runs and draft.runs[-1].end_order is None:
-            draft.runs[-1] = draft.runs[-1]._replace(end=end, end_order=self.order)
+            used = fields.get("resources_used.walltime")
+            draft.runs[-1] = draft.runs[-1]._replace(end=end, end_order=self.order,
+                                                     used_s=None if used is None else parse_amount("walltime", used))
 
     def _running_before_the_logs(self, job_id, fields):
         """A job whose E is its first record: it ran from before the first record read (position 0)."""

@@ -4,7 +4,7 @@ import time
 
 from predictor.cmdline.tables import Column, Report, Table
 
-from ..pbs.jobs import planned_end
+from ..pbs.jobs import EXITING_TIME_S, planned_end
 from .outcomes import relative_difference
 
 __all__ = ["fidelity_report", "disagreement", "FIGURE_KEYS"]
@@ -108,8 +108,9 @@ def disagreement(policy, check):
     queued = [_job_row(job, "queued", job.eligible_time, None, values.get(job.name), job.name in pbs,
                        job.name in model, decision.reasons.get(job.name))
               for job in _ordered(policy, state.queued, state.now, state.fairshare)]
-    running = [_job_row(item.job, "running", item.start, planned_end(item.job, item.start, state.now), None,
-                        False, False, None) for item in state.running]
+    running = [_job_row(item.job, "exiting" if item.exiting else "running", item.start,
+                        state.now + EXITING_TIME_S if item.exiting else planned_end(item.job, item.start, state.now),
+                        None, False, False, None) for item in state.running]
     return {"time": state.now, "time_utc": _clock(state.now), "pbs_started": list(check.group.started),
             "model_started": list(check.model_started), "ambiguous": check.ambiguous,
             "queued": queued, "running": running}

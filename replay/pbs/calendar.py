@@ -21,7 +21,7 @@ and the job still does not fit, PBS finds no start and the job does not become a
 
 from typing import Callable, Dict, List, NamedTuple, Optional, Set
 
-from .jobs import PbsJob, planned_duration, planned_end
+from .jobs import EXITING_TIME_S, PbsJob, planned_duration, planned_end
 from .placement import Allocation, FutureUse, Machine, hold, is_excl, release
 
 __all__ = ["Event", "Calendar", "Simulation", "estimate_start"]
@@ -52,8 +52,10 @@ class Calendar:
 
     @classmethod
     def of_running(cls, running, now):
-        """The ends PBS plans at ``now`` for ``running`` (each with ``job``, ``start``, ``allocation``)."""
-        return cls(Event(planned_end(item.job, item.start, now), False, item.job, item.allocation, seq)
+        """The ends PBS plans at ``now`` for ``running`` (each with ``job``, ``start``, ``allocation`` and
+        ``exiting``): an exiting job's is one second from now (``set_job_times``), the others' ``planned_end``."""
+        return cls(Event(now + EXITING_TIME_S if item.exiting else planned_end(item.job, item.start, now), False,
+                         item.job, item.allocation, seq)
                    for seq, item in enumerate(running))
 
     def copy(self):

@@ -47,11 +47,13 @@ __all__ = ["Running", "State", "Decision", "decide"]
 
 
 class Running(NamedTuple):
-    """A running job: started at ``start`` on ``allocation`` (its ``exec_vnode``)."""
+    """A running job: started at ``start`` on ``allocation`` (its ``exec_vnode``). ``exiting``: its process
+    has ended and the server is finishing it (PBS state E); PBS then plans its end one second from now."""
 
     job: PbsJob
     start: int
     allocation: Allocation
+    exiting: bool = False
 
 
 class State(NamedTuple):

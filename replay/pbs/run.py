@@ -81,12 +81,14 @@ class _Clock:
 
 
 def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, fairshare=None, decide=None,
-                 hooks=None):
+                 hooks=None, exiting_after_s=None):
     """Run ``jobs`` (``PbsJob``s with their ``runtime_s``) under ``policy`` on ``machine``; a dict job name
     -> ``SimulatedRun`` for each job the model started (a job it never started is not in it).
 
     ``decide`` is the cycle (default ``cycle.decide``); ``fairshare`` a ``fairshare.Fairshare`` to charge;
-    ``hooks`` a ``Hooks`` whose calls may change a job's soft walltime as PBS server hooks do."""
+    ``hooks`` a ``Hooks`` whose calls may change a job's soft walltime as PBS server hooks do;
+    ``exiting_after_s`` maps a job's name to how long after its start its process ends: from then until
+    its ``runtime_s`` is over the job is exiting (PBS plans its end one second from now)."""
     from .cycle import decide as pbs_decide
     decide = pbs_decide if decide is None else decide
     hooks = Hooks() if hooks is None else hooks
@@ -106,9 +108,18 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
             elif running or clock.waiting_events:
                 clock.push(now + scheduler_iteration_s, Event.ITERATION)
         if queued:
+            _mark_exiting(now, running, exiting_after_s or {})
             for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks):
                 clock.push(now + job.runtime_s + latency_s, Event.END, job)
     return runs
+
+
+def _mark_exiting(now, running, exiting_after_s):
+    """Running jobs whose process has ended by ``now`` are exiting."""
+    for name, item in running.items():
+        after = exiting_after_s.get(name)
+        if not item.exiting and after is not None and item.start + after <= now:
+            running[name] = item._replace(exiting=True)
 
 
 def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks):

@@ -14,15 +14,23 @@ jobs eligible at that second; fairshare usage replayed from the logs up to it (s
 end and submission, as PBS samples at every cycle). The model's ``decide`` gives the jobs it would
 start; the decision agrees when the two sets of jobs are equal.
 
-A job that became eligible in the same second as the cycle may have been seen by PBS or not (the
-accounting log has no sub-second times and no record of a release from hold). Such a decision is
-*ambiguous*: the model is asked with every such job, then without the last ones (in submission order),
-and the decision agrees if one of these states gives PBS's set. The report counts ambiguous decisions
-and those that agree only without some of these jobs.
+Whole seconds leave things open. A job that became eligible in the same second as the cycle may have
+been seen by PBS or not (the accounting log has no sub-second times and no record of a release from
+hold); a job whose process ended in that second may already have been exiting or not; a job whose E
+record was written in that second, before the group's first S, may have ended after the cycle began
+(the server writes S records when the execution host confirms the start, after the cycle decided).
+Such a decision is *ambiguous*: the model is asked with the likeliest reading first (every such job
+eligible, every such process end exiting, every such E processed), then with the others (the last
+same-second jobs in submission order left out, one more each time; same-second process ends taken as
+still running; same-second E records taken as jobs still exiting), and the decision agrees if one of
+these readings gives PBS's set. When a reading gives part of PBS's set, the rest may have been started
+by a second cycle in the same second, triggered by the later end: it is checked as such a cycle. The
+report counts ambiguous decisions and those that agree only on a reading other than the first.
 
 PBS cycles that started nothing leave no record, so only instants with starts are compared.
 """
 
+import itertools
 from typing import NamedTuple, Tuple
 
 __all__ = ["Group", "DecisionCheck", "check_decisions", "decision_groups", "DecisionSummary", "summarise",
@@ -42,8 +50,9 @@ class Group(NamedTuple):
 
 class DecisionCheck(NamedTuple):
     """One decision compared: PBS's starts, the model's, whether they agree, whether the state was
-    ambiguous (jobs eligible in that very second) and how many of those jobs had to be left out to agree;
-    ``state`` and ``decision`` are what the model was given and answered (the agreeing alternative if any)."""
+    ambiguous (jobs eligible, processes or jobs ended, in that very second) and how many changes from the
+    likeliest reading it took to agree (``left_out``); ``state`` and ``decision`` are what the model was
+    given and answered (the agreeing reading if any)."""
 
     group: Group
     model_started: Tuple[str, ...]
@@ -60,7 +69,7 @@ class DecisionSummary(NamedTuple):
     decisions: int
     agreeing: int
     ambiguous: int
-    agreeing_only_without_same_second_jobs: int
+    agreeing_on_another_reading: int
 
 
 def _capacity(vnodes):
@@ -198,25 +207,76 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
     """A ``DecisionCheck`` per decision of the logs, the model being ``decide`` (default: the PBS model's
     ``replay.pbs.cycle.decide``) with ``site`` (a ``SiteModel``) on ``machine`` (default: its vnodes)."""
     from ..pbs import cycle
-    decide = cycle.decide if decide is None else decide
-    machine = machine_of(site) if machine is None else machine
+    model = _Model(site.policy, machine_of(site) if machine is None else machine,
+                   cycle.decide if decide is None else decide, cycle.State, cycle.Running)
     fairshare = new_fairshare(site.policy) if fairshare is None else fairshare
     replay = None if fairshare is None else _FairshareReplay(accounting, fairshare)
-    sweep, checks = _Sweep(accounting), []
+    sweep, checks, ends = _Sweep(accounting), [], _ends_by_time(accounting)
     for group in decision_groups(accounting, site.vnodes):
         records = sweep.at(group.order)
-        running = _running(records, group.order, group.time)
-        queued = [record.job_at(group.order) for record in records if record.queued_at(group.order, group.time)]
-        usage = None if replay is None else replay.at(group.order)
-        checks.append(_compare(site.policy, machine, group, running, queued, usage, decide, cycle.State))
+        situation = _Situation(
+            group, tuple(_running(records, group.order, group.time)),
+            tuple(record.job_at(group.order) for record in records if record.queued_at(group.order, group.time)),
+            tuple(_unsure_exiting(records, group.order, group.time)),
+            tuple(model.running(record.job_at(group.order), run.start, run.allocation, True)
+                  for record, run in ends.get(group.time, ()) if run.end_order < group.order),
+            None if replay is None else replay.at(group.order), _allocations(records, group))
+        checks.append(_compare(model, situation))
     return checks
 
 
+class _Model(NamedTuple):
+    """The scheduler model a check asks: the policy, the machine, the cycle and its state's types."""
+
+    policy: object
+    machine: object
+    decide: object
+    state: object
+    running: object
+
+
+class _Situation(NamedTuple):
+    """What the logs say just before a group of starts, with what whole seconds leave open: the jobs
+    whose process ended that second (exiting or not yet), the jobs whose E record came that second
+    (gone, or still exiting when the cycle began), the jobs eligible that second (seen or not)."""
+
+    group: Group
+    running: tuple
+    queued: tuple
+    unsure_exiting: tuple
+    ended_now: tuple
+    usage: object
+    allocations: dict
+
+
+def _ends_by_time(accounting):
+    """End time -> the runs ending then, with their records."""
+    ends = {}
+    for record in accounting.jobs:
+        for run in record.runs:
+            if run.end is not None and run.end_order is not None:
+                ends.setdefault(run.end, []).append((record, run))
+    return ends
+
+
+def _allocations(records, group):
+    """Job name -> the vnodes its run that starts in ``group`` got, as the logs say."""
+    found = {}
+    for record in records:
+        for run in record.runs:
+            if record.job.name in group.started and run.start_order >= group.order:
+                found.setdefault(record.job.name, run.allocation)
+    return found
+
+
 MAX_ALTERNATIVES = 8
-"""At most this many states are tried for an ambiguous decision (then all same-second jobs left out)."""
+"""At most this many states are tried for the same-second jobs of an ambiguous decision (then all left out)."""
+
+MAX_UNSURE = 3
+"""Up to this many same-second ends are tried in every combination; more: all or none."""
 
 
-def _alternatives(group, queued):
+def _eligible_readings(group, queued):
     """``(left_out, queued jobs)`` to try: all, then without the last same-second jobs, one more each time."""
     unsure = [job for job in queued if job.eligible_time == group.time and job.name not in group.started]
     counts = list(range(min(len(unsure), MAX_ALTERNATIVES) + 1))
@@ -227,18 +287,73 @@ def _alternatives(group, queued):
         yield count, [job for job in queued if job.name not in dropped]
 
 
-def _compare(policy, machine, group, running, queued, usage, decide, state_of):
-    wanted, first = sorted(group.started), None
-    ambiguous = any(job.eligible_time == group.time and job.name not in group.started for job in queued)
-    for left_out, jobs in _alternatives(group, queued):
-        state = state_of(group.time, tuple(running), tuple(jobs), usage)
-        decision = decide(policy, machine, state)
-        started = tuple(job.name for job, _ in decision.started)
-        check = DecisionCheck(group, started, sorted(started) == wanted, ambiguous, left_out, state, decision)
-        if check.agrees:
+def _subsets(items):
+    """Subsets of ``items``, fewest first; with more than ``MAX_UNSURE`` of them, none and all."""
+    if len(items) <= MAX_UNSURE:
+        return [combo for size in range(len(items) + 1) for combo in itertools.combinations(items, size)]
+    return [(), tuple(items)]
+
+
+def _readings(situation):
+    """``(changes, running, queued)``: the likeliest reading of the second first (every same-second end
+    processed, every same-second process end exiting, every same-second job eligible), then the others."""
+    for back in _subsets(situation.ended_now):
+        for still in _subsets(situation.unsure_exiting):
+            running = [item._replace(exiting=False) if item.job.name in still else item
+                       for item in situation.running] + list(back)
+            for left_out, queued in _eligible_readings(situation.group, situation.queued):
+                yield len(back) + len(still) + left_out, running, queued
+
+
+def _unsure_exiting(records, order, now):
+    """Names of the running jobs whose process ended in the very second ``now``: PBS may not know yet."""
+    names = []
+    for record in records:
+        run = record.run_at(order)
+        if run is not None and run.used_s is not None and run.start + run.used_s == now:
+            names.append(record.job.name)
+    return names
+
+
+def _ask(model, situation, running, queued):
+    state = model.state(situation.group.time, tuple(running), tuple(queued), situation.usage)
+    decision = model.decide(model.policy, model.machine, state)
+    return state, decision, tuple(job.name for job, _ in decision.started)
+
+
+def _compare(model, situation):
+    """The ``DecisionCheck`` of one group: the first reading that gives PBS's set, else the likeliest one;
+    when a reading gives part of PBS's set and jobs ended that second, the rest may be a second cycle
+    of the same second, checked with the part started."""
+    group, first, split = situation.group, None, None
+    ambiguous = bool(situation.unsure_exiting or situation.ended_now) or any(
+        job.eligible_time == group.time and job.name not in group.started for job in situation.queued)
+    for changes, running, queued in _readings(situation):
+        state, decision, started = _ask(model, situation, running, queued)
+        agrees = sorted(started) == sorted(group.started)
+        check = DecisionCheck(group, started, agrees, ambiguous, changes, state, decision)
+        if agrees:
             return check
         first = first or check
+        if split is None and started and set(started) < set(group.started) and situation.ended_now:
+            split = check
+    if split is not None:
+        rest = _second_cycle(model, situation, split)
+        if rest.agrees:
+            return split._replace(model_started=split.model_started + rest.model_started, agrees=True,
+                                  left_out=split.left_out + 1)
     return first
+
+
+def _second_cycle(model, situation, part):
+    """The check of the starts ``part`` left, as a cycle of the same second after it (every end processed)."""
+    done = set(part.model_started)
+    started = tuple(model.running(job, situation.group.time, situation.allocations.get(job.name, allocation))
+                    for job, allocation in part.decision.started)
+    return _compare(model, situation._replace(
+        group=situation.group._replace(started=tuple(name for name in situation.group.started if name not in done)),
+        running=situation.running + started, queued=tuple(job for job in situation.queued if job.name not in done),
+        ended_now=()))
 
 
 def summarise(checks):

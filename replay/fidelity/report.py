@@ -10,7 +10,7 @@ from .outcomes import relative_difference
 __all__ = ["fidelity_report", "disagreement", "FIGURE_KEYS"]
 
 FIGURE_KEYS = ("decisions", "decisions_agreeing", "decisions_agreeing_share", "decisions_ambiguous",
-               "decisions_agreeing_only_without_same_second_jobs", "jobs", "starts_within_2s",
+               "decisions_agreeing_on_another_reading", "jobs", "starts_within_2s",
                "starts_within_2s_share", "mean_abs_start_error_s", "wait_mean_real_s", "wait_mean_sim_s",
                "wait_mean_difference", "wait_median_real_s", "wait_median_sim_s", "wait_median_difference",
                "jobs_not_started_sim", "latency_s", "log_reuse_latency_median_s")
@@ -48,7 +48,7 @@ def figures(fidelity):
         "decisions": decisions.decisions, "decisions_agreeing": decisions.agreeing,
         "decisions_agreeing_share": _share(decisions.agreeing, decisions.decisions),
         "decisions_ambiguous": decisions.ambiguous,
-        "decisions_agreeing_only_without_same_second_jobs": decisions.agreeing_only_without_same_second_jobs,
+        "decisions_agreeing_on_another_reading": decisions.agreeing_on_another_reading,
         "jobs": outcomes.jobs, "starts_within_2s": outcomes.starts_within_2s,
         "starts_within_2s_share": _share(outcomes.starts_within_2s, outcomes.jobs),
         "mean_abs_start_error_s": outcomes.mean_abs_start_error_s,
@@ -65,9 +65,9 @@ def figures(fidelity):
 def _figure_rows(values):
     return [
         ("decisions agreeing", "{} / {}".format(values["decisions_agreeing"], values["decisions"]),
-         "{} ({} ambiguous, {} of them agreeing only without jobs eligible that second)".format(
+         "{} ({} ambiguous, {} of them agreeing on another reading of that second)".format(
              _percent(values["decisions_agreeing_share"]), values["decisions_ambiguous"],
-             values["decisions_agreeing_only_without_same_second_jobs"])),
+             values["decisions_agreeing_on_another_reading"])),
         ("jobs compared", str(values["jobs"]), "{} never started by the model".format(values["jobs_not_started_sim"])),
         ("starts within 2 s", "{} / {}".format(values["starts_within_2s"], values["jobs"]),
          _percent(values["starts_within_2s_share"])),
@@ -153,7 +153,7 @@ def fidelity_report(title, notes, fidelity, site, show):
 
 _LEGEND = (
     "decisions: instants the real server started jobs; agreeing: the model started the same set of jobs",
-    "ambiguous: a job became eligible that very second; agreeing if some of those jobs, left out, give PBS's set",
+    "ambiguous: a job became eligible, or a job's process ended, that very second; see the documentation",
     "waits: start - eligible time (the release of a held job), real and replayed from the first submission",
     "disagreement tables: queued jobs in the model's order, then running jobs with the ends PBS planned",
 )

@@ -107,3 +107,18 @@ def test_an_exiting_job_frees_the_way_for_a_top_job():
     plain = simulate_run(STRICT, machine(8), jobs)
     exiting = simulate_run(STRICT, machine(8), jobs, exiting_after_s={"1.svr": 1, "2.svr": 1})
     assert starts(plain)["4.svr"] == 2 and starts(exiting)["4.svr"] == 15 and starts(exiting)["3.svr"] == 10
+
+
+class _Reservations(Hooks):
+    def __init__(self):
+        self.seen = []
+
+    def reserved(self, job, start, now):
+        self.seen.append((job.name, start, now))
+
+
+def test_hooks_hear_of_top_jobs():
+    """Each cycle that makes a job a top job tells the hooks its estimated start."""
+    hooks = _Reservations()
+    simulate_run(STRICT, machine(), [job(1, 4, 10, walltime=10), job(2, 4, 5, eligible=1)], hooks=hooks)
+    assert hooks.seen[0] == ("2.svr", 10, 1)

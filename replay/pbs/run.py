@@ -57,6 +57,9 @@ class Hooks:
     def ended(self, job, now):
         """The job ended at ``now``."""
 
+    def reserved(self, job, start, now):
+        """A cycle at ``now`` made the job a top job, estimated to start at ``start``."""
+
 
 class _Clock:
     """The event heap: ``(time, event, seq, job)``; ``seq`` keeps same-instant events in push order."""
@@ -131,6 +134,8 @@ def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks
         fairshare.sample(now, current)
     waiting = tuple(sorted(queued.values(), key=lambda job: job.index))
     decision = decide(policy, machine, State(now, current, waiting, fairshare))
+    for job, start, _ in decision.top_jobs:
+        hooks.reserved(job, start, now)
     started = []
     for job, allocation in decision.started:
         del queued[job.name]

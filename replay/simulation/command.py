@@ -9,11 +9,13 @@ import sys
 
 from predictor.cmdline.arguments import duration, whole_number
 from predictor.cmdline.outputs import OutputPaths, check_outputs, publish
+from predictor.cmdline.progress import ProgressBar
 
 from ..shared.errors import ReplayError
 from ..shared.options import add_input_arguments, predictor_names
 from ..shared.predictors import resolved
 from ..traces.readers import read_trace
+from .cluster import Cluster
 from .engine import SchedulerSettings
 from .extension import EXTENSIONS
 from .metrics import DEFAULT_BSLD_TAU_S
@@ -31,11 +33,13 @@ from .runs import (
     simulate_all,
     simulation_report,
 )
+from .site import site_notes
 
 __all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "add_setting_arguments", "settings_of", "run"]
 
 SUMMARY = "replay a trace through a simulated PBS scheduler"
 EXAMPLES = ("python -m replay simulate traces/hpc2n-2002-accounting",
+            "python -m replay simulate accounting/ --site site/ --predictors user,v3",
             "python -m replay simulate trace.swf --predictors user,v3 --backfill-depth 2 --json out.json --plot figs/",
             "python -m replay simulate accounting/ --nodes 64 --cores-per-node 32 --policy sjf")
 
@@ -61,6 +65,12 @@ def add_arguments(parser):
     parser.add_argument("--extension", choices=sorted(EXTENSIONS), default=_DEFAULTS.extension,
                         help="soft-walltime extension: pbs (S, 2S, 3S..., default) or double (S, 2S, 4S...)")
     add_setting_arguments(parser)
+    parser.add_argument("--site", metavar="DIR",
+                        help="schedule as the site's own PBS does: a folder with qmgr.txt, sched_config, "
+                             "resource_group and pbsnodes.json, each optional (docs/site.md); the sort formula, "
+                             "fairshare, run limits, queues and vnodes come from there, and --policy, "
+                             "--backfill-depth, --extension, --no-strict-ordering, --selective and --cycle-interval "
+                             "are not used")
     parser.add_argument("--json", metavar="FILE", help="write the metrics as JSON ('-': stdout)")
     parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
     parser.add_argument("--jobs-csv", metavar="FILE",
@@ -111,8 +121,12 @@ def _workers(args):
 
 def run(args):
     """Read, simulate once per predictor, report; the exit status (1: some lines were malformed)."""
-    outputs = check_outputs(OutputPaths(args.json, args.csv, args.jobs_csv, args.plot), args.paths)
+    outputs = check_outputs(OutputPaths(args.json, args.csv, args.jobs_csv, args.plot),
+                            list(args.paths) + ([args.site] if args.site else []))
+    site = _read_site(args.site)
     trace, rejects = read_trace(args.paths, args.format, args.max_errors)
+    if site is not None:
+        return _run_site(args, site, outputs, trace, rejects)
     cluster, machine_note = machine_of(trace, args.cores, args.nodes, args.cores_per_node)
     jobs, left_out = runnable_jobs(trace.jobs, cluster)
     if not jobs:
@@ -130,6 +144,44 @@ def run(args):
     if POLICIES[settings.policy].classifies:
         from ..classification.table import with_classification  # the classifier's forest: only for small-first
         report = with_classification(report, jobs)
+    publish(outputs, report, job_table(runs, columns), lambda directory: _plot(directory, trace, columns))
+    return 1 if rejects.count else 0
+
+
+def _read_site(folder):
+    if folder is None:
+        return None
+    from ..site import read_site
+    return read_site(folder)
+
+
+def _run_site(args, site, outputs, trace, rejects):
+    """``--site``: every predictor through the site's own PBS scheduler (``site.py``)."""
+    from .site import simulate_site, site_machine, site_vnodes
+    vnodes, machine_note = site_vnodes(site, trace, args.cores, args.nodes, args.cores_per_node)
+    machine = site_machine(site, vnodes)
+    cluster = Cluster.of_cores(machine.cores)
+    jobs, left_out = runnable_jobs(trace.jobs, cluster)
+    if not jobs:
+        raise ReplayError("no job fits the machine ({})".format(machine_note))
+    recorded = recorded_notes(jobs, args.predictors)
+    for note in recorded:
+        sys.stderr.write(note + "\n")
+    runs = {}
+    progress = ProgressBar("simulating {} predictors on the site's PBS".format(len(args.predictors)), unit="predictor")
+    try:
+        for number, predictor in enumerate(args.predictors):
+            runs[predictor.name] = simulate_site(jobs, predictor, machine, args.default_walltime_s)
+            progress(number + 1, len(args.predictors))
+    finally:
+        progress.close()
+    unstarted = ["predictor {}: {:,} jobs never started (they can never run on these vnodes)".format(
+        name, len(jobs) - len(done)) for name, done in runs.items() if len(done) < len(jobs)]
+    title = "PBS scheduling simulation of {} on the site's PBS ({} format, {} jobs)".format(
+        trace.name, trace.source_format.upper(), len(jobs))
+    notes = (tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (machine_note,)
+             + site_notes(site) + tuple(unstarted))
+    report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau_s, args.predictors)
     publish(outputs, report, job_table(runs, columns), lambda directory: _plot(directory, trace, columns))
     return 1 if rejects.count else 0
 

@@ -1,0 +1,167 @@
+"""``simulate --site``: the trace's jobs through the PBS scheduler model configured as the site's own.
+
+Instead of the built-in scheduler (fifo, sjf, ... on a pool of cores), each job goes through
+``replay.pbs``: the site's sort formula, fairshare, run limits, queues and vnodes, read from its
+files by ``replay.site``. The predictor sets soft walltimes as the hooks do: when the job is queued
+(queuejob) and again when it starts (runjob), from the completed jobs the simulation has produced
+so far. PBS's own extension rule applies (whole soft walltimes, capped at the walltime), and a job
+still running at its walltime is killed there.
+
+A job asks for one chunk of its cores; with a node count, as many chunks as nodes, one per host
+(``place=scatter``), when the machine has that many hosts; when no vnode holds all its cores, one
+chunk per core, placed freely (the trace readers keep a job's cores and nodes, not its ``select``).
+A queue the site does not list gets PBS's defaults.
+"""
+
+from typing import NamedTuple
+
+from predictor.algorithms import clamp
+from predictor.history import MemoryHistory
+from predictor.jobs import HistoryRow
+
+from ..pbs.fairshare import Fairshare
+from ..pbs.jobs import PbsJob, planned_duration
+from ..pbs.placement import Machine
+from ..pbs.resources import Chunk, Place
+from ..pbs.run import Hooks, simulate_run
+from ..pbs.vnodes import Vnode
+from .engine import held_s, requested_s
+from .runs import machine_of
+from .schedule import ScheduledJob
+
+__all__ = ["SiteMachine", "site_machine", "site_vnodes", "site_notes", "pbs_jobs", "simulate_site"]
+
+DEFAULT_QUEUE = "workq"
+DEFAULT_PROJECT = "_pbs_project_default"
+
+
+class SiteMachine(NamedTuple):
+    """What a site run needs besides the jobs: the policy, the vnodes, the scheduler timer."""
+
+    policy: object
+    vnodes: tuple
+    scheduler_iteration_s: int
+
+    def machine(self):
+        """The placement model on these vnodes with the resources the site's scheduler checks."""
+        return Machine(self.vnodes, self.policy.resources_checked, node_sort_key=self.policy.node_sort_key)
+
+    @property
+    def cores(self):
+        """The ncpus of every vnode together."""
+        return sum(int(vnode.amount("ncpus") or 0) for vnode in self.vnodes)
+
+
+def site_machine(site, vnodes=None, scheduler_iteration_s=None):
+    """A ``SiteMachine`` from a ``replay.site`` Site; ``vnodes`` when the site's folder has none."""
+    return SiteMachine(site.policy, tuple(site.vnodes) or tuple(vnodes or ()),
+                       site.scheduler_iteration_s if scheduler_iteration_s is None else scheduler_iteration_s)
+
+
+def _chunks(job, widest, hosts):
+    nodes = job.nodes or 1
+    if 1 < nodes <= hosts and job.ncpus % nodes == 0 and job.ncpus // nodes <= widest:
+        return (Chunk(nodes, (("ncpus", job.ncpus // nodes),)),), Place("scatter")
+    if job.ncpus <= widest:
+        return (Chunk(1, (("ncpus", job.ncpus),)),), Place("pack")
+    return (Chunk(job.ncpus, (("ncpus", 1),)),), Place("free")
+
+
+def pbs_jobs(jobs, vnodes, default_walltime_s=None):
+    """The trace's jobs (sorted by submission) as ``PbsJob``s asking for what their logs say; a job runs for
+    its occupancy, cut at its walltime (where PBS kills it)."""
+    widest = max(int(vnode.amount("ncpus") or 0) for vnode in vnodes)
+    hosts = len({vnode.host for vnode in vnodes})
+    converted = []
+    for index, job in enumerate(sorted(jobs, key=lambda job: job.submit_time)):
+        walltime = requested_s(job) or default_walltime_s
+        chunks, place = _chunks(job, widest, hosts)
+        converted.append(PbsJob(index, job.job_id, job.user, job.group or job.user,
+                                job.project or DEFAULT_PROJECT, job.queue or DEFAULT_QUEUE, chunks, place, walltime,
+                                None, job.submit_time, job.submit_time, held_s(job, walltime),
+                                resources=(("ncpus", job.ncpus),)))
+    return converted
+
+
+class _PredictorHooks(Hooks):
+    """The hooks as deployed: the predictor's soft walltime at queuejob and again at runjob, from the
+    completed jobs of the run so far; each end adds the job to its user's history."""
+
+    def __init__(self, predictor, trace_jobs):
+        self.predictor, self.trace_jobs = predictor, trace_jobs
+        self.history = MemoryHistory(max(predictor.window, 1))
+        self.queued_soft, self.started_soft, self.first_reservation = {}, {}, {}
+
+    def _soft(self, job):
+        trace_job = self.trace_jobs[job.index]
+        window = self.predictor.window
+        soft = self.predictor.estimate(self.history.recent(job.user, window) if window else (), trace_job)
+        return None if soft is None else clamp(int(soft), job.walltime_s)
+
+    def queued(self, job, now):
+        soft = self.queued_soft[job.index] = self._soft(job)
+        return job._replace(soft_walltime_s=soft)
+
+    def started(self, job, now):
+        soft = self.started_soft[job.index] = self._soft(job)
+        return job._replace(soft_walltime_s=soft)
+
+    def reserved(self, job, start, now):
+        self.first_reservation.setdefault(job.index, start)
+
+    def ended(self, job, now):
+        if self.predictor.window:
+            runtime = min(self.trace_jobs[job.index].runtime_s, job.runtime_s)
+            self.history.add_row(job.user, HistoryRow(now, job.name, runtime, job.walltime_s))
+
+
+def _extensions(job, soft, held):
+    """How many times PBS extended the job's soft walltime while it ran ``held`` seconds."""
+    if not soft or held <= soft:
+        return 0
+    return max(0, -(-planned_duration(job._replace(soft_walltime_s=soft), held) // soft) - 1)
+
+
+def simulate_site(trace_jobs, predictor, site_machine, default_walltime_s=None, latency_s=0):
+    """The trace's jobs scheduled once by the site's PBS with ``predictor``'s soft walltimes: a list of
+    ``ScheduledJob`` in submission order (jobs the model never started are left out)."""
+    trace_jobs = sorted(trace_jobs, key=lambda job: job.submit_time)
+    jobs = pbs_jobs(trace_jobs, site_machine.vnodes, default_walltime_s)
+    hooks = _PredictorHooks(predictor, trace_jobs)
+    policy = site_machine.policy
+    fairshare = Fairshare(policy.fairshare) if policy.fairshare is not None else None
+    runs = simulate_run(policy, site_machine.machine(), jobs, site_machine.scheduler_iteration_s, latency_s,
+                        fairshare, hooks=hooks)
+    scheduled = []
+    for job in jobs:
+        run = runs.get(job.name)
+        if run is None:
+            continue
+        trace_job, held = trace_jobs[job.index], run.end - run.start
+        soft = hooks.started_soft.get(job.index)
+        scheduled.append(ScheduledJob(trace_job, run.start, run.end, held, trace_job.ncpus, job.walltime_s,
+                                      hooks.queued_soft.get(job.index), soft, hooks.first_reservation.get(job.index),
+                                      _extensions(job, soft, held),
+                                      job.walltime_s is not None and trace_job.runtime_s > job.walltime_s))
+    return scheduled
+
+
+def site_vnodes(site, trace, cores=None, nodes=None, cores_per_node=None):
+    """``(vnodes, note)``: the site's vnodes in service; else ``nodes`` vnodes of ``cores_per_node`` cpus, one
+    per host; else one vnode of ``cores``, of the SWF header's MaxProcs or of the most cores the log shows in use
+    at once (as without ``--site``)."""
+    if site.vnodes:
+        return site.vnodes, "machine: {} vnodes of the site's pbsnodes.json, {:,} cpus".format(
+            len(site.vnodes), sum(int(vnode.amount("ncpus") or 0) for vnode in site.vnodes))
+    if nodes is not None and cores_per_node is not None:
+        vnodes = tuple(Vnode("node{}".format(number), "node{}".format(number), (("ncpus", cores_per_node),))
+                       for number in range(1, nodes + 1))
+        return vnodes, "machine: {} vnodes of {} cpus, one per host (--nodes)".format(nodes, cores_per_node)
+    cluster, note = machine_of(trace, cores)
+    return (Vnode("node1", "node1", (("ncpus", cluster.cores),)),), note + ", as one vnode"
+
+
+def site_notes(site):
+    """The report's lines on the site: the scheduler used, and what its files hold that is not modelled."""
+    return ("scheduler: the site's PBS (--site), its soft walltimes extended by PBS's rule, jobs killed at "
+            "their walltime",) + tuple(site.notes())

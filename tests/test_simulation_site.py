@@ -1,0 +1,87 @@
+"""simulate --site: the trace's jobs through the PBS scheduler model configured as the site's."""
+
+import json
+import os
+
+import pytest
+
+from replay.cli import main
+from replay.pbs.policy import FairsharePolicy, SchedulingPolicy
+from replay.pbs.vnodes import Vnode
+from replay.shared.predictors import resolve
+from replay.simulation.cluster import Cluster
+from replay.simulation.engine import SchedulerSettings, simulate_jobs
+from replay.simulation.site import SiteMachine, pbs_jobs, simulate_site
+from replay.traces.readers import read_trace
+from replay.traces.trace import Job
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUNDLED_PBS = os.path.join(REPO, "traces", "hpc2n-2002-accounting")
+BUNDLED_SWF = os.path.join(REPO, "traces", "HPC2N-2002-subset.swf")
+NEUTRAL_SITE = os.path.join(REPO, "tests", "data", "site", "neutral")
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    trace, _ = read_trace([BUNDLED_PBS], None, 100)
+    return [job for job in trace.jobs[:300] if job.ncpus <= 120]
+
+
+def one_vnode(cores):
+    return (Vnode("n1", "n1", (("ncpus", cores),)),)
+
+
+def test_the_plain_pbs_policy_schedules_as_the_built_in_scheduler(bundled):
+    """Strict ordering, one top job, fifo, no fuzzy windows on one vnode: the same starts as the core-pool
+    engine, job for job, planned with the users' walltimes."""
+    engine = simulate_jobs(bundled, resolve("user"), Cluster.of_cores(120), SchedulerSettings())
+    site = SiteMachine(SchedulingPolicy(strict_ordering=True, backfill_fuzzy_s=0), one_vnode(120), 600)
+    modelled = simulate_site(bundled, resolve("user"), site)
+    assert [(done.job.job_id, done.start_time) for done in modelled] == \
+        [(done.job.job_id, done.start_time) for done in engine]
+
+
+def test_predictions_are_what_the_scheduler_plans_with(bundled):
+    """The runjob soft walltime of each job is the predictor's (clairvoyant: its runtime within [1, walltime]),
+    and other soft walltimes give another schedule."""
+    site = SiteMachine(SchedulingPolicy(strict_ordering=True), one_vnode(120), 600)
+    clairvoyant = simulate_site(bundled, resolve("clairvoyant"), site)
+    assert all(done.soft_walltime_started_s == min(max(done.job.runtime_s, 1), done.job.walltime_s)
+               for done in clairvoyant if done.job.walltime_s)
+    user = simulate_site(bundled, resolve("user"), site)
+    assert [done.start_time for done in clairvoyant] != [done.start_time for done in user]
+
+
+def job(job_id, ncpus, nodes=None):
+    return Job(job_id, "u", 0, 10, 100, ncpus, nodes=nodes)
+
+
+def test_jobs_ask_for_chunks_the_machine_can_hold():
+    """A node count becomes one chunk per host when there are enough hosts; a job wider than every vnode
+    gets one chunk per cpu placed freely; otherwise one chunk."""
+    vnodes = tuple(Vnode("n{}".format(i), "n{}".format(i), (("ncpus", 4),)) for i in range(3))
+    wide, spread, plain, too_many = pbs_jobs([job("1", 8, 2), job("2", 6), job("3", 4), job("4", 8, 4)], vnodes)
+    assert (wide.chunks[0].count, wide.place.arrangement) == (2, "scatter")
+    assert (spread.chunks[0].count, spread.place.arrangement) == (6, "free")
+    assert (plain.chunks[0].count, plain.place.arrangement) == (1, "pack")
+    assert (too_many.chunks[0].count, too_many.place.arrangement) == (8, "free")
+
+
+def test_a_user_without_shares_never_runs_under_enforce_no_shares():
+    """Fairshare with no share for the unknown group: PBS runs none of their jobs, and neither does the model."""
+    policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="walltime"))
+    assert simulate_site([job("1", 1)], resolve("user"), SiteMachine(policy, one_vnode(4), 600)) == []
+
+
+def test_simulate_with_a_site_folder_from_a_real_server(tmp_path, capsys):
+    """--site with the folder exported from a real OpenPBS: the report names the site's scheduler."""
+    out, trace = tmp_path / "out.json", tmp_path / "first.swf"
+    with open(BUNDLED_SWF, encoding="utf-8") as swf:
+        lines = [line for line in swf if line.startswith(";")]
+    with open(BUNDLED_SWF, encoding="utf-8") as swf:
+        trace.write_text("".join(lines + [line for line in swf if not line.startswith(";")][:300]))
+    status = main(["simulate", str(trace), "--site", NEUTRAL_SITE, "--predictors", "user,v3", "--json", str(out)])
+    assert status == 0
+    report = json.loads(out.read_text())
+    assert any("the site's PBS" in note for note in report["notes"])
+    assert {row["predictor"] for row in report["tables"][0]["rows"]} == {"user", "v3"}

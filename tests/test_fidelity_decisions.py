@@ -9,7 +9,7 @@ from replay.fidelity.machine import SiteModel, site_model
 from replay.fidelity.records import read_records
 from replay.pbs.jobs import PbsJob
 from replay.pbs.placement import Machine
-from replay.pbs.policy import SchedulingPolicy
+from replay.pbs.policy import FairsharePolicy, SchedulingPolicy
 from replay.pbs.resources import Place, parse_select
 from replay.pbs.run import simulate_run
 from replay.pbs.vnodes import Vnode
@@ -155,3 +155,15 @@ def test_two_cycles_in_one_second(tmp_path):
     check = check_decisions(acc, site_model(None, acc))[-1]
     assert check.group.started == ("c.s", "d.s") and check.agrees and check.left_out
     assert check.model_started == ("c.s", "d.s")
+
+
+def test_fairshare_usage_replayed_from_the_logs(tmp_path):
+    """With fairshare, the usage at a decision is what the logs' runs accrued at the cycles PBS saw them
+    run (ncpus * walltime: 2 cpus from 100 to the submissions at 101 and 102; the stretch to the end lost)."""
+    lines = busy_log()
+    lines[2] = lines[2].replace("user=ana", "user=bob")
+    acc, _ = read(tmp_path, lines)
+    policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10))
+    site = site_model(None, acc)._replace(policy=policy)
+    state = check_decisions(acc, site)[1].state
+    assert state.fairshare.usage("ana") == 1 + 2 * 2 and state.fairshare.usage("bob") == 1

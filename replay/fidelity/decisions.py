@@ -183,7 +183,6 @@ class _FairshareReplay:
         """The usage as the scheduler knew it just before the record at ``order``."""
         while self.next < len(self.instants) and self.instants[self.next][1] < order:
             when, position = self.instants[self.next]
-            self.fairshare.decay(when)
             self.fairshare.sample(when, _running(self.sweep.at(position + 1), position + 1, when))
             self.next += 1
         return self.fairshare

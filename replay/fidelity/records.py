@@ -85,7 +85,7 @@ class JobRecord(NamedTuple):
     def run_at(self, order):
         """The run going on just before the record at ``order``, or None."""
         for run in self.runs:
-            if run.start_order < order and (run.end_order is None or run.end_order > order):
+            if run.start_order < order and (run.end_order is None or run.end_order >= order):
                 return run
         return None
 

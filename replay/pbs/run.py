@@ -130,8 +130,7 @@ def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks
     returns them."""
     current = tuple(sorted(running.values(), key=lambda item: (item.start, item.job.index)))
     if fairshare is not None:
-        fairshare.decay(now)
-        fairshare.sample(now, current)
+        fairshare.sample(now, current)  # accrues the running jobs' usage since the last cycle, then decays
     waiting = tuple(sorted(queued.values(), key=lambda job: job.index))
     decision = decide(policy, machine, State(now, current, waiting, fairshare))
     for job, start, _ in decision.top_jobs:

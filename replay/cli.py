@@ -11,7 +11,8 @@ exit status; its examples end its ``-h``.
 Exit status: 0 success; 1 some input lines were malformed (each reported on
 stderr as file:line: reason, skipped; the rest was used); 2 an error stopped
 the command (one line on stderr, never a traceback; no output file written);
-130 interrupted; 141 the reader of the output went away (``| head``),
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM), its worker processes stopped with it; 141 the reader
+of the output went away (``| head``),
 silently, as a tool killed by SIGPIPE. Any other exception is a bug: its
 traceback is shown, with a line asking to report it, and the status is 1
 (see predictor.cmdline.exits).
@@ -20,7 +21,7 @@ traceback is shown, with a line asking to report it, and the status is 1
 import argparse
 import sys
 
-from predictor.cmdline.exits import exit_status
+from predictor.cmdline.exits import exit_status, sigterm_raises
 from predictor.cmdline.parser import CommandParser, examples_epilog
 
 from .accuracy import command as accuracy
@@ -88,5 +89,6 @@ def main(argv=None):
             command, args = _parse(parser, argv)
         except SystemExit as done:  # -h printed the help, or a bad command line its one line
             return done.code
-        return command(args)
+        with sigterm_raises():  # SIGTERM stops a command as Ctrl-C does: its workers with it, status 143
+            return command(args)
     return exit_status(PROG, run)

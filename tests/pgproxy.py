@@ -2,8 +2,9 @@
 
 It forwards faithfully until told otherwise: then it drip-feeds the server's
 answer one byte at a time (valid messages, arriving very slowly), replaces
-the answer with a message type no client knows, or refuses new connections
-(accepts and closes at once). It counts the connections it accepted, so a
+the answer with a message type no client knows, swallows it ("silent": a server
+that no longer answers), or refuses new connections (accepts and closes at
+once). It counts the connections it accepted, so a
 test can see how many times a client tried.
 """
 
@@ -16,7 +17,8 @@ UNKNOWN_MESSAGE = b"X\x00\x00\x00\x04"
 
 
 class PgProxy:
-    """``127.0.0.1:port`` in front of ``upstream``; ``mode`` is "forward", "drip", "garble" or "refuse"."""
+    """``127.0.0.1:port`` in front of ``upstream``; ``mode`` is "forward", "drip", "garble", "silent" or
+    "refuse"."""
 
     def __init__(self, upstream=("127.0.0.1", 5432), drip_interval_s=0.2):
         self.upstream = upstream
@@ -67,6 +69,8 @@ class PgProxy:
                 data = source.recv(65536)
                 if not data:
                     break
+                if answers and self.mode == "silent":
+                    continue
                 if answers and self.mode == "garble":
                     sink.sendall(UNKNOWN_MESSAGE)
                 elif answers and self.mode == "drip":

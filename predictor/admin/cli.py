@@ -9,6 +9,7 @@ package's own errors is a bug: its traceback is shown (see predictor.cmdline.exi
 """
 
 import argparse
+import contextlib
 import os
 import re
 import signal
@@ -18,10 +19,11 @@ import urllib.parse
 
 from ..algorithms import DEFAULT_ALGORITHM, EVERY_ROW, PARAMETERS, REGISTRY, make_algorithm
 from ..cmdline.arguments import bounded, checked, duration, whole_number
-from ..cmdline.exits import exit_status
+from ..cmdline.exits import Terminated, exit_status, stop_on_sigterm
 from ..cmdline.files import migrations
 from ..cmdline.parser import CommandParser, examples_epilog
 from ..cmdline.rejects import RejectPrinter
+from ..db import CONNECT_TIMEOUT_S
 from ..durations import format_duration
 from ..errors import ConfigError, PredictorError
 from ..jobs import MAX_EPOCH
@@ -41,6 +43,16 @@ def _sql_dir_arg(text):
     if not migrations(text):
         raise argparse.ArgumentTypeError("{}: no schema files NNN_name.sql in it".format(text))
     return text
+
+
+def _add_timeouts(parser, statement_s):
+    """--connect-timeout and --statement-timeout: every wait on the server bounded, with a documented default."""
+    parser.add_argument("--connect-timeout", type=bounded(float, 1, 86400, "seconds"), default=CONNECT_TIMEOUT_S,
+                        metavar="SECONDS", help="seconds to connect and log in (default {})".format(
+                            CONNECT_TIMEOUT_S))
+    parser.add_argument("--statement-timeout", type=bounded(float, 1, 10 ** 6, "seconds"), default=statement_s,
+                        metavar="SECONDS", help="seconds each statement may take, lock waits included (default "
+                        "{:g})".format(statement_s))
 
 
 def _add_dsn(parser, who):
@@ -77,6 +89,7 @@ def _add_db(commands):
     _add_dsn(init, "the database owner")
     init.add_argument("--sql-dir", type=_sql_dir_arg,
                       help="directory of NNN_*.sql schema files (default: the installed ones)")
+    _add_timeouts(init, 600.0)
     init.set_defaults(func=_db_init)
     prune = db.add_parser("prune", help="delete completed jobs no predictor reads any more (safe from cron)",
                           description="delete completed jobs no predictor reads any more (safe from cron)",
@@ -90,6 +103,7 @@ def _add_db(commands):
                        help="keep every user's newest N jobs (default: 15, or the window of --config if larger)")
     prune.add_argument("--config", help="the hooks' config: keep at least its algorithm's window per user")
     prune.add_argument("--dry-run", action="store_true", help="count what would be deleted, delete nothing")
+    _add_timeouts(prune, 3600.0)
     prune.set_defaults(func=_db_prune)
 
 
@@ -113,6 +127,7 @@ def _add_ingest(commands):
                         help="processes that parse lines (0: parse in the main process; default: up to 4)")
     ingest.add_argument("--max-errors", type=whole_number(0, 10 ** 9), default=20, metavar="N",
                         help="malformed lines to show on stderr (default 20; all are counted)")
+    _add_timeouts(ingest, _INGEST_TIMEOUT_S)
     ingest.set_defaults(func=_ingest)
 
 
@@ -279,14 +294,16 @@ def _parameters(algorithm):
 
 def _db_init(args):
     _psycopg2()
+    stop_on_sigterm()
     from ..db.schema import init_schema
-    applied = init_schema(_require_dsn(args), args.sql_dir)
+    applied = init_schema(_require_dsn(args), args.sql_dir, args.statement_timeout, args.connect_timeout)
     print("applied schema versions " + ", ".join(map(str, applied)) if applied else "schema is up to date")
     return 0
 
 
 def _db_prune(args):
     _psycopg2()
+    stop_on_sigterm()
     from ..db.prune import DEFAULT_KEEP_PER_USER, prune
     keep = args.keep_per_user or DEFAULT_KEEP_PER_USER
     if args.config:
@@ -298,7 +315,7 @@ def _db_prune(args):
         if algorithm.window != EVERY_ROW:  # a time-window predictor is served by --older-than instead
             keep = max(keep, algorithm.window)
     before = int(time.time()) - args.older_than * 86400
-    count = prune(_require_dsn(args), before, keep, dry_run=args.dry_run)
+    count = prune(_require_dsn(args), before, keep, args.dry_run, args.statement_timeout, args.connect_timeout)
     print("{} {} completed job(s) that ended before {} and are not among their user's newest {}".format(
         "would delete" if args.dry_run else "deleted", count,
         time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(before)), keep))
@@ -314,27 +331,32 @@ def _ingest(args):
     if problem:  # before connecting: a cron job's wrong path is one line, whatever the database does
         raise PredictorError(problem)
     dsn = _require_dsn(args)
-    session_dsn(dsn, _INGEST_TIMEOUT_S, read_only=False)  # a malformed DSN stops here, even under --follow
+    session_dsn(dsn, args.statement_timeout, read_only=False)  # a malformed DSN stops here, even under --follow
 
     def warn(message):
         print("warning: " + message, file=sys.stderr, flush=True)
     rejects = RejectPrinter(args.max_errors)
-    ingester = Ingester(lambda: connect(dsn, _INGEST_TIMEOUT_S, read_only=False), args.chunk_lines,
+    ingester = Ingester(lambda: connect(dsn, args.statement_timeout, False, args.connect_timeout), args.chunk_lines,
                         on_reject=rejects, on_warning=warn, workers=args.workers)
     progress = ProgressBar("ingesting", unit="file")
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    stop_on_sigterm()
     started = time.monotonic()
     try:
         if args.follow:
             ingester.follow(args.paths, args.interval)
         else:
             ingester.ingest(args.paths, progress)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        progress.close()
-        ingester.close()
-        rejects.close()
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: what was committed stays, the next run resumes there
+        _close_ingest(progress, ingester, rejects)
+        how = "terminated (SIGTERM)" if isinstance(stop, Terminated) else "interrupted"
+        if not args.follow:  # a half load must not look like a whole one to cron: 130 or 143
+            print("{}: {} in {:.1f} s; what was loaded is committed, the next run goes on from there".format(
+                how, ingester.stats, time.monotonic() - started), file=sys.stderr)
+            raise
+        print("stopped, {}: {} in {:.1f} s".format(how, ingester.stats, time.monotonic() - started),
+              file=sys.stderr)  # a follower's normal end (systemctl stop): its usual status
+    else:
+        _close_ingest(progress, ingester, rejects)
         print("{} in {:.1f} s".format(ingester.stats, time.monotonic() - started), file=sys.stderr)
     stats = ingester.stats
     failed = stats.missing or stats.empty or stats.unreadable or stats.not_accounting
@@ -343,6 +365,25 @@ def _ingest(args):
 
 _INGEST_TIMEOUT_S = 600.0
 """The ingester's statement and lock timeout: a chunk's commit is never near it."""
+
+
+def _close_ingest(progress, ingester, rejects):
+    """Close the bar, the workers and the connection, and print the rejected lines' tail; a second Ctrl-C
+    meanwhile does not stop the clean-up."""
+    with _signals_held():
+        progress.close()
+        ingester.close()
+        rejects.close()
+
+
+@contextlib.contextmanager
+def _signals_held():
+    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _predict(args):

@@ -5,19 +5,53 @@ project's own errors (``predictor.errors.SoftwalltimeError``) -- is one line and
 its traceback is shown, then one line asking to report it, and the status is 1.
 """
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 import traceback
 
 from ..errors import SoftwalltimeError
 
-__all__ = ["exit_status", "BROKEN_PIPE_STATUS", "INTERRUPTED_STATUS"]
+__all__ = ["exit_status", "BROKEN_PIPE_STATUS", "INTERRUPTED_STATUS", "TERMINATED_STATUS", "Terminated",
+           "stop_on_sigterm", "sigterm_raises"]
 
 BROKEN_PIPE_STATUS = 128 + 13
 """What a shell reports for a tool killed by SIGPIPE."""
 
 INTERRUPTED_STATUS = 128 + 2
 """What a shell reports for a tool stopped by Ctrl-C (SIGINT)."""
+
+
+TERMINATED_STATUS = 128 + 15
+"""What a shell reports for a tool stopped by SIGTERM (kill, systemd, a batch system)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, as Ctrl-C raises KeyboardInterrupt: the same clean-up runs."""
+
+
+def _terminated(signum, frame):
+    raise Terminated()
+
+
+def stop_on_sigterm():
+    """From now on SIGTERM raises ``Terminated`` in the main thread (exit status 143 through ``exit_status``)."""
+    signal.signal(signal.SIGTERM, _terminated)
+
+
+@contextlib.contextmanager
+def sigterm_raises():
+    """SIGTERM raises ``Terminated`` inside the block (in the main thread), as it was before after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def exit_status(prog, run):
@@ -32,9 +66,10 @@ def exit_status(prog, run):
         return _error(prog, err)
     except OSError as err:  # one the readers did not expect: the system's word for it is the user's answer
         return _error(prog, "{}: {}".format(err.filename, err.strerror) if err.filename and err.strerror else err)
-    except KeyboardInterrupt:
-        sys.stderr.write("{}: interrupted\n".format(prog))
-        return INTERRUPTED_STATUS
+    except KeyboardInterrupt as err:
+        terminated = isinstance(err, Terminated)
+        sys.stderr.write("{}: {}\n".format(prog, "terminated (SIGTERM)" if terminated else "interrupted"))
+        return TERMINATED_STATUS if terminated else INTERRUPTED_STATUS
     except Exception:  # a bug: the traceback is what a report needs
         traceback.print_exc()
         sys.stderr.write("{}: internal error (a bug): please report it with the traceback above\n".format(prog))

@@ -28,10 +28,11 @@ COUNT_PRUNABLE = "SELECT count(*) FROM (" + _PRUNABLE + ") prunable"
 DELETE_PRUNABLE = "DELETE FROM completed_jobs WHERE job_id IN (" + _PRUNABLE + ")"
 
 
-def prune(dsn, before_epoch, keep_per_user, dry_run=False, timeout_s=3600.0):
-    """Delete (or with ``dry_run`` only count) the prunable rows; return how many."""
+def prune(dsn, before_epoch, keep_per_user, dry_run=False, timeout_s=3600.0, connect_timeout_s=None):
+    """Delete (or with ``dry_run`` only count) the prunable rows; return how many. ``timeout_s`` bounds the
+    statement, ``connect_timeout_s`` the connection (``db.sessions``)."""
     params = {"keep": keep_per_user, "before": before_epoch}
-    with session(dsn, timeout_s, read_only=dry_run) as conn, conn, conn.cursor() as cursor:
+    with session(dsn, timeout_s, dry_run, connect_timeout_s) as conn, conn, conn.cursor() as cursor:
         if dry_run:
             cursor.execute(COUNT_PRUNABLE, params)
             return cursor.fetchone()[0]

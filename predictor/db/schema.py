@@ -37,10 +37,11 @@ def check_sql_dir(directory):
     return directory
 
 
-def init_schema(dsn, directory=None, timeout_s=600.0):
-    """Apply pending schema files; return the versions applied (empty if up to date)."""
+def init_schema(dsn, directory=None, timeout_s=600.0, connect_timeout_s=None):
+    """Apply pending schema files; return the versions applied (empty if up to date). ``timeout_s`` bounds
+    each statement, ``connect_timeout_s`` the connection (``db.sessions``)."""
     schema_files = migrations(check_sql_dir(directory) if directory else find_sql_dir())
-    with session(dsn, timeout_s, read_only=False) as conn, conn, conn.cursor() as cursor:
+    with session(dsn, timeout_s, False, connect_timeout_s) as conn, conn, conn.cursor() as cursor:
         cursor.execute(_LOCK)
         applied = _applied_versions(cursor)
         pending = [(version, path) for version, path in schema_files if version not in applied]

@@ -12,12 +12,15 @@ import psycopg2.extensions
 
 from ..errors import ConfigError, DatabaseError
 from ..queries import APPLICATION_NAME
+from . import CONNECT_TIMEOUT_S
+from .guard import open_guarded
 
-__all__ = ["connect", "session", "session_dsn", "describe_error", "row_refused"]
+__all__ = ["connect", "session", "session_dsn", "describe_error", "row_refused", "CONNECT_TIMEOUT_S"]
 
 
-def session_dsn(dsn, timeout_s, read_only):
-    """``dsn`` plus this package's session settings (the caller's settings win)."""
+def session_dsn(dsn, timeout_s, read_only, connect_timeout_s=None):
+    """``dsn`` plus this package's session settings: ``timeout_s`` per statement and lock wait,
+    ``connect_timeout_s`` to connect (default: the DSN's connect_timeout, else ``CONNECT_TIMEOUT_S``)."""
     try:
         params = psycopg2.extensions.parse_dsn(dsn)
     except (psycopg2.ProgrammingError, TypeError):
@@ -32,23 +35,26 @@ def session_dsn(dsn, timeout_s, read_only):
     # Names are sent as UTF-8 whatever the database encoding, so the server, not
     # the client library, judges what it can store (a refusal is then per row).
     params["client_encoding"] = "UTF8"
-    params.setdefault("connect_timeout", str(max(2, int(timeout_s + 0.999))))
+    if connect_timeout_s is not None:
+        params["connect_timeout"] = str(max(2, int(connect_timeout_s + 0.999)))  # libpq's least is 2 s
+    params.setdefault("connect_timeout", str(CONNECT_TIMEOUT_S))
     return psycopg2.extensions.make_dsn(**params)
 
 
-def connect(dsn, timeout_s, read_only):
-    """A psycopg2 connection with the settings of ``session_dsn``; DatabaseError (one line) if refused."""
+def connect(dsn, timeout_s, read_only, connect_timeout_s=None):
+    """A psycopg2 connection with the settings of ``session_dsn`` whose every statement is bounded by
+    ``timeout_s`` and every wait interruptible (``guard``); DatabaseError (one line) if refused."""
     try:
-        return psycopg2.connect(session_dsn(dsn, timeout_s, read_only))
+        return open_guarded(session_dsn(dsn, timeout_s, read_only, connect_timeout_s), timeout_s)
     except psycopg2.Error as err:
         raise DatabaseError(describe_error(err)) from err
 
 
 @contextlib.contextmanager
-def session(dsn, timeout_s, read_only):
+def session(dsn, timeout_s, read_only, connect_timeout_s=None):
     """A connection for one piece of work: psycopg2's errors become one DatabaseError line, and the
     connection is closed at the end, whatever happened."""
-    conn = connect(dsn, timeout_s, read_only)
+    conn = connect(dsn, timeout_s, read_only, connect_timeout_s)
     try:
         yield conn
     except psycopg2.Error as err:

@@ -53,11 +53,9 @@ QUERY_TIMEOUT_S = 3600
 
 def connect(dsn):
     """A read-only REPEATABLE READ session; DatabaseError if the server cannot be reached."""
-    conn = sessions.connect(dsn, CONNECT_TIMEOUT_S, read_only=True)
+    conn = sessions.connect(dsn, QUERY_TIMEOUT_S, read_only=True, connect_timeout_s=CONNECT_TIMEOUT_S)
     try:
         conn.set_session(isolation_level=psycopg2.extensions.ISOLATION_LEVEL_REPEATABLE_READ, readonly=True)
-        with conn.cursor() as cursor:
-            cursor.execute("SET statement_timeout = %s", (QUERY_TIMEOUT_S * 1000,))
     except psycopg2.Error as err:
         conn.close()
         raise DatabaseError(describe_error(err)) from err

@@ -16,6 +16,7 @@ import gc
 import multiprocessing
 import os
 
+from ..shared.workers import worker_pool
 from .engine import simulate_run
 from .schedule import ScheduledRun
 
@@ -52,15 +53,10 @@ def in_processes(frame, predictors, cluster, settings, workers, progress):
     _INHERITED = (frame, predictors, cluster, settings, submitted)
     gc.freeze()  # the workers' collector then leaves the inherited objects alone: fewer pages copied
     try:
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        with worker_pool(workers, context) as pool:  # an interrupt or a failed run kills the others at once
             # All workers are forked at the first submission, before the progress bar starts its thread.
             futures = [pool.submit(_run, number) for number in range(len(predictors))]
-            try:
-                _wait(futures, submitted, len(frame.jobs) * len(predictors), progress)
-            except BaseException:
-                for future in futures:  # an interrupt or a failed run: start no other
-                    future.cancel()
-                raise
+            _wait(futures, submitted, len(frame.jobs) * len(predictors), progress)
             return {predictor.name: ScheduledRun(frame, future.result())
                     for predictor, future in zip(predictors, futures)}
     finally:

@@ -9,6 +9,7 @@ import os
 
 from predictor.cmdline.progress import ProgressBar
 
+from ..shared.workers import worker_pool
 from .cells import cell_result
 
 __all__ = ["default_jobs", "run_cells"]
@@ -37,16 +38,11 @@ def _here(work, progress):
 
 def _in_processes(work, jobs, progress):
     results = {}
-    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+    with worker_pool(jobs) as pool:  # an interrupt or a bug kills the running cells at once
         futures = {pool.submit(_cell_result, item): item[0] for item in work}
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                results[futures[future]] = future.result()
-                progress(len(results), len(work))
-        except BaseException:
-            for future in futures:  # an interrupt or a bug: start no other cell
-                future.cancel()
-            raise
+        for future in concurrent.futures.as_completed(futures):
+            results[futures[future]] = future.result()
+            progress(len(results), len(work))
     return results
 
 

@@ -21,7 +21,6 @@ damage), and every line goes through ``predictor.accounting.records``, the
 ingester's parser.
 """
 
-import concurrent.futures
 import os
 import re
 import sys
@@ -30,6 +29,7 @@ from typing import List, NamedTuple
 from predictor.accounting.records import completed_job, is_array_parent, parse_fields, parse_record, submit_time
 from predictor.errors import AccountingError
 
+from ..shared.workers import worker_pool
 from .files import raw_lines, whole_file
 
 __all__ = ["FileScan", "scan_file", "scans", "nodect"]
@@ -168,5 +168,5 @@ def scans(files, workers=None):
     if count < 2:
         yield from map(scan_file, files)
         return
-    with concurrent.futures.ProcessPoolExecutor(count) as pool:
+    with worker_pool(count) as pool:
         yield from pool.map(scan_file, files)

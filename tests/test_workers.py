@@ -1,0 +1,59 @@
+"""replay.shared.workers: simulate's and sweep's worker processes stop with the command, at once.
+
+A real run on the bundled accounting logs, stopped two seconds in: the
+command ends within seconds with 130 (Ctrl-C) or 143 (SIGTERM), one line, and
+none of its worker processes is left computing.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOGS = os.path.join(REPO, "traces", "hpc2n-2002-accounting")
+SWF = os.path.join(REPO, "traces", "HPC2N-2002-subset.swf")
+
+
+def children(pid):
+    """The processes ``pid`` started (Linux's /proc)."""
+    found = []
+    for task in os.listdir("/proc/{}/task".format(pid)):
+        with open("/proc/{}/task/{}/children".format(pid, task)) as stream:
+            found += [int(child) for child in stream.read().split()]
+    return found
+
+
+def alive(pid):
+    try:
+        with open("/proc/{}/stat".format(pid)) as stream:
+            return stream.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", LOGS, "--predictors", "v1,v2,v3", "--workers", "2", "--policy", "small-first"],
+    ["sweep", "--jobs", "2", "--predictors", "v1,v3", "--policy", "fifo,sjf", SWF],
+], ids=["simulate", "sweep"])
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_stop_ends_the_workers_at_once(argv, signum, status):
+    """Ctrl-C or SIGTERM stops the command and every worker within seconds, with 130 or 143 and one line."""
+    process = subprocess.Popen([sys.executable, "-m", "replay"] + argv, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=REPO))
+    deadline = time.monotonic() + 60
+    while len(children(process.pid)) < 2:
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.1)
+    workers = children(process.pid)
+    time.sleep(1)
+    sent = time.monotonic()
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert process.returncode == status and "Traceback" not in err, err
+    assert err.splitlines()[-1].endswith("interrupted" if signum == signal.SIGINT else "terminated (SIGTERM)")
+    assert took < 5 and not [pid for pid in workers if alive(pid)]

@@ -20,7 +20,8 @@ _FIGURES = (Column("figure", "figure"), Column("value", "value"), Column("detail
 _STATE = (Column("job", "job"), Column("state", "state"), Column("user", "user"), Column("queue", "queue"),
           Column("ncpus", "ncpus", "count"), Column("soft_walltime_s", "soft wt", "duration_s"),
           Column("walltime_s", "walltime", "duration_s"), Column("since", "eligible/start"),
-          Column("planned_end", "planned end"), Column("sort_value", "sort value"),
+          Column("planned_end", "planned end"), Column("top_job_start", "top job at"),
+          Column("sort_value", "sort value"),
           Column("pbs", "PBS"), Column("model", "model"), Column("reason", "model's reason"))
 
 
@@ -105,8 +106,9 @@ def disagreement(policy, check):
     state, decision = check.state, check.decision
     pbs, model = set(check.group.started), set(check.model_started)
     values = _sort_values(policy, state.queued, state.now, state.fairshare)
-    queued = [_job_row(job, "queued", job.eligible_time, None, values.get(job.name), job.name in pbs,
-                       job.name in model, decision.reasons.get(job.name))
+    tops = {job.name: start for job, start, _ in decision.top_jobs}
+    queued = [dict(_job_row(job, "queued", job.eligible_time, None, values.get(job.name), job.name in pbs,
+                            job.name in model, decision.reasons.get(job.name)), top_job_start=tops.get(job.name))
               for job in _ordered(policy, state.queued, state.now, state.fairshare)]
     running = [_job_row(item.job, "exiting" if item.exiting else "running", item.start,
                         state.now + EXITING_TIME_S if item.exiting else planned_end(item.job, item.start, state.now),
@@ -119,8 +121,8 @@ def disagreement(policy, check):
 def _job_row(job, status, since, end, value, by_pbs, by_model, reason):
     return {"job": job.name, "state": status, "user": job.user, "queue": job.queue,
             "ncpus": job.resource("ncpus"), "soft_walltime_s": job.soft_walltime_s, "walltime_s": job.walltime_s,
-            "since": since, "planned_end": end, "sort_value": value, "pbs": by_pbs, "model": by_model,
-            "reason": reason}
+            "since": since, "planned_end": end, "top_job_start": None, "sort_value": value, "pbs": by_pbs,
+            "model": by_model, "reason": reason}
 
 
 def _state_table(number, item):
@@ -129,6 +131,7 @@ def _state_table(number, item):
         rows.append((job["job"], job["state"], job["user"], job["queue"], job["ncpus"], job["soft_walltime_s"],
                      job["walltime_s"], _clock(job["since"])[11:],
                      None if job["planned_end"] is None else _clock(job["planned_end"])[11:],
+                     None if job["top_job_start"] is None else _clock(job["top_job_start"])[11:],
                      None if job["sort_value"] is None else "{:g}".format(job["sort_value"]),
                      "started" if job["pbs"] else "", "started" if job["model"] else "", job["reason"] or ""))
     title = "Disagreement {} at {} UTC{}: PBS started {}; the model started {}".format(
@@ -155,5 +158,6 @@ _LEGEND = (
     "decisions: instants the real server started jobs; agreeing: the model started the same set of jobs",
     "ambiguous: a job became eligible, or a job's process ended, that very second; see the documentation",
     "waits: start - eligible time (the release of a held job), real and replayed from the first submission",
-    "disagreement tables: queued jobs in the model's order, then running jobs with the ends PBS planned",
+    "disagreement tables: queued jobs in the model's order (top jobs with the start the model reserved), "
+    "then running jobs with the ends PBS planned",
 )

@@ -345,9 +345,12 @@ def _compare(model, situation):
 
 
 def _second_cycle(model, situation, part):
-    """The check of the starts ``part`` left, as a cycle of the same second after it (every end processed)."""
-    done = set(part.model_started)
-    started = tuple(model.running(job, situation.group.time, situation.allocations.get(job.name, allocation))
+    """The check of the starts ``part`` left, as a cycle of the same second after it (every end processed).
+
+    The jobs the first cycle started are not yet confirmed by their execution host, so they have no
+    start time yet: PBS's scheduler takes it as one second from now (``query_job``, throughput mode)."""
+    done, unconfirmed = set(part.model_started), situation.group.time + 1
+    started = tuple(model.running(job, unconfirmed, situation.allocations.get(job.name, allocation))
                     for job, allocation in part.decision.started)
     return _compare(model, situation._replace(
         group=situation.group._replace(started=tuple(name for name in situation.group.started if name not in done)),

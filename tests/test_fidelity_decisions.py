@@ -167,3 +167,18 @@ def test_fairshare_usage_replayed_from_the_logs(tmp_path):
     site = site_model(None, acc)._replace(policy=policy)
     state = check_decisions(acc, site)[1].state
     assert state.fairshare.usage("ana") == 1 + 2 * 2 and state.fairshare.usage("bob") == 1
+
+
+def test_second_cycle_sees_new_starts_one_second_later(tmp_path):
+    """In the second cycle of a second, the jobs the first started have no confirmed start: PBS takes it
+    as one second from now, so the top job X waits one second more and D (ending then) backfills."""
+    two = "(n1:ncpus=2)"
+    soft = "Resource_List.soft_walltime=00:00:0{}"
+    lines = [q("00:00", "a.s", 100, 100), q("00:00", "b.s", 100, 100), s("00:00", "a.s", 100, 100, 100, two),
+             s("00:00", "b.s", 100, 100, 100, two), q("00:01", "c.s", 101, 101, soft.format(3)),
+             q("00:02", "x.s", 102, 102).replace("ncpus=2", "ncpus=4"), q("00:03", "d.s", 103, 103, soft.format(4)),
+             e("00:10", "a.s", 100, 100, 100, 110, two), e("00:10", "b.s", 100, 100, 100, 110, two),
+             s("00:10", "c.s", 101, 101, 110, two), s("00:10", "d.s", 103, 103, 110, two)]
+    acc, _ = read(tmp_path, lines)
+    check = check_decisions(acc, site_model(None, acc)._replace(policy=STRICT))[-1]
+    assert check.group.started == ("c.s", "d.s") and check.agrees

@@ -62,9 +62,10 @@ def reserved_port(rng=random.SystemRandom()):
 class PrivateCluster:
     """One cluster: ``start``, ``stop``, ``restart``, ``freeze``/``thaw``, ``destroy``."""
 
-    def __init__(self):
+    def __init__(self, parent=None):
+        """A new cluster in a temporary directory under ``parent`` (default: the system's), not started."""
         self.port, self._port_lock = reserved_port()
-        self.root = tempfile.mkdtemp(prefix="swt_pg_")
+        self.root = tempfile.mkdtemp(prefix="swt_pg_", dir=parent)
         self.data = os.path.join(self.root, "data")
         shutil.chown(self.root, OS_USER)
         self._run("initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")

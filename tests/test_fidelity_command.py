@@ -62,3 +62,23 @@ def test_json_to_an_input_is_refused(tmp_path, capsys):
     path = log(tmp_path, busy_log())
     assert main(["fidelity", path, "--json", path]) == 2
     assert "overwrite the input" in capsys.readouterr().err
+
+
+def test_site_settings_not_modelled_are_named(tmp_path, capsys):
+    """A site folder's setting the model does not reproduce is named once in the table and listed in the JSON."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "qmgr.txt").write_text("set server max_run_soft = [u:PBS_GENERIC=1]\n")
+    out = tmp_path / "out.json"
+    assert main(["fidelity", log(tmp_path, busy_log()), "--site", str(site), "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.count("not modelled: server max_run_soft (qmgr.txt line 1)") == 1
+    document = json.loads(out.read_text())
+    assert document["not_modelled"] == ["server max_run_soft (qmgr.txt line 1)"]
+
+
+def test_bad_site_is_one_line_and_exit_2(tmp_path, capsys):
+    """A site folder that is not one: one line naming it, exit 2."""
+    assert main(["fidelity", log(tmp_path, busy_log()), "--site", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nowhere" in err[0]

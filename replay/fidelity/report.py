@@ -146,7 +146,7 @@ def fidelity_report(title, notes, fidelity, site, show):
     disagreements = [disagreement(site.policy, check) for check in fidelity.checks if not check.agrees]
     tables = (Table("figures", "Model against the real server", _FIGURES, _figure_rows(dict(values))),)
     tables += tuple(_state_table(number, item) for number, item in enumerate(disagreements[:show], 1))
-    all_notes = tuple(notes) + fidelity.notes + tuple("not modelled: " + name for name in site.not_modelled)
+    all_notes = tuple(notes) + fidelity.notes  # the site's notes name each setting not modelled
     if len(disagreements) > show:
         all_notes += ("{} disagreeing decisions, the first {} shown (--show N; all in --json)".format(
             len(disagreements), show),)

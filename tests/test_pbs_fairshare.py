@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from replay.pbs.fairshare import Fairshare
 from replay.pbs.formula import stored
 from replay.pbs.jobs import PbsJob
-from replay.pbs.order import job_order
+from replay.pbs.order import Walk, job_order
 from replay.pbs.policy import FairsharePolicy, SchedulingPolicy, ShareGroup
 from replay.pbs.resources import Place, parse_select
 
@@ -245,3 +245,20 @@ def test_charging_never_makes_an_entity_more_deserving(charges, charged, amount)
     fs.charge(charged, amount)
     ahead_after = {j.user for j in jobs if fs.deserving_key(j) < fs.deserving_key(job(9, user=charged))}
     assert ahead_before - {charged} <= ahead_after
+
+
+def test_walk_with_temporary_charges_as_seen_on_a_real_server():
+    """ben, ben, ana submitted in that order, equal shares: PBS ran ben, ana, ben in one cycle
+    (OpenPBS 23.06.06, fairshare_usage_res ncpus*walltime): the charge and re-sort after each run."""
+    policy = FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10,
+                             tree=(ShareGroup("fid_ana", 11, "root", 1), ShareGroup("fid_ben", 12, "root", 1)))
+    fs = Fairshare(policy)
+    jobs = [job(621, user="fid_ben"), job(622, user="fid_ben"), job(623, user="fid_ana")]
+    walk = Walk(SchedulingPolicy(fairshare=policy), jobs, 0, fs)
+    order = []
+    for _ in jobs:
+        picked = walk.next_job()
+        order.append(picked.index)
+        fs.charge_started(picked)
+        walk.resort(fs)
+    assert order == [621, 623, 622]

@@ -33,6 +33,8 @@ Ordering
     (a group with no share last). Within a cycle that usage includes a temporary charge for every job
     started or planned as a top job so far: ``fairshare_usage_res`` over the job's *requested*
     resources (``Resource_List``), so with the default ``cput`` (rarely requested) the charge is 0.
+    PBS sorts again after each such charge (seen on a real 23.06.06 server: with equal shares, jobs
+    submitted ben, ben, ana ran ben, ana, ben in one cycle).
 
 Formula values
     ``fairshare_perc`` is the share; ``fairshare_tree_usage`` the entity's usage relative to the root,

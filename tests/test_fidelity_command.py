@@ -82,3 +82,16 @@ def test_bad_site_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["fidelity", log(tmp_path, busy_log()), "--site", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nowhere" in err[0]
+
+
+def test_fairshare_factor_as_sort_value(tmp_path, capsys):
+    """With fairshare and no formula, a disagreement shows each queued job's fairshare_factor."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sched_config").write_text("fair_share: true ALL\nfairshare_usage_res: ncpus*walltime\n"
+                                       "unknown_shares: 10\n")
+    out = tmp_path / "out.json"
+    main(["fidelity", log(tmp_path, busy_log(third_started=False)), "--site", str(site), "--json", str(out)])
+    capsys.readouterr()
+    (item,) = json.loads(out.read_text())["disagreements"]
+    assert all(0 < job["sort_value"] <= 1 for job in item["queued"])

@@ -123,3 +123,9 @@ def test_a_run_is_exiting_once_its_process_ended(tmp_path):
                              e("00:07", "1.s", 100, 100, 100, 107)])
     run = acc.jobs[0].runs[0]
     assert run.used_s == 5 and not run.exiting_at(104) and run.exiting_at(105)
+
+
+def test_held_job_whose_q_states_its_qtime(tmp_path):
+    """A held job whose Q record gives etime = qtime is eligible at the later etime of its S record."""
+    acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100), s("00:30", "1.s", 100, 130, 131)])
+    assert acc.jobs[0].job.eligible_time == 130

@@ -5,8 +5,8 @@ what the scheduler knew of each job and *when*, as positions in the logs (``orde
 among all records read, in file and line order), so that the state at any instant can be rebuilt:
 
 * Q: the job enters the queue (its resources, place, user, group, project, queue, qtime).
-* Its eligible time is the Q record's ``etime``; a job submitted held has ``etime=0`` there, and becomes
-  eligible at its release: the ``etime`` of its S (or E) record.
+* Its eligible time is the Q record's ``etime``; a job submitted held has ``etime=0`` (or its ``qtime``)
+  there, and becomes eligible at its release: the later ``etime`` of its S (or E) record.
 * a: the manager's ``qalter`` (``Resource_List.soft_walltime=...``, ``walltime``, ``Priority``),
   applied from that record on; ``=UNSET`` unsets.
 * S: a run starts, on the vnodes its ``exec_vnode`` names; E (or R, a rerun) ends it.
@@ -246,8 +246,8 @@ class _Reader:
         draft = self._draft(record.job_id, fields)
         if draft is None:
             return
-        if not draft.etime:
-            draft.etime = _int(fields, "etime", 0)
+        if not draft.runs:
+            draft.etime = _released(draft.etime, _int(fields, "etime", 0))
         allocation = parse_exec_vnode(fields.get("exec_vnode", ""))
         draft.runs.append(Run(start, self.order, allocation))
         self.starts.append(StartRecord(start, self.order, record.job_id, _int(fields, "etime", 0)))
@@ -275,8 +275,8 @@ class _Reader:
             draft = self._running_before_the_logs(record.job_id, fields)
         if draft is None:
             return
-        if not draft.etime:
-            draft.etime = _int(fields, "etime", 0)
+        if not draft.runs:
+            draft.etime = _released(draft.etime, _int(fields, "etime", 0))
         if draft.runs and draft.runs[-1].end_order is None:
             used = fields.get("resources_used.walltime")
             draft.runs[-1] = draft.runs[-1]._replace(end=end, end_order=self.order,
@@ -307,6 +307,12 @@ class _Reader:
             jobs.append(JobRecord(_job(draft, index, eligible), draft.order, tuple(draft.runs), draft.deleted,
                                   tuple(draft.alterations)))
         return tuple(jobs)
+
+
+def _released(queued_etime, later_etime):
+    """The eligible time: the Q record's ``etime``, unless a later record of the job, before its first run,
+    states a later one (released from a hold after its Q record said ``etime=0`` or its ``qtime``)."""
+    return later_etime if later_etime and later_etime > queued_etime else queued_etime
 
 
 def _never_eligible(draft):

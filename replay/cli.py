@@ -21,21 +21,29 @@ traceback is shown, with a line asking to report it, and the status is 1
 import argparse
 import sys
 
-from predictor.cmdline.exits import exit_status, sigterm_raises
+from predictor.cmdline.exits import exit_status, missing_extra, sigterm_raises
 from predictor.cmdline.parser import CommandParser, examples_epilog
 
-from .accuracy import command as accuracy
-from .fidelity import command as fidelity
-from .simulation import command as simulate
-from .sweep import command as sweep
-from .traces import command as convert
+try:
+    from .accuracy import command as accuracy
+    from .fidelity import command as fidelity
+    from .simulation import command as simulate
+    from .sweep import command as sweep
+    from .traces import command as convert
+except ImportError as err:  # installed without the replay extra: main() says which to install
+    if missing_extra(err) is None:
+        raise
+    _MISSING = err
+else:
+    _MISSING = None
 
 __all__ = ["main", "build_parser", "with_command", "COMMANDS", "DEFAULT_COMMAND", "USAGE_EXAMPLES"]
 
 PROG = "python -m replay"
 DEFAULT_COMMAND = "accuracy"
 
-COMMANDS = {"accuracy": accuracy, "convert": convert, "simulate": simulate, "sweep": sweep, "fidelity": fidelity}
+COMMANDS = {} if _MISSING else {"accuracy": accuracy, "convert": convert, "simulate": simulate, "sweep": sweep,
+                                 "fidelity": fidelity}
 """Command name -> its module, in the order ``-h`` lists them."""
 
 USAGE_EXAMPLES = ("python -m replay traces/hpc2n-2002-accounting",
@@ -81,6 +89,8 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
 
     def run():
+        if _MISSING is not None:
+            raise _MISSING
         parser = build_parser()
         if not argv:
             parser.print_help(sys.stderr)

@@ -19,7 +19,7 @@ import urllib.parse
 
 from ..algorithms import DEFAULT_ALGORITHM, EVERY_ROW, PARAMETERS, REGISTRY, make_algorithm
 from ..cmdline.arguments import bounded, checked, duration, whole_number
-from ..cmdline.exits import Terminated, exit_status, stop_on_sigterm
+from ..cmdline.exits import Terminated, exit_status, sigterm_raises
 from ..cmdline.files import migrations
 from ..cmdline.parser import CommandParser, examples_epilog
 from ..cmdline.rejects import RejectPrinter
@@ -140,7 +140,8 @@ def _add_predict(commands):
                                                    "python -m predictor predict --user carol --walltime 48:00:00 "
                                                    "--algorithm tang --percentile 90 --window-days 30"))
     _add_dsn(predict, "a role in softwalltime_reader")
-    predict.add_argument("--user", required=True, help="the job owner's user name, as in the accounting log")
+    predict.add_argument("--user", required=True, type=checked(_name),
+                         help="the job owner's user name, as in the accounting log")
     predict.add_argument("--walltime", required=True, type=duration, help="[[HH:]MM:]SS, at least 1 s")
     _add_algorithm(predict)
     predict.add_argument("--submit-time", type=whole_number(0, MAX_EPOCH, "epoch seconds"),
@@ -219,8 +220,15 @@ def _add_doctor(commands):
 
 
 def _name(text):
+    """A user or queue name: not empty, and text (a name the terminal could not decode never matches a
+    name PBS recorded, and the database would refuse it)."""
     if not text.strip():
         raise ValueError("must not be empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("{!r}: not valid UTF-8 (check the terminal's locale)".format(
+            text.encode("utf-8", "surrogateescape"))) from None
     return text
 
 
@@ -294,7 +302,6 @@ def _parameters(algorithm):
 
 def _db_init(args):
     _psycopg2()
-    stop_on_sigterm()
     from ..db.schema import init_schema
     applied = init_schema(_require_dsn(args), args.sql_dir, args.statement_timeout, args.connect_timeout)
     print("applied schema versions " + ", ".join(map(str, applied)) if applied else "schema is up to date")
@@ -303,7 +310,6 @@ def _db_init(args):
 
 def _db_prune(args):
     _psycopg2()
-    stop_on_sigterm()
     from ..db.prune import DEFAULT_KEEP_PER_USER, prune
     keep = args.keep_per_user or DEFAULT_KEEP_PER_USER
     if args.config:
@@ -339,7 +345,6 @@ def _ingest(args):
     ingester = Ingester(lambda: connect(dsn, args.statement_timeout, False, args.connect_timeout), args.chunk_lines,
                         on_reject=rejects, on_warning=warn, workers=args.workers)
     progress = ProgressBar("ingesting", unit="file")
-    stop_on_sigterm()
     started = time.monotonic()
     try:
         if args.follow:
@@ -458,6 +463,10 @@ def _doctor(args):
 def main(argv=None):
     """Run one command; returns the exit status."""
     def run():
-        args = build_parser().parse_args(argv)
-        return args.func(args)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as done:  # -h printed the help, or a bad command line its one line
+            return done.code
+        with sigterm_raises():  # SIGTERM stops a command as Ctrl-C does (status 143), its clean-up run
+            return args.func(args)
     return exit_status(PROG, run)

@@ -9,6 +9,7 @@ import argparse
 import math
 
 from ..durations import parse_duration
+from ..jobs import MAX_INT32
 
 __all__ = ["checked", "bounded", "whole_number", "duration"]
 
@@ -50,9 +51,12 @@ def _positive_duration(text):
     seconds = parse_duration(text)
     if seconds < 1:
         raise ValueError("must be at least 1 second, not {!r}".format(text))
+    if seconds > MAX_INT32:
+        raise ValueError("must be at most {} s (68 years, the largest duration PBS records), not {!r}".format(
+            MAX_INT32, text[:30]))
     return seconds
 
 
 duration = checked(_positive_duration)
-"""An argparse type: a PBS duration ``[[HH:]MM:]SS`` of at least 1 s (a walltime of 0 means nothing to PBS)."""
+"""An argparse type: a PBS duration ``[[HH:]MM:]SS`` of 1 s (a walltime of 0 means nothing to PBS) to 2^31 - 1 s."""
 

@@ -15,7 +15,7 @@ import traceback
 from ..errors import SoftwalltimeError
 
 __all__ = ["exit_status", "BROKEN_PIPE_STATUS", "INTERRUPTED_STATUS", "TERMINATED_STATUS", "Terminated",
-           "stop_on_sigterm", "sigterm_raises"]
+           "sigterm_raises", "missing_extra"]
 
 BROKEN_PIPE_STATUS = 128 + 13
 """What a shell reports for a tool killed by SIGPIPE."""
@@ -36,11 +36,6 @@ def _terminated(signum, frame):
     raise Terminated()
 
 
-def stop_on_sigterm():
-    """From now on SIGTERM raises ``Terminated`` in the main thread (exit status 143 through ``exit_status``)."""
-    signal.signal(signal.SIGTERM, _terminated)
-
-
 @contextlib.contextmanager
 def sigterm_raises():
     """SIGTERM raises ``Terminated`` inside the block (in the main thread), as it was before after it."""
@@ -54,8 +49,23 @@ def sigterm_raises():
         signal.signal(signal.SIGTERM, previous)
 
 
+_EXTRAS = {"numpy": "pbs-softwalltime[replay]", "pandas": "pbs-softwalltime[replay]",
+           "matplotlib": "pbs-softwalltime[replay]", "psycopg2": "pbs-softwalltime[admin]"}
+"""A module another package provides -> what installs it with pbs-softwalltime."""
+
+
+def missing_extra(err):
+    """The one line for an ImportError of a module an extra installs (None for any other: a bug)."""
+    name = (getattr(err, "name", None) or "").split(".")[0]
+    if name not in _EXTRAS:
+        return None
+    return "this command needs {0}, which is not installed: pip install '{1}' (or your distribution's " \
+           "python3-{0})".format(name, _EXTRAS[name])
+
+
 def exit_status(prog, run):
     """``run()``'s exit status; ``prog`` names the command line in the one line of an error."""
+    _tolerant_streams()
     try:
         status = run()
         sys.stdout.flush()
@@ -66,18 +76,37 @@ def exit_status(prog, run):
         return _error(prog, err)
     except OSError as err:  # one the readers did not expect: the system's word for it is the user's answer
         return _error(prog, "{}: {}".format(err.filename, err.strerror) if err.filename and err.strerror else err)
+    except ImportError as err:
+        if missing_extra(err) is None:
+            return _bug(prog)
+        return _error(prog, missing_extra(err))
     except KeyboardInterrupt as err:
         terminated = isinstance(err, Terminated)
         sys.stderr.write("{}: {}\n".format(prog, "terminated (SIGTERM)" if terminated else "interrupted"))
         return TERMINATED_STATUS if terminated else INTERRUPTED_STATUS
     except Exception:  # a bug: the traceback is what a report needs
-        traceback.print_exc()
-        sys.stderr.write("{}: internal error (a bug): please report it with the traceback above\n".format(prog))
-        return 1
+        return _bug(prog)
+
+
+def _bug(prog):
+    traceback.print_exc()
+    sys.stderr.write("{}: internal error (a bug): please report it with the traceback above\n".format(prog))
+    return 1
+
+
+def _tolerant_streams():
+    """A path or name that is not UTF-8 (undecodable bytes, kept as surrogates) goes out as its bytes on
+    stdout, and as ``\\xff`` in a message, instead of failing the command at its last line."""
+    for stream, errors in ((sys.stdout, "surrogateescape"), (sys.stderr, "backslashreplace")):
+        try:
+            stream.reconfigure(errors=errors)
+        except (AttributeError, ValueError, OSError):  # not a text file the interpreter opened
+            pass
 
 
 def _error(prog, message):
-    sys.stderr.write("{}: error: {}\n".format(prog, message))
+    text = "{}: error: {}\n".format(prog, message)
+    sys.stderr.write(text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
     return 2
 
 

@@ -102,9 +102,12 @@ def check_targets(targets, inputs=()):
 
 
 def check_outputs(outputs, inputs=()):
-    """``CheckedOutputs`` of ``outputs`` (an ``OutputPaths``) and the command's ``inputs``, before any work."""
+    """``CheckedOutputs`` of ``outputs`` (an ``OutputPaths``) and the command's ``inputs``, before any work;
+    ``--plot`` needs matplotlib (an ImportError the command lines turn into one line naming the extra)."""
     inputs = inputs if isinstance(inputs, InputFiles) else InputFiles(inputs)
     found = check_targets(outputs.targets(), inputs)
+    if outputs.plot:
+        import matplotlib  # noqa: F401 -- missing, it is one line naming the extra now, not after the work
     return CheckedOutputs(outputs, {target.label: target for target in found}, inputs)
 
 
@@ -239,7 +242,8 @@ class OutputFiles:
 
 
 def _text(binary):
-    return {} if binary else {"encoding": "utf-8", "newline": ""}
+    """Text files are UTF-8; a name that was not (a file name's undecodable bytes) is written back as it was."""
+    return {} if binary else {"encoding": "utf-8", "errors": "surrogateescape", "newline": ""}
 
 
 def _keep_mode(temporary, final):

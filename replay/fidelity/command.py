@@ -7,6 +7,7 @@ docs/fidelity.md.
 from predictor.cmdline.arguments import whole_number
 from predictor.cmdline.outputs import OutputPaths, check_outputs, publish
 from predictor.cmdline.rejects import RejectPrinter
+from predictor.ingest.paths import nothing_to_load
 
 from ..shared.errors import TraceError
 
@@ -41,6 +42,9 @@ def run(args):
     from .records import read_records
     from .report import fidelity_report
     outputs = check_outputs(OutputPaths(json=args.json), args.paths + ([args.site] if args.site else []))
+    problem = nothing_to_load(args.paths)  # an SWF trace, a missing or empty path: one line, as ingest says it
+    if problem:
+        raise TraceError(problem)
     rejects = RejectPrinter(args.max_errors)
     try:
         accounting = read_records(args.paths, rejects)

@@ -170,12 +170,20 @@ def _write_array(args, cells, settings):
     return 0
 
 
+def checked_traces(paths):
+    """The TRACE arguments as the grid's traces axis; UsageError names what is wrong (a trace given twice)."""
+    try:
+        return parse_values("traces", paths)
+    except ValueError as err:
+        raise UsageError("TRACE: {}".format(err)) from None
+
+
 def _run_grid(args):
     if args.pbs is None and _given(args, _PBS_ONLY):
         raise UsageError("{}: only with --pbs DIR".format(" ".join(_given(args, _PBS_ONLY))))
     settings = _settings(args)
     from_file = read_grid_file(args.grid) if args.grid else {}
-    traces = parse_values("traces", args.paths) if args.paths else None
+    traces = checked_traces(args.paths) if args.paths else None
     grid = grid_of(from_file, {"traces": traces, "policy": args.policy, "backfill_depth": args.backfill_depth,
                                "extension": args.extension, "predictors": args.predictors})
     inputs = list(grid["traces"]) + ([args.grid] if args.grid else [])

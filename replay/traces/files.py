@@ -13,7 +13,8 @@ import gzip
 import os
 import zlib
 
-from predictor.accounting.logfile import directory_logs, open_log
+from predictor.accounting.logfile import LogFile, directory_logs, open_log
+from predictor.ingest.paths import looks_like_swf
 
 from ..shared.errors import TraceError
 
@@ -22,6 +23,10 @@ __all__ = ["raw_lines", "whole_file", "accounting_files", "collection_paused"]
 
 _DAMAGED = (EOFError, zlib.error, gzip.BadGzipFile)
 """What reading a damaged compressed file raises (BadGzipFile is an OSError: catch it first)."""
+
+
+_BOM = b"\xef\xbb\xbf"
+"""The byte-order mark an editor on Windows puts before the first line: not part of it."""
 
 
 def _unreadable(path, err):
@@ -34,7 +39,7 @@ def raw_lines(path, on_reject):
     try:
         with open_log(path) as stream:
             for line_no, raw in enumerate(stream, 1):
-                yield line_no, raw.rstrip(b"\r\n")
+                yield line_no, (raw[len(_BOM):] if line_no == 1 and raw.startswith(_BOM) else raw).rstrip(b"\r\n")
     except _DAMAGED as err:
         on_reject(path, line_no + 1, "file unreadable from here on (damaged compression: {})".format(err))
     except OSError as err:
@@ -45,7 +50,8 @@ def whole_file(path):
     """The (decompressed) bytes of ``path``; None if its compression is damaged: ``raw_lines`` says where."""
     try:
         with open_log(path) as stream:
-            return stream.read()
+            data = stream.read()
+            return data[len(_BOM):] if data.startswith(_BOM) else data
     except _DAMAGED:
         return None
     except OSError as err:
@@ -53,7 +59,8 @@ def whole_file(path):
 
 
 def accounting_files(paths, stats):
-    """Files as given; a directory gives its ``YYYYMMDD[.gz]`` files in name order."""
+    """Files as given, a directory's ``YYYYMMDD[.gz]`` files in name order; those that are SWF traces are left
+    out and counted in ``stats.swf_files`` (the ingester's rule: one note, not a rejected line per job)."""
     files = []
     for path in paths:
         if not os.path.isdir(path):
@@ -62,7 +69,9 @@ def accounting_files(paths, stats):
         logs, ignored = directory_logs(path)
         stats.ignored_files += ignored
         files.extend(logs)
-    return files
+    swf = {path for path in files if os.path.isfile(path) and looks_like_swf(LogFile(path))}
+    stats.swf_files += len(swf)
+    return [path for path in files if path not in swf]
 
 
 @contextlib.contextmanager

@@ -223,7 +223,8 @@ def _read_header(text, header):
     if key in _HEADER_INTEGERS:
         if not _INTEGER.fullmatch(value) or len(value) > 30 or abs(int(value)) > _MAX_VALUE:
             raise ValueError("header {}: not an integer in range: {!r}".format(key, value[:20]))
-        header[key] = int(value)
+        if int(value) > 0 or key == "UnixStartTime":  # SWF writes -1 (or 0) for a size it does not know
+            header[key] = int(value)
 
 
 def _procs_per_node(header):

@@ -41,7 +41,7 @@ class ReadStats:
     """Counters of one read. ``skipped`` counts jobs that never ran, by reason."""
 
     COUNTERS = ("files", "lines", "rejected", "incomplete", "reruns", "array_subjobs", "replaced", "ignored_files",
-                "extra_fields", "extra_queue_names")
+                "swf_files", "extra_fields", "extra_queue_names")
 
     def __init__(self):
         for name in self.COUNTERS:
@@ -64,6 +64,8 @@ class ReadStats:
             (self.array_subjobs, "job-array subjobs (each one a job)"),
             (self.replaced, "E records of a job id already ended (the later one is used)"),
             (self.ignored_files, "files in log directories not named YYYYMMDD (ignored)"),
+            (self.swf_files, "SWF traces among the accounting logs (skipped; python -m replay reads an SWF trace "
+                             "named alone)"),
         )
         notes += ["{} {}".format(count, text) for count, text in optional if count]
         if self.extra_fields:

@@ -30,3 +30,20 @@ def test_draws_on_a_pseudo_terminal():
             shown += terminal.read(65536)  # before the slave closes: Linux drops what is unread then
         shown = shown.decode()
     assert shown.startswith("\rreplay: ") and "/10 [" in shown and shown.endswith("\r")
+
+
+def test_the_waits_of_a_replay_report_their_progress():
+    """Reading a trace (by bytes, PBS logs and SWF) and the small/large classification (by job) move a bar
+    with the work, to its end: the stages that were silent for minutes on long logs."""
+    import os
+
+    from replay.classification.table import classification_table
+    from replay.traces.readers import load_trace
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "traces")
+    for path in ("hpc2n-2002-accounting", "HPC2N-2002-subset.swf"):
+        seen = []
+        trace = load_trace([os.path.join(root, path)], on_progress=lambda done, total: seen.append((done, total)))
+        assert len(seen) >= 2 and seen[-1][0] <= seen[-1][1] and seen[-1][0] >= seen[0][0], path
+    seen = []
+    classification_table(trace.jobs, lambda done, total: seen.append((done, total)))
+    assert [done for done, _ in seen] == list(range(0, len(trace.jobs), 1000)) and seen[0][1] == len(trace.jobs)

@@ -37,8 +37,9 @@ def _screen(stream):
 class ProgressBar:
     """``bar(done, total)`` moves the bar to ``done`` of ``total``; ``close()`` clears it. Silent unless a TTY."""
 
-    def __init__(self, label, stream=None, unit="it"):
+    def __init__(self, label, stream=None, unit="it", unit_scale=False):
         self.stream = sys.stderr if stream is None else stream
+        self.unit_scale = unit_scale  # 12.3M rather than 12345678, for bytes
         self._tqdm = _tqdm() if _is_terminal(self.stream) else None
         self.enabled = self._tqdm is not None
         self.label = label
@@ -51,7 +52,7 @@ class ProgressBar:
         if self._bar is None:
             columns, lines = _screen(self.stream)
             self._bar = self._tqdm(total=total, desc=self.label, unit=self.unit, file=self.stream, leave=False,
-                             ncols=columns, nrows=lines)
+                                   ncols=columns, nrows=lines, unit_scale=self.unit_scale)
         self._bar.update(done - self._bar.n)
 
     def close(self):

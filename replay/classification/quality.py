@@ -54,8 +54,9 @@ class Quality(NamedTuple):
         return (self.true_small + self.true_large) / counted if counted else None
 
 
-def classify_log(jobs, week_s=WEEK_S, seed=0):
-    """Each ``LoggedJob``'s ``Classification``, in the order given."""
+def classify_log(jobs, week_s=WEEK_S, seed=0, on_progress=None):
+    """Each ``LoggedJob``'s ``Classification``, in the order given; ``on_progress(jobs done, jobs)`` every
+    thousand jobs."""
     order = sorted(range(len(jobs)), key=lambda index: (jobs[index].submit_time, index))
     if not order:
         return []
@@ -68,7 +69,9 @@ def classify_log(jobs, week_s=WEEK_S, seed=0):
                   key=lambda index: (learned_at[index], index))
     classifier = SizeClassifier(jobs[order[0]].submit_time, week_s, seed)
     results, learned = [None] * len(jobs), 0
-    for index in order:
+    for done, index in enumerate(order):
+        if on_progress is not None and done % 1000 == 0:
+            on_progress(done, len(order))
         job = jobs[index]
         while learned < len(ends) and learned_at[ends[learned]] <= job.submit_time:
             done = ends[learned]

@@ -8,6 +8,7 @@ the log's completions.
 
 from statistics import median
 
+from predictor.cmdline.progress import ProgressBar
 from predictor.cmdline.tables import Column, Table, column_legend
 
 from .quality import LoggedJob, classify_log, quality_of
@@ -52,10 +53,10 @@ def logged_jobs(jobs):
             for job in jobs]
 
 
-def classification_table(jobs):
-    """The one-row ``Table`` of the classifier's quality over the trace ``jobs``."""
+def classification_table(jobs, on_progress=None):
+    """The one-row ``Table`` of the classifier's quality over the trace ``jobs``; ``on_progress(done, jobs)``."""
     logged = logged_jobs(jobs)
-    classifications = classify_log(logged)
+    classifications = classify_log(logged, on_progress=on_progress)
     quality = quality_of(classifications, [job.runtime_s for job in logged])
     counted = sum(quality)
     dividers = [verdict.divider_s for verdict in classifications if verdict.divider_s is not None]
@@ -72,5 +73,9 @@ def _share(count, total):
 
 def with_classification(report, jobs):
     """``report`` with the classification table of ``jobs`` added, and its legend lines."""
-    table = classification_table(jobs)
+    progress = ProgressBar("classifying small/large", unit="job")  # on a terminal only: minutes on long logs
+    try:
+        table = classification_table(jobs, progress)
+    finally:
+        progress.close()
     return report._replace(tables=report.tables + (table,), legend=report.legend + column_legend([table], LEGEND))

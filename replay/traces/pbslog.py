@@ -27,6 +27,7 @@ epoch fields, never the timestamp).
 
 import functools
 import itertools
+import os
 import sys
 import time
 
@@ -180,23 +181,33 @@ def _count_left_in_flight(state):
             state.stats.incomplete += 1
 
 
-def read_accounting(paths, stats, on_reject, workers=None):
+def read_accounting(paths, stats, on_reject, workers=None, on_progress=None):
     """Read accounting files and ``YYYYMMDD`` directories into a ``Trace``.
 
     The files are scanned (``pbsscan``) by up to ``workers`` processes (None:
     one per CPU when there is enough to read, 0: in this process); their
     events are replayed here in file order, so the result and the order of
-    the reports do not depend on ``workers``.
+    the reports do not depend on ``workers``. ``on_progress(bytes done, bytes)`` after each file.
     """
     state = _LogState(stats)
     files = accounting_files(paths, stats)
+    sizes = [_size(path) for path in files]
     with collection_paused():
-        for path, scan in zip(files, scans(files, workers)):
+        for number, (path, scan) in enumerate(zip(files, scans(files, workers))):
             _replay_events(state, path, scan, on_reject)
+            if on_progress is not None:
+                on_progress(sum(sizes[:number + 1]), sum(sizes))
     _count_left_in_flight(state)
     # Submission order; at one submit time, the order the log first mentions the jobs.
     ordered = sorted(state.jobs.values(), key=lambda entry: (entry[1].submit_time, entry[0]))
     return Trace([job for _, job in ordered], "pbs", tuple(paths), stats)
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 RECORD_ORDER = {"Q": 0, "S": 1, "D": 2, "E": 3}

@@ -14,6 +14,7 @@ import itertools
 import os
 import re
 
+from predictor.cmdline.progress import ProgressBar
 from predictor.cmdline.rejects import RejectPrinter
 
 from ..shared.errors import TraceError
@@ -75,17 +76,18 @@ def _check_paths(paths, fmt):
     return formats[0]
 
 
-def load_trace(paths, fmt="auto", on_reject=None):
-    """Read ``paths`` (PBS log files/directories, or one SWF file) into a ``Trace``."""
+def load_trace(paths, fmt="auto", on_reject=None, on_progress=None):
+    """Read ``paths`` (PBS log files/directories, or one SWF file) into a ``Trace``; ``on_progress(bytes done,
+    bytes)`` as the reading goes."""
     paths = tuple(paths)
     source_format = _check_paths(paths, fmt)
     stats = ReadStats()
     on_reject = on_reject or (lambda path, line_no, message: None)
     if source_format == "swf":
-        trace = swf.read_swf(paths[0], stats, on_reject)
+        trace = swf.read_swf(paths[0], stats, on_reject, on_progress)
     else:
         from . import pbslog  # its worker pool and the accounting parser are only needed for PBS logs
-        trace = pbslog.read_accounting(paths, stats, on_reject)
+        trace = pbslog.read_accounting(paths, stats, on_reject, on_progress=on_progress)
     if not trace.jobs:
         raise TraceError("no job that ran in {}: {}".format(", ".join(paths), "; ".join(stats.notes(0))))
     return trace
@@ -95,8 +97,10 @@ def read_trace(paths, fmt="auto", max_errors=20):
     """``(trace, rejects)`` of ``paths``: the first ``max_errors`` malformed lines shown on stderr by ``rejects``
     (a ``RejectPrinter``), which counts them all."""
     rejects = RejectPrinter(max_errors)
+    progress = ProgressBar("reading", unit="B", unit_scale=True)  # drawn on a terminal only
     try:
-        trace = load_trace(paths, fmt, rejects)
+        trace = load_trace(paths, fmt, rejects, progress)
     finally:
+        progress.close()
         rejects.close()
     return trace, rejects

@@ -286,19 +286,19 @@ def read_swf_lines(path, stats, on_reject):
     return _trace(path, jobs, stats, header)
 
 
-def read_swf(path, stats, on_reject):
+def read_swf(path, stats, on_reject, on_progress=None):
     """Read one SWF file into a ``Trace`` (jobs in submission order).
 
     numpy reads the plainly well-formed job lines of the whole file at once
     (``swfscan``); the other lines are read one by one, as ``read_swf_lines``
     reads them all, in file order, so headers, extra fields and errors come
-    out the same.
+    out the same. ``on_progress(bytes done, bytes)`` as the scan goes.
     """
     data = whole_file(path)
     if data is None:
         return read_swf_lines(path, stats, on_reject)
     with collection_paused():
-        scan = swfscan.scan_lines(data, _USED, _MAX_VALUE)
+        scan = swfscan.scan_lines(data, _USED, _MAX_VALUE, on_progress=on_progress)
         stats.files += 1
         stats.lines += len(scan.starts)
         header, careful, node_sizes = {}, [], [(-1, None)]

@@ -126,17 +126,22 @@ def _scan_block(data, begin, end, columns, max_value):
     return Scan(starts, ends, candidates[in_range], values[in_range], np.flatnonzero(careful))
 
 
-def scan_lines(data, columns, max_value, block_size=_BLOCK_SIZE):
+def scan_lines(data, columns, max_value, block_size=_BLOCK_SIZE, on_progress=None):
     """The ``Scan`` of SWF text ``data`` (bytes): ``columns`` (0-based fields) read as integers.
 
     A line with a value in those columns beyond ``max_value`` either way goes to the careful reader.
+    ``on_progress(bytes done, bytes)`` after each block.
     """
     scans, lines = [], 0
     for begin, end in _blocks(data, block_size):
+        if on_progress is not None:
+            on_progress(begin, len(data))
         block = _scan_block(data, begin, end, columns, max_value)
         scans.append(block._replace(starts=block.starts + begin, ends=block.ends + begin, fast=block.fast + lines,
                                     careful=block.careful + lines))
         lines += len(block.starts)
+    if on_progress is not None:
+        on_progress(len(data), len(data))
     if not scans:
         empty = np.zeros(0, dtype=np.int64)
         return Scan(empty, empty, empty, np.zeros((0, len(columns)), dtype=np.int64), empty)

@@ -274,6 +274,10 @@ MAX_ALTERNATIVES = 8
 MAX_UNSURE = 3
 """Up to this many same-second ends are tried in every combination; more: all or none."""
 
+MAX_READINGS = 64
+"""At most this many readings of one second are asked, likeliest first (a bound on the time one
+decision takes on a busy log)."""
+
 
 def _eligible_readings(group, queued):
     """``(left_out, queued jobs)`` to try: all, then without the last same-second jobs, one more each time."""
@@ -327,7 +331,7 @@ def _compare(model, situation):
     group, first, split = situation.group, None, None
     ambiguous = bool(situation.unsure_exiting or situation.ended_now) or any(
         job.eligible_time == group.time and job.name not in group.started for job in situation.queued)
-    for changes, running, queued in _readings(situation):
+    for changes, running, queued in itertools.islice(_readings(situation), MAX_READINGS):
         state, decision, started = _ask(model, situation, running, queued)
         agrees = sorted(started) == sorted(group.started)
         check = DecisionCheck(group, started, agrees, ambiguous, changes, state, decision)

@@ -14,6 +14,7 @@ import pytest
 from conftest import admin_execute, dsn_for
 
 from predictor.db.schema import init_schema
+from predictor.errors import PredictorError
 from predictor.ingest.ingester import Ingester, expand_paths
 
 
@@ -189,6 +190,22 @@ def test_follow_picks_up_growth_and_new_files(conn, tmp_path):
     ingester = Ingester(conn)
     ingester.follow([str(tmp_path)], interval_s=0, should_stop=lambda: len(passes) >= 3, sleep=sleep)
     assert [r[0] for r in rows(conn)] == ["1.svr", "2.svr", "3.svr"]
+
+
+def test_follow_summary_counts_each_file_once(conn, tmp_path):
+    """However many passes read a growing file, the summary counts it as one file."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr"))
+    passes = []
+
+    def sleep(_seconds):
+        passes.append(1)
+        with log.open("a") as grown:
+            grown.write(e_line("{}.svr".format(len(passes) + 1)))
+
+    ingester = Ingester(conn)
+    ingester.follow([str(tmp_path)], interval_s=0, should_stop=lambda: len(passes) >= 5, sleep=sleep)
+    assert (ingester.stats.files, ingester.stats.jobs) == (1, 5)
 
 
 @pytest.fixture
@@ -419,3 +436,19 @@ def test_workers_die_at_once_on_sigterm_whatever_the_parent_handles(conn, tmp_pa
     finally:
         ingester.close()
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_locks_released_on_a_callers_connection(conn, db, tmp_path):
+    """An ingester on a connection it was given leaves no lock behind once closed: another session may load."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr"))
+    ingester = Ingester(conn)
+    ingester.ingest([str(log)])
+    other = psycopg2.connect(db.writer_dsn)
+    try:
+        with pytest.raises(PredictorError, match="another ingester is loading {}".format(tmp_path)):
+            Ingester(other).ingest([str(log)])
+        ingester.close()
+        assert Ingester(other).ingest([str(log)]).lines == 0
+    finally:
+        other.close()

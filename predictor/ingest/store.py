@@ -77,7 +77,15 @@ class IngestStore:
             conn.close()
         self._staging_ready, self._locked = False, []
 
-    close = drop
+    def close(self):
+        """Done: the connection this store opened is closed; a caller's is kept, its locks released."""
+        if self._connect is None and self._locked and not self.lost():
+            try:
+                with self._conn, self._conn.cursor() as cursor:
+                    self._unlock(cursor)
+            except psycopg2.Error as err:
+                raise DatabaseError(describe_error(err)) from err
+        self.drop()
 
     @property
     def locked(self):

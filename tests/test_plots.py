@@ -83,3 +83,26 @@ def test_box_plot_with_an_empty_class(tmp_path, saved_figures):
     assert (centre, q1, median, q3) == pytest.approx((0, -0.5 / HOUR, 1 / HOUR, 2 / HOUR))
     assert np.isnan(empty[1:]).all()
     assert png_size(tmp_path / "box.png")[1] == 500
+
+
+def tick_labels(axes):
+    return [label.get_text() for label in axes.get_yticklabels()]
+
+
+def test_symlog_waits_are_labelled_as_durations(tmp_path, saved_figures):
+    """simulate's wait plot on its symlog scale: 0, 30 min, 1 h, 2 h ... where matplotlib left only '0' and
+    '10^0', so no wait could be read."""
+    from predictor.cmdline.figures import duration_ticks
+    from replay.simulation.plots import class_boxes
+    waits = {"<=2h": {"v1": np.array([0.0, 0.2, 1.5, 3.0]), "v3": np.array([0.0, 0.1, 0.9, 5.0])}}
+    class_boxes(waits, str(tmp_path / "w.png"), "t", "wait", lambda axes: duration_ticks(axes, symlog=True))
+    labels = tick_labels(saved_figures["w.png"].axes[0])
+    assert labels[:5] == ["0", "30 min", "1 h", "2 h", "6 h"][:len(labels)] and len(labels) >= 4
+
+
+def test_slowdowns_are_labelled_with_plain_numbers(tmp_path, saved_figures):
+    """Bounded slowdowns on a symlog scale: 1, 2, 5, 10..., not powers of ten alone."""
+    from replay.simulation.plots import class_boxes
+    class_boxes({"<=2h": {"v1": np.array([1.0, 3.0, 40.0])}}, str(tmp_path / "b.png"), "t", "bsld")
+    labels = tick_labels(saved_figures["b.png"].axes[0])
+    assert labels[:4] == ["1", "2", "5", "10"]

@@ -175,6 +175,16 @@ def test_full_disk_is_one_line(march):
                           "--json /dev/full: cannot write: No space left on device")
 
 
+def test_empty_period_draws_no_blank_figure(march, tmp_path):
+    """--plot over a period with no job: no blank figure and no matplotlib warning, one line saying why."""
+    result = predictor("--dsn", march.reader_dsn, "--since", "2020-01-01", "--until", "2020-01-31", "--plot",
+                       str(tmp_path / "plots"))
+    assert result.returncode == 0 and not (tmp_path / "plots").exists()
+    assert result.stderr.splitlines() == ["--plot {}: no figure drawn: no job to draw among the jobs that ended "
+                                          "from 2020-01-01 to before 2020-02-01 UTC".format(
+                                              tmp_path / "plots")]
+
+
 def test_empty_period_says_so(march):
     """No job in the period: zero counts, empty figures, a note, exit 0."""
     result = predictor("--dsn", march.reader_dsn, "--since", "2020-01-01", "--until", "2020-01-31")
@@ -201,12 +211,14 @@ def plotted(db, tmp_path, monkeypatch):
 
 
 def test_plots_v_curve_draws_the_sorted_errors(march, tmp_path, monkeypatch):
-    """The V curve: each error once, sorted, in hours (0 drawn at 1 s); labels count the jobs."""
+    """The V curve: each error once, sorted, in hours (0 drawn at 1 s) labelled as durations people read (not
+    10^-3); labels count the jobs."""
     axes = plotted(march, tmp_path, monkeypatch)["v_curve.png"].axes[0]
     lines = {line.get_label(): line.get_ydata().tolist() for line in axes.get_lines()}
     assert lines["soft walltime (5 jobs)"] == pytest.approx([1, 1, 0.25, 0.5, 8000 / HOUR])
     assert lines["walltime (4 jobs)"] == pytest.approx([1 / HOUR, 8000 / HOUR, 32400 / HOUR, 50400 / HOUR])
-    assert "hours" in axes.get_ylabel() and "%" in axes.get_xlabel()
+    assert [label.get_text() for label in axes.get_yticklabels()] == ["1 s", "1 min", "10 min", "1 h", "6 h", "1 d"]
+    assert "%" in axes.get_xlabel()
     assert sorted(path.name for path in (tmp_path / "plots").iterdir()) == [
         "errors_by_runtime_class.png", "users.png", "v_curve.png"]
 

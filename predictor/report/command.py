@@ -40,9 +40,13 @@ def run_report(dsn, selection, csv_path=None, json_path=None, plot_dir=None):
         drawn = distributions(conn, selection, _jobs_per_estimate(measured)) if plot_dir else None
     finally:
         conn.close()
-    publish(outputs, build_report(selection, measured), draw=lambda directory: _plot(
+    empty = plot_dir and not any(drawn.sorted_errors.values())
+    publish(outputs, build_report(selection, measured), draw=None if empty else lambda directory: _plot(
         directory, selection, drawn, measured))
-    if plot_dir:
+    if empty:  # blank axes and a matplotlib warning tell no one anything
+        print("--plot {}: no figure drawn: no job to draw among the {}".format(plot_dir, selection.describe()),
+              file=sys.stderr)
+    elif plot_dir:
         from .plots import FILES
         print("figures: " + ", ".join(os.path.join(plot_dir, name) for name in FILES), file=sys.stderr)
     return 0

@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from ..cmdline.figures import HOUR_S, LEAST_ERROR_H, draw_boxes, pyplot, save, v_curve
+from ..cmdline.figures import HOUR_S, LEAST_ERROR_H, draw_boxes, duration_ticks, pyplot, save, v_curve
 from .queries import ESTIMATES
 
 __all__ = ["plot_report", "user_errors_plot", "FILES"]
@@ -55,10 +55,12 @@ def user_errors_plot(user_errors, path, title):
         axes.plot([LEAST_ERROR_H, top], [LEAST_ERROR_H, top], color="black", linewidth=0.8, label="equal errors")
         axes.set_xscale("log")
         axes.set_yscale("log")
-        axes.set_xlabel("mean |{} - runtime| per job, hours (log scale)".format(ESTIMATES[1]))
-        axes.set_ylabel("mean |{} - runtime| per job, hours (log scale)".format(ESTIMATES[0]))
+        duration_ticks(axes, axis="x")
+        duration_ticks(axes, axis="y")
+        axes.set_xlabel("mean |{} - runtime| per job (log scale)".format(ESTIMATES[1]))
+        axes.set_ylabel("mean |{} - runtime| per job (log scale)".format(ESTIMATES[0]))
         axes.set_title(title)
-        axes.grid(True, which="both", alpha=0.3)
+        axes.grid(True, which="major", alpha=0.3)
         axes.legend(fontsize="small", loc="upper left")
         save(figure, path)
     finally:

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from predictor.cmdline.figures import pyplot, save
+from predictor.cmdline.figures import duration_ticks, number_ticks, pyplot, save
 from predictor.cmdline.tables import runtime_class_masks
 
 __all__ = ["plot_simulation", "class_boxes"]
@@ -20,7 +20,7 @@ _MEAN = {"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black", 
 """How a box's mean is drawn: waits are mostly 0, so the median often lies on the box's floor."""
 
 
-def class_boxes(groups, path, title, ylabel):
+def class_boxes(groups, path, title, ylabel, ticks=number_ticks):
     """Box plots (log scale): ``{class: {predictor: values}}``, one cluster of boxes per class.
 
     Each box: quartiles, the median as a thick black line, the mean as a white
@@ -28,7 +28,7 @@ def class_boxes(groups, path, title, ylabel):
     """
     plt = pyplot()
     labels = list(next(iter(groups.values())).keys()) if groups else []
-    figure, axes = plt.subplots(figsize=(max(6, 1.2 * len(groups) * max(len(labels), 1)), 5))
+    figure, axes = plt.subplots(figsize=(min(14, max(6, 1.2 * len(groups) * max(len(labels), 1))), 5))
     try:
         width = 0.8 / max(len(labels), 1)
         for offset, label in enumerate(labels):
@@ -41,6 +41,8 @@ def class_boxes(groups, path, title, ylabel):
                 box.set_facecolor("C{}".format(offset % 10))
             axes.plot([], [], color="C{}".format(offset % 10), linewidth=6, label=label)
         axes.set_yscale("symlog", linthresh=1.0)
+        ticks(axes)
+        axes.grid(True, axis="y", alpha=0.3)
         axes.set_xticks(range(len(groups)))
         axes.set_xticklabels(["{} ({:,} jobs)".format(group, _jobs(groups[group])) for group in groups])
         axes.set_ylabel(ylabel)
@@ -65,7 +67,8 @@ def plot_simulation(out_dir, title, columns):
             waits.setdefault(group, {})[name] = cols.wait[mask] / _HOUR
             slowdowns.setdefault(group, {})[name] = cols.bsld[mask]
     paths = [os.path.join(out_dir, "wait_by_class.png"), os.path.join(out_dir, "bsld_by_class.png")]
-    class_boxes(waits, paths[0], "{}: wait time by runtime class".format(title), "wait, hours (symlog)")
+    class_boxes(waits, paths[0], "{}: wait time by runtime class".format(title),
+                "wait (symlog scale: linear below 1 h)", lambda axes: duration_ticks(axes, symlog=True))
     class_boxes(slowdowns, paths[1], "{}: bounded slowdown by runtime class".format(title),
-                "bounded slowdown (symlog)")
+                "bounded slowdown (symlog scale)")
     return paths

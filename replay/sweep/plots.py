@@ -22,7 +22,7 @@ def _bars(table, key, scale):
     at = {name: keys.index(name) for name in ("trace", "policy", "backfill_depth", "extension", "predictor", key)}
     scenarios, values = [], {}
     for row in table.rows:
-        scenario = "{}\n{} d{} {}".format(os.path.basename(row[at["trace"]]), row[at["policy"]],
+        scenario = "{}\n{}, backfill {}, {}".format(os.path.basename(row[at["trace"]]), row[at["policy"]],
                                           row[at["backfill_depth"]], row[at["extension"]])
         if scenario not in scenarios:
             scenarios.append(scenario)

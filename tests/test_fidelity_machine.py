@@ -39,3 +39,13 @@ def test_logs_without_exec_vnode_need_a_site(tmp_path):
                              .replace("exec_vnode=(n1:ncpus=2) ", "")])
     with pytest.raises(SiteError, match="no exec_vnode"):
         site_model(None, acc)
+
+
+def test_vnodes_the_site_does_not_hold_are_noted(tmp_path):
+    """Jobs that ran on a vnode the site folder does not list: a note names it."""
+    acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100), s("00:00", "1.s", 100, 100, 100, "(n9:ncpus=2)")])
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "qmgr.txt").write_text("create node n1\nset node n1 resources_available.ncpus = 8\n")
+    notes = site_model(str(site), acc).notes
+    assert any("does not hold" in note and "n9" in note for note in notes)

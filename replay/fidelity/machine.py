@@ -79,6 +79,17 @@ def _inferred_note(vnodes):
             "at once: {}{}".format(shown, more))
 
 
+def _unknown_vnodes_note(accounting, vnodes):
+    """A note naming the vnodes the logs' jobs ran on that the site folder does not hold, if any."""
+    known = {vnode.name for vnode in vnodes}
+    unknown = [vnode.name for vnode in inferred_vnodes(accounting) if vnode.name not in known]
+    if not unknown:
+        return ()
+    shown = ", ".join(unknown[:6]) + (" ..." if len(unknown) > 6 else "")
+    return ("the logs' jobs ran on vnodes the site folder does not hold (down, offline or gone since?): {}; "
+            "the model neither counts nor uses them".format(shown),)
+
+
 def site_model(site_dir, accounting):
     """The ``SiteModel`` of ``--site DIR`` (None: defaults and inferred vnodes); SiteError from the reader."""
     if site_dir is None:
@@ -92,6 +103,7 @@ def site_model(site_dir, accounting):
     if not vnodes:
         vnodes = _inferred_or_error(accounting, "give the site's pbsnodes.json")
         notes += (_inferred_note(vnodes).replace("no --site: PBS's default policy; ", "no pbsnodes.json: "),)
+    notes += _unknown_vnodes_note(accounting, vnodes)
     not_modelled = tuple("{} ({} line {})".format(setting.name, setting.file, setting.line)
                          for setting in site.settings if setting.category == "not modelled")
     return SiteModel(site.policy, tuple(vnodes), site.scheduler_iteration_s, notes, not_modelled)

@@ -9,6 +9,13 @@ generate_series, then measures in one run, with the hooks' own driver
   stand-in, pbs_server's interpreter up and the connection cached (every event
   after the warm-up). ``HookResult.elapsed_s``: the whole hook file -- config
   check, policy, the query, the prediction, setting soft_walltime, the log line.
+* tang, warm and bare: the same two with the hook configured for ``tang`` (every
+  job of the user's key that ended in the last 30 days, its percentile computed
+  by PostgreSQL, ``TANG_PERCENTILE``), interleaved with the v3 series;
+* tang, rows to Python: what the hooks did before PostgreSQL took the
+  percentile: every row of the window fetched, tang computed in Python;
+* a heavy user: ``--heavy-jobs`` (100,000) jobs of one user, project and
+  walltime, all in the month: each series above for that user;
 * bare query: the same indexed query (``RECENT_HISTORY``, newest 15 jobs) alone,
   on one open connection of the same driver, timed around ``execute``: the
   floor any hook pays. Hook events and bare queries alternate, each for its own
@@ -24,8 +31,11 @@ generate_series, then measures in one run, with the hooks' own driver
   same query, same stand-in.
 
 Usage:
-    python benchmarks/hook_latency.py [--rows 200000] [--users 10000]
+    python benchmarks/hook_latency.py [--rows 200000] [--users 10000] [--heavy-jobs 100000]
         [--events 2000] [--cold-runs 10] [--dsn ADMIN_DSN] [--keep DBNAME]
+
+The loaded jobs end up to a day before the run, 3 s apart (10 M rows: about a
+year, 30 days of it in tang's window).
 
 The goal is for ``--rows 10000000``; the default is smaller so that a run takes
 a minute. ``--keep DBNAME`` reuses (or creates and keeps) that database, to
@@ -52,27 +62,43 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 import pbs_standin as pbs  # noqa: E402  (the PBS double lives with the tests)
 
+from predictor.algorithms import EVERY_ROW, tang  # noqa: E402
 from predictor.db.schema import init_schema  # noqa: E402
-from predictor.queries import RECENT_HISTORY  # noqa: E402
+from predictor.jobs import HistoryRow  # noqa: E402
+from predictor.queries import RECENT_HISTORY, RECENT_HISTORY_SINCE, TANG_PERCENTILE, percentile_fraction  # noqa: E402
 from predictor.server import driver, runtime  # noqa: E402
 from predictor.server.dsn import connect_params  # noqa: E402
+from predictor.server.events import DEFAULT_PROJECT  # noqa: E402
 
 HOOK_FILE = os.path.join(ROOT, "hooks", "softwalltime.py")
 WINDOW = 15
 """v3's window: the number of jobs the hook's query asks for."""
 GOAL_P99_MS = 1.0
 GOAL_RATIO = 4.0
+GOAL_TANG_P99_MS = 2.0
+TANG_WINDOW_S = 30 * 86400
+HEAVY_USER = "heavy"
 """The goal: warm hook p99 <= 1 ms and <= 4x the bare query's p99 (at 10M rows)."""
 
-# Users user0..user<U-1>, each with rows/U jobs; walltimes 1..24 h, runtimes 0..100% of it.
+# Users user0..user<U-1>, each with rows/U jobs; walltimes 1..24 h, runtimes 0..100% of it; PBS's default project.
 LOAD_ROWS = textwrap.dedent("""
-    INSERT INTO completed_jobs (job_id, user_name, group_name, queue, ncpus, walltime_s, runtime_s,
+    INSERT INTO completed_jobs (job_id, user_name, group_name, project, queue, ncpus, walltime_s, runtime_s,
                                 submit_time, start_time, end_time, exit_status)
-    SELECT g || '.bench', 'user' || (g %% %(users)s), 'users', 'workq', 1 + g %% 64, w,
-           w * ((g * 7919) %% 1001) / 1000, 1700000000 + g * 3, 1700000000 + g * 3 + 60,
-           1700000000 + g * 3 + 60 + w * ((g * 7919) %% 1001) / 1000, 0
+    SELECT g || '.bench', 'user' || (g %% %(users)s), 'users', %(project)s, 'workq', 1 + g %% 64, w,
+           w * ((g * 7919) %% 1001) / 1000, %(base)s + g * 3, %(base)s + g * 3 + 60,
+           %(base)s + g * 3 + 60 + w * ((g * 7919) %% 1001) / 1000, 0
     FROM generate_series(%(first)s::bigint, %(last)s::bigint) AS g,
          LATERAL (SELECT 3600 * (1 + g %% 24) AS w) AS walltimes
+""")
+
+# One user with many jobs of one project (PBS's default) and walltime, all ended within tang's window.
+LOAD_HEAVY = textwrap.dedent("""
+    INSERT INTO completed_jobs (job_id, user_name, group_name, project, queue, ncpus, walltime_s, runtime_s,
+                                submit_time, start_time, end_time, exit_status)
+    SELECT g || '.heavy', %(user)s, 'users', %(project)s, 'workq', 1, 3600, (g * 7919) %% 3601,
+           %(first_end)s + g * %(step)s - 3600, %(first_end)s + g * %(step)s - 3600, %(first_end)s + g * %(step)s, 0
+    FROM generate_series(1::bigint, %(jobs)s::bigint) AS g
+    ON CONFLICT DO NOTHING
 """)
 
 # The pattern being compared against: a new connection per event, closed at the end.
@@ -135,8 +161,9 @@ def database_exists(dsn, name):
         conn.close()
 
 
-def load(dsn, rows, users):
-    """Insert the rows in 1M chunks (one transaction each), then VACUUM ANALYZE for index-only scans."""
+def load(dsn, rows, users, heavy_jobs):
+    """Insert the rows in 1M chunks (one transaction each), the heavy user's, then VACUUM ANALYZE for index-only
+    scans."""
     conn = psycopg2.connect(dsn)
     conn.autocommit = True
     try:
@@ -146,10 +173,17 @@ def load(dsn, rows, users):
             cursor.execute("SET synchronous_commit = off")
             cursor.execute("SET maintenance_work_mem = '512MB'")
             started = time.monotonic()
+            base = int(time.time()) - 86400 - 3 * rows - 60 - 48 * 3600
             for first in range(present + 1, rows + 1, 1000000):
-                cursor.execute(LOAD_ROWS, {"users": users, "first": first, "last": min(rows, first + 999999)})
+                cursor.execute(LOAD_ROWS, {"users": users, "first": first, "last": min(rows, first + 999999),
+                                           "base": base, "project": DEFAULT_PROJECT})
                 print("  loaded {:,} rows ({:.0f} s)".format(min(rows, first + 999999), time.monotonic() - started),
                       file=sys.stderr)
+            if heavy_jobs:
+                first_end = int(time.time()) - TANG_WINDOW_S + 86400
+                cursor.execute(LOAD_HEAVY, {"user": HEAVY_USER, "jobs": heavy_jobs, "first_end": first_end,
+                                            "project": DEFAULT_PROJECT,
+                                            "step": max(1, (TANG_WINDOW_S - 2 * 86400) // heavy_jobs)})
             cursor.execute("VACUUM ANALYZE completed_jobs")
     finally:
         conn.close()
@@ -170,8 +204,17 @@ def restart_interpreter():
     runtime.RUNTIME = runtime.Runtime()
 
 
+def random_user(users, rng):
+    return "user{}".format(rng.randrange(users)) if users else HEAVY_USER
+
+
+def random_walltime(users, rng):
+    return 3600 * rng.randint(1, 24) if users else 3600
+
+
 def random_event(users, rng):
-    return pbs.queuejob_event("user{}".format(rng.randrange(users)), {"walltime": 3600 * rng.randint(1, 48)})
+    """A qsub of a random user (``users`` 0: the heavy user) and walltime."""
+    return pbs.queuejob_event(random_user(users, rng), {"walltime": random_walltime(users, rng)})
 
 
 def hook_event_s(hook_path, config, users, rng):
@@ -182,48 +225,80 @@ def hook_event_s(hook_path, config, users, rng):
     return result.elapsed_s
 
 
-def bare_query_s(conn, users, rng):
-    """One RECENT_HISTORY query on an open driver connection, timed as the stand-in times a hook."""
-    user = "user{}".format(rng.randrange(users))
+def v3_query(users, rng):
+    """RECENT_HISTORY, newest 15 jobs of a random user: v3's query."""
+    return RECENT_HISTORY, (random_user(users, rng), WINDOW)
+
+
+def tang_query(users, rng):
+    """tang's default key (user, project, walltime) over the last 30 days, 85th percentile, computed by
+    PostgreSQL."""
+    return TANG_PERCENTILE["user+project+walltime"], (
+        percentile_fraction(85), random_user(users, rng), DEFAULT_PROJECT, random_walltime(users, rng),
+        int(time.time()) - TANG_WINDOW_S)
+
+
+def bare_query_s(conn, query, users, rng):
+    """One query on an open driver connection, timed as the stand-in times a hook."""
+    sql, params = query(users, rng)
     started = time.monotonic()
-    rows = conn.execute(RECENT_HISTORY, (user, WINDOW), started + 2.0, fetch=True)
+    rows = conn.execute(sql, params, started + 2.0, fetch=True)
     elapsed = time.monotonic() - started
     if not rows:
-        raise RuntimeError("no history for {}: is the table loaded?".format(user))
+        raise RuntimeError("no history for {}: is the table loaded?".format(params))
     return elapsed
+
+
+def tang_in_python_s(conn, users, rng):
+    """tang as the hooks computed it before PostgreSQL took the percentile: every row of the user's window
+    fetched (RECENT_HISTORY_SINCE), then ``predictor.algorithms.tang``; timed like a bare query, on a connection
+    whose statements may take 60 s (the hooks' own is cut at their budget, 2 s by default)."""
+    user, walltime = random_user(users, rng), random_walltime(users, rng)
+    started = time.monotonic()
+    rows = conn.execute(RECENT_HISTORY_SINCE, (user, int(time.time()) - TANG_WINDOW_S, EVERY_ROW), started + 60.0,
+                        fetch=True)
+    tang([HistoryRow(*row) for row in rows], walltime, int(time.time()), DEFAULT_PROJECT)
+    return time.monotonic() - started
 
 
 def bare_query_psycopg2_s(cursor, users, rng):
-    """The same query through psycopg2 (libpq, C): the floor without a pure-Python driver."""
-    user = "user{}".format(rng.randrange(users))
+    """v3's query through psycopg2 (libpq, C): the floor without a pure-Python driver."""
+    sql, params = v3_query(users, rng)
     started = time.monotonic()
-    cursor.execute(RECENT_HISTORY, (user, WINDOW))
+    cursor.execute(sql, params)
     rows = cursor.fetchall()
     elapsed = time.monotonic() - started
     if not rows:
-        raise RuntimeError("no history for {}: is the table loaded?".format(user))
+        raise RuntimeError("no history for {}: is the table loaded?".format(params))
     return elapsed
 
 
-def time_warm_and_bare(config, reader_dsn, users, count, rng):
-    """``count`` warm hook events, bare queries and psycopg2 queries, interleaved: three sample lists."""
+def time_warm_and_bare(configs, reader_dsn, users, count, rng):
+    """``count`` warm hook events (v3, then tang), their bare queries and v3's psycopg2 query, interleaved:
+    {series name: samples}."""
     conn = driver.connect(connect_params(reader_dsn), time.monotonic() + 5.0, True, 2.0)
+    slow_conn = driver.connect(connect_params(reader_dsn), time.monotonic() + 5.0, True, 60.0)
     c_conn = psycopg2.connect(reader_dsn)
     c_conn.autocommit = True
+    steps = {"warm": lambda: hook_event_s(HOOK_FILE, configs["v3"], users, rng),
+             "bare_query": lambda: bare_query_s(conn, v3_query, users, rng),
+             "bare_query_psycopg2": lambda: bare_query_psycopg2_s(cursor, users, rng),
+             "tang_warm": lambda: hook_event_s(HOOK_FILE, configs["tang"], users, rng),
+             "tang_bare_query": lambda: bare_query_s(conn, tang_query, users, rng),
+             "tang_rows_to_python": lambda: tang_in_python_s(slow_conn, users, rng)}
     try:
         cursor = c_conn.cursor()
-        for _ in range(200):  # warm-up: the hook's connection and config, every side's caches
-            hook_event_s(HOOK_FILE, config, users, rng)
-            bare_query_s(conn, users, rng)
-            bare_query_psycopg2_s(cursor, users, rng)
-        hook, bare, c_bare = [], [], []
+        for _ in range(min(200, count)):  # warm-up: the hook's connection and config, every side's caches
+            for step in steps.values():
+                step()
+        samples = {name: [] for name in steps}
         for _ in range(count):
-            hook.append(hook_event_s(HOOK_FILE, config, users, rng))
-            bare.append(bare_query_s(conn, users, rng))
-            c_bare.append(bare_query_psycopg2_s(cursor, users, rng))
-        return hook, bare, c_bare
+            for name, step in steps.items():
+                samples[name].append(step())
+        return samples
     finally:
         conn.close()
+        slow_conn.close()
         c_conn.close()
 
 
@@ -246,24 +321,33 @@ def ratio(numerator, denominator):
     return {key: round(numerator[key] / denominator[key], 2) for key in ("p50_ms", "p99_ms")}
 
 
-def measure(config, reader_dsn, per_event_hook, args):
+def measure(configs, reader_dsn, per_event_hook, args):
     rng = random.Random(20260410)
     restart_interpreter()
     try:
-        warm, bare, c_bare = time_warm_and_bare(config, reader_dsn, args.users, args.events, rng)
-        per_event = time_events(per_event_hook, config, args.users, args.events, rng)
-        cold = time_cold(config, args.users, args.cold_runs, rng)
+        samples = time_warm_and_bare(configs, reader_dsn, args.users, args.events, rng)
+        heavy = time_warm_and_bare(configs, reader_dsn, 0, args.heavy_events, rng) if args.heavy_jobs else {}
+        per_event = time_events(per_event_hook, configs["v3"], args.users, args.events, rng)
+        cold = time_cold(configs["v3"], args.users, args.cold_runs, rng)
     finally:
         restart_interpreter()
-    results = {"warm": percentiles(warm), "bare_query": percentiles(bare),
-               "bare_query_psycopg2": percentiles(c_bare), "cold": percentiles(cold),
-               "connection_per_event": percentiles(per_event)}
+    results = {name: percentiles(values) for name, values in samples.items()}
+    results.update(("heavy_user_" + name, percentiles(values)) for name, values in heavy.items()
+                   if name != "bare_query_psycopg2")
+    results.update(cold=percentiles(cold), connection_per_event=percentiles(per_event))
     results["ratio_warm_to_bare_query"] = ratio(results["warm"], results["bare_query"])
     results["ratio_warm_to_bare_query_psycopg2"] = ratio(results["warm"], results["bare_query_psycopg2"])
     results["ratio_connection_per_event_to_warm"] = ratio(results["connection_per_event"], results["warm"])
+    results["ratio_tang_warm_to_v3_warm"] = ratio(results["tang_warm"], results["warm"])
+    if heavy:
+        results["ratio_heavy_user_rows_to_python_to_tang_warm"] = ratio(results["heavy_user_tang_rows_to_python"],
+                                                                        results["heavy_user_tang_warm"])
     results["goal"] = {
         "warm_p99_ms_at_most": GOAL_P99_MS, "ratio_p99_at_most": GOAL_RATIO,
         "met": results["warm"]["p99_ms"] <= GOAL_P99_MS and results["ratio_warm_to_bare_query"]["p99_ms"] <= GOAL_RATIO,
+        "tang_warm_p99_ms_at_most": GOAL_TANG_P99_MS,
+        "tang_met": results["tang_warm"]["p99_ms"] <= GOAL_TANG_P99_MS,
+        "tang_heavy_user_met": bool(heavy) and results["heavy_user_tang_warm"]["p99_ms"] <= GOAL_TANG_P99_MS,
     }
     return results
 
@@ -272,6 +356,9 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200000, help="completed jobs to load (the goal is for 10000000)")
     parser.add_argument("--users", type=int, default=10000)
+    parser.add_argument("--heavy-jobs", type=int, default=100000,
+                        help="jobs of one more user, all of one walltime and in tang's window (0: none)")
+    parser.add_argument("--heavy-events", type=int, default=200, help="timed events per heavy-user series")
     parser.add_argument("--events", type=int, default=2000, help="timed events per series (warm, bare, per-event)")
     parser.add_argument("--cold-runs", type=int, default=10, help="fresh interpreters for the cold series")
     parser.add_argument("--dsn", default=os.environ.get("PBS_SOFTWALLTIME_TEST_DSN",
@@ -291,16 +378,19 @@ def main():
     try:
         init_schema(owner_dsn)
         admin(args.dsn, "CREATE ROLE {} LOGIN IN ROLE softwalltime_reader".format(reader))
-        load(owner_dsn, args.rows, args.users)
+        load(owner_dsn, args.rows, args.users, args.heavy_jobs)
         reader_dsn = dsn_with(args.dsn, dbname=dbname, user=reader)
-        config = os.path.join(workdir, "hook.json")
-        with open(config, "w") as config_file:
-            json.dump({"reader_dsn": reader_dsn}, config_file)
+        configs = {}
+        for algorithm in ("v3", "tang"):
+            configs[algorithm] = os.path.join(workdir, algorithm + ".json")
+            with open(configs[algorithm], "w") as config_file:
+                json.dump({"reader_dsn": reader_dsn, "algorithm": algorithm}, config_file)
         per_event_hook = os.path.join(workdir, "queuejob_connection_per_event.py")
         with open(per_event_hook, "w") as hook_file:
             hook_file.write(CONNECTION_PER_EVENT_HOOK)
-        results = measure(config, reader_dsn, per_event_hook, args)
-        results["setup"] = {"rows": args.rows, "users": args.users, "algorithm": "v3 (window 15)",
+        results = measure(configs, reader_dsn, per_event_hook, args)
+        results["setup"] = {"rows": args.rows, "users": args.users, "heavy_jobs": args.heavy_jobs,
+                            "algorithms": "v3 (window 15), tang (its defaults: user+project+walltime, 30 days, 85th)",
                             "driver": "pg8000 " + pg8000.__version__, "python": sys.version.split()[0]}
         print(json.dumps(results, indent=2))
     finally:

@@ -33,6 +33,7 @@ from typing import Callable, Dict, NamedTuple, Optional, Tuple
 from .errors import ConfigError
 
 __all__ = ["RESERVE_S", "LONG_WALLTIME_S", "EVERY_ROW", "v1", "v2", "v3", "v3_deployed", "tang", "TANG_KEYS",
+           "nearest_rank", "tang_adjusted",
            "Parameter",
            "PARAMETERS", "AlgorithmSpec", "REGISTRY", "DEFAULT_ALGORITHM", "ALGORITHMS", "Algorithm", "make_algorithm"]
 
@@ -156,10 +157,23 @@ def tang(history, walltime_s, submit_time=None, project=None, percentile=85, win
         return None
     since = None if submit_time is None else submit_time - window_days * DAY_S
     ratios = _usage_fractions(history[:window], walltime_s, since, key, project)
-    if not ratios or len(ratios) < min_history:
-        return walltime_s
     ratios.sort()
-    ratio = max(ratios[-(-percentile * len(ratios) // 100) - 1], Fraction(min_ratio_pct, 100))
+    ratio = ratios[nearest_rank(percentile, len(ratios)) - 1] if ratios else None
+    return tang_adjusted(len(ratios), ratio, walltime_s, min_history, min_ratio_pct, reserve_s)
+
+
+def nearest_rank(percentile, count):
+    """The rank (from 1, smallest first) of the nearest-rank ``percentile`` of ``count`` values:
+    ``ceil(percentile/100 x count)``, in integers."""
+    return -(-percentile * count // 100)
+
+
+def tang_adjusted(eligible, ratio, walltime_s, min_history=10, min_ratio_pct=0, reserve_s=0):
+    """tang's soft walltime from the number of eligible past jobs and their percentile R (a ``Fraction``; None
+    when there is none): what a store that computes the percentile itself (the hooks' PostgreSQL) gives."""
+    if not eligible or eligible < min_history:
+        return walltime_s
+    ratio = max(ratio, Fraction(min_ratio_pct, 100))
     scaled = ratio.numerator * walltime_s // ratio.denominator
     return clamp(scaled + reserve_s, walltime_s)
 

@@ -6,11 +6,16 @@ newest first (by end time, then job id); and the same of a project, across its
 users (``project_recent``), for Tang et al.'s project key. ``MemoryHistory`` keeps only that
 many rows per user (or per project), so its memory is bounded by owners x capacity, not by the
 whole history. ``HookHistory`` (predictor.server.store) answers the same
-question from PostgreSQL; a property test shows the two agree.
+question from PostgreSQL; a property test shows the two agree. ``HookHistory`` also
+answers tang's own question, the number of eligible rows and their percentile
+(``tang_percentile``), so that no row leaves the database; ``predict`` asks it that
+when it can.
 """
 
 import bisect
 import itertools
+
+from .algorithms import tang_adjusted
 
 __all__ = ["MemoryHistory", "predict"]
 
@@ -92,6 +97,10 @@ def predict(store, algorithm, request, deadline=None):
     if request.walltime_s is None or request.walltime_s < 1:
         return None
     since = algorithm.since(request.submit_time)
+    if algorithm.name == "tang" and hasattr(store, "tang_percentile"):
+        eligible, ratio = store.tang_percentile(algorithm.key, request, since, algorithm.percentile, deadline)
+        return tang_adjusted(eligible, ratio, request.walltime_s, algorithm.min_history, algorithm.min_ratio_pct,
+                             algorithm.reserve_s)
     if algorithm.by_project:
         history = [] if request.project is None else store.project_recent(
             request.project, algorithm.window, deadline=deadline, since=since)

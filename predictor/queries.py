@@ -4,6 +4,8 @@ Both sides read it: the hooks (``predictor.server``) and the admin commands (``p
 """
 
 __all__ = ["APPLICATION_NAME", "COLUMNS", "RECENT_HISTORY", "RECENT_HISTORY_SINCE", "PROJECT_HISTORY_SINCE",
+           "TANG_PERCENTILE", "RATIO_KEY_BITS", "TANG_EXACT_ROWS",
+           "percentile_fraction",
            "CREATE_STAGING", "COPY_STAGING",
            "UPSERT_STAGED", "UPSERT_ONE", "PROGRESS_GET", "PROGRESS_PUT", "job_values"]
 
@@ -37,6 +39,52 @@ PROJECT_HISTORY_SINCE = (
 )
 """A project's newest jobs (every user's) that ended at or after a time: an index-only scan of
 completed_jobs_project_recent, stopped at that end time."""
+
+RATIO_KEY_BITS = 62
+"""R = min(runtime, walltime) / walltime is ordered in SQL by ``floor(R x 2**62)``, a bigint computed by long
+division: two R with denominators below 2**31 differ by more than 2**-62, so distinct R get distinct keys, and the
+R of a key is the fraction with a denominator below 2**31 nearest to its middle (``Fraction.limit_denominator``).
+Where the key fixes the walltime, R is ordered by ``min(runtime, walltime)`` itself."""
+
+_USED = "LEAST(runtime_s, walltime_s)"
+_RATIO_KEY = (
+    "(((" + _USED + "::bigint << 31) / walltime_s) << 31)"
+    " + (((" + _USED + "::bigint << 31) %% walltime_s) << 31) / walltime_s"
+)
+_TANG_WHERE = {
+    "user": "user_name = %s AND end_time >= %s::bigint AND walltime_s > 0",
+    "user+walltime": "user_name = %s AND walltime_s = %s AND end_time >= %s::bigint",
+    "user+project": "user_name = %s AND project = %s AND end_time >= %s::bigint AND walltime_s > 0",
+    "user+no project": "user_name = %s AND project IS NULL AND end_time >= %s::bigint AND walltime_s > 0",
+    "user+project+walltime": "user_name = %s AND project = %s AND walltime_s = %s AND end_time >= %s::bigint",
+    "user+no project+walltime": "user_name = %s AND project IS NULL AND walltime_s = %s AND end_time >= %s::bigint",
+    "project": "project = %s AND end_time >= %s::bigint AND walltime_s > 0",
+}
+TANG_PERCENTILE = {
+    form: "SELECT count(*), percentile_disc(%s::float8) WITHIN GROUP (ORDER BY "
+          + (_USED if form.endswith("walltime") else _RATIO_KEY) + ") FROM completed_jobs WHERE " + where
+    for form, where in _TANG_WHERE.items()
+}
+"""tang's eligible rows counted, and their nearest-rank percentile taken, by PostgreSQL in one index range scan,
+per key (a job without a project: the ``no project`` forms): ``(rows, the percentile's ratio key)``, the ratio
+key being ``min(runtime, walltime)`` for the forms ending in walltime. Parameters: the fraction given to
+``percentile_disc`` (``percentile_fraction``), the key's values (user, project, walltime, in that order), the
+oldest end time. The rows of the user's key with a project and a walltime are one range of completed_jobs_tang
+(schema version 6); the user's key's, of completed_jobs_user_recent; the project key's, of
+completed_jobs_project_recent."""
+
+TANG_EXACT_ROWS = 10 ** 8
+"""``percentile_fraction`` is exact below this many eligible rows."""
+
+
+def percentile_fraction(percentile):
+    """What ``percentile_disc`` is given for the nearest-rank ``percentile``: ``percentile/100 - 1e-10``. Its own
+    ``ceil(fraction x rows)`` in floating point is then ``ceil(percentile x rows / 100)`` for every count of rows
+    below ``TANG_EXACT_ROWS``: 1e-10 x rows stays below the 1/100 between a rank and the value under it, and far
+    above the floating-point error (about 1e-16 x rows); ``percentile/100`` alone would not be (0.07 x 100 is
+    7.000000000000001 in floating point, rank 8 instead of 7)."""
+    return percentile / 100 - 1e-10
+
 
 _COLUMN_LIST = ", ".join(COLUMNS)
 _COLUMN_TYPES = ("text", "text", "text", "text", "text", "integer", "integer", "integer", "integer", "bigint",

@@ -1,5 +1,7 @@
 """The hooks' PostgreSQL store (predictor.server.store) against the real server, and against MemoryHistory."""
 
+from fractions import Fraction
+
 import psycopg2
 import pytest
 from conftest import empty_tables
@@ -7,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import PROJECTS, completed_jobs, histories, hostile_names
 
-from predictor.algorithms import ALGORITHMS, EVERY_ROW, make_algorithm
+from predictor.algorithms import ALGORITHMS, EVERY_ROW, make_algorithm, nearest_rank
 from predictor.errors import DatabaseError
 from predictor.history import MemoryHistory, predict
-from predictor.jobs import CompletedJob, JobRequest
-from predictor.queries import PROJECT_HISTORY_SINCE, RECENT_HISTORY_SINCE
+from predictor.jobs import MAX_INT32, CompletedJob, JobRequest
+from predictor.queries import PROJECT_HISTORY_SINCE, RECENT_HISTORY_SINCE, TANG_PERCENTILE
 from predictor.server.dsn import connect_params
 from predictor.server.store import HookHistory
 
@@ -95,6 +97,36 @@ def test_project_query_plan_is_index_only(db, writer):
     """tang's project key reads a project's rows through completed_jobs_project_recent, without a sort."""
     plan = _plan_with_rows(db, writer, PROJECT_HISTORY_SINCE, ("p1", 20, 1000))
     assert "Index Only Scan using completed_jobs_project_recent" in plan and "Sort" not in plan
+
+
+def test_tang_query_plan_is_one_index_range(db, writer):
+    """tang's default key reads its window as one range of completed_jobs_tang, index only."""
+    plan = _plan_with_rows(db, writer, TANG_PERCENTILE["user+project+walltime"], (0.85, "u1", "p1", 100, 20))
+    assert "Index Only Scan using completed_jobs_tang " in plan and "Seq Scan" not in plan
+
+
+# R = used/walltime with the largest walltimes: neighbours that differ by about 2**-62, R = 1, R over 1 (killed).
+CLOSE_RATIOS = [(MAX_INT32 - 2, MAX_INT32 - 1), (MAX_INT32 - 1, MAX_INT32), (MAX_INT32 - 3, MAX_INT32 - 2),
+                (1, MAX_INT32), (1, MAX_INT32 - 1), (0, 7), (7, 7), (9, 7), (2, MAX_INT32), (3, 6), (1, 2)]
+
+
+def test_tang_percentile_of_close_ratios_is_exact(writer, reader):
+    """PostgreSQL's percentile is the exact R (a Fraction) of every rank, for neighbours 2**-62 apart."""
+    for index, (used, walltime) in enumerate(CLOSE_RATIOS):
+        writer.add(job("{}.svr".format(index), end=index, runtime=used, walltime=walltime))
+    ratios = sorted(Fraction(min(used, walltime), walltime) for used, walltime in CLOSE_RATIOS)
+    request = JobRequest("alice", 100)
+    for percentile in range(1, 101):
+        expected = ratios[nearest_rank(percentile, len(ratios)) - 1]
+        assert reader.tang_percentile("user", request, None, percentile) == (len(ratios), expected)
+
+
+def test_tang_percentile_rank_is_integer_arithmetic(writer, reader):
+    """The nearest rank is ceil(p x n / 100) where p/100 x n in floating point is not (7 % of 100 rows: rank 7)."""
+    for index in range(100):
+        writer.add(job("{}.svr".format(index), end=index, runtime=index, walltime=1000))
+    assert reader.tang_percentile("user", JobRequest("alice", 1000), None, 7) == (100, Fraction(6, 1000))
+    assert reader.tang_percentile("user", JobRequest("alice", 1000), 50, 7) == (50, Fraction(53, 1000))
 
 
 def test_tang_reads_more_than_a_thousand_rows(writer, reader):

@@ -6,10 +6,20 @@ events). Every call is bounded by a deadline.
 """
 
 import time
+from fractions import Fraction
 
 from ..errors import ConfigError, DatabaseError, DeadlineExceeded
-from ..jobs import HistoryRow
-from ..queries import PROJECT_HISTORY_SINCE, RECENT_HISTORY, RECENT_HISTORY_SINCE, UPSERT_ONE, job_values
+from ..jobs import MAX_INT32, HistoryRow
+from ..queries import (
+    PROJECT_HISTORY_SINCE,
+    RATIO_KEY_BITS,
+    RECENT_HISTORY,
+    RECENT_HISTORY_SINCE,
+    TANG_PERCENTILE,
+    UPSERT_ONE,
+    job_values,
+    percentile_fraction,
+)
 from . import driver
 
 __all__ = ["HookHistory"]
@@ -40,6 +50,22 @@ class HookHistory:
         then or later."""
         rows = self._run(PROJECT_HISTORY_SINCE, (project, 0 if since is None else since, limit), deadline, fetch=True)
         return [HistoryRow(*row) for row in rows]
+
+    def tang_percentile(self, key, request, since, percentile, deadline=None):
+        """``(eligible rows, their nearest-rank percentile R as a Fraction or None)`` for tang's ``key`` and the
+        job ``request``, computed by PostgreSQL (no row leaves it); ``since``: the oldest end time (None: any)."""
+        form, values = _tang_values(key, request)
+        if form is None:
+            return 0, None
+        oldest = -2 ** 63 if since is None else since
+        rows, ratio_key = self._run(TANG_PERCENTILE[form], (percentile_fraction(percentile),) + values + (oldest,),
+                                    deadline, fetch=True)[0]
+        if ratio_key is None:
+            return rows, None
+        if form.endswith("walltime"):
+            return rows, Fraction(ratio_key, request.walltime_s)
+        middle = Fraction(2 * int(ratio_key) + 1, 2 ** (RATIO_KEY_BITS + 1))
+        return rows, middle.limit_denominator(MAX_INT32)
 
     def add(self, job, deadline=None):
         """Upsert one completed job (the same statement as the ingester's)."""
@@ -80,3 +106,12 @@ class HookHistory:
         if self._conn is None or self._conn.closed:
             self._conn = driver.connect(self.params, deadline, self.read_only, self.timeout_s)
         return self._conn.execute(sql, params, deadline, fetch)
+
+
+def _tang_values(key, request):
+    """The ``TANG_PERCENTILE`` form for ``key`` and the job's values it takes (form None: no job can match)."""
+    if key == "project":
+        return ("project", (request.project,)) if request.project is not None else (None, ())
+    form = key if request.project is not None else key.replace("project", "no project")
+    values = (request.user,) + ((request.project,) if "+project" in form else ())
+    return form, values + ((request.walltime_s,) if key.endswith("walltime") else ())

@@ -1,4 +1,4 @@
--- pbs-softwalltime schema version 4: each history row read with its project.
+-- pbs-softwalltime schema version 5: each history row read with its project.
 -- Tang et al.'s similarity keys compare projects: the user's index also holds
 -- the project, so reading a user's jobs with their projects stays an
 -- index-only scan; their project key reads a project's jobs across its users,

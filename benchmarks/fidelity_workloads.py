@@ -3,7 +3,7 @@
     python benchmarks/fidelity_workloads.py OUTDIR [--seed 22] [--only NAME ...]
 
 Each workload is a scheduler configuration (``strict-depth1-light``,
-``formula``, ``fairshare``, ``vnodes``, ...) and 60 to 90 jobs: four users in
+``formula``, ``fairshare``, ``vnodes``, ...) and 60 to 70 jobs: four users in
 three groups, ``sleep`` jobs of 2 to 15 seconds, walltimes above the runtimes,
 soft walltimes on most jobs -- some under the runtime (so PBS extends them),
 some over -- and release offsets that load the vnodes lightly (about half
@@ -129,7 +129,7 @@ def formula(rng):
 
 def sortkey(rng):
     return workload("sortkey", "job_sort_key ncpus HIGH then walltime LOW, no formula, strict ordering",
-                    make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8),
+                    make_jobs(rng, 60, single_chunk, MIXED_CPUS, (2, 12), HEAVY, 8),
                     sched_config=dict(STRICT, job_sort_key=['"ncpus HIGH" ALL', '"walltime LOW" ALL']))
 
 
@@ -137,24 +137,24 @@ def fairshare(rng):
     settings = dict(STRICT, fair_share="True ALL", fairshare_usage_res="ncpus*walltime", fairshare_entity="euser",
                     fairshare_decay_time="00:01:00", fairshare_decay_factor="0.5", unknown_shares="10")
     return workload("fairshare", "fairshare over three groups (ncpus*walltime, decay 0.5 every minute), strict",
-                    make_jobs(rng, 80, single_chunk, MIXED_CPUS, (2, 14), HEAVY, 8), sched_config=settings,
+                    make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 12), HEAVY, 8), sched_config=settings,
                     resource_group=SHARE_TREE, mom_config=FAST_MOM_POLL)
 
 
 def limits(rng):
     return workload("limits", "max_run 2 and max_run_res.ncpus 6 per user (server), strict ordering",
-                    make_jobs(rng, 70, single_chunk, WITHIN_LIMIT_CPUS, (2, 15), HEAVY, 8),
+                    make_jobs(rng, 60, single_chunk, WITHIN_LIMIT_CPUS, (2, 12), HEAVY, 8),
                     server={"max_run": "[u:PBS_GENERIC=2]", "max_run_res.ncpus": "[u:PBS_GENERIC=6]"})
 
 
 def vnodes(rng):
     return workload("vnodes", "four vnodes (2, 4, 4, 8 ncpus) on four hosts, multi-chunk jobs, scatter/pack/free/excl",
-                    make_jobs(rng, 70, vnode_chunk, None, (2, 15), HEAVY, 18), vnodes=FOUR_VNODES)
+                    make_jobs(rng, 60, vnode_chunk, None, (2, 12), HEAVY, 18), vnodes=FOUR_VNODES)
 
 
 def queues(rng):
     return workload("queues", "two queues of priority 100 and 50, by_queue, strict ordering",
-                    make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8, ("fid_high", "fid_low")),
+                    make_jobs(rng, 60, single_chunk, MIXED_CPUS, (2, 12), HEAVY, 8, ("fid_high", "fid_low")),
                     queues={"fid_high": {"priority": 100}, "fid_low": {"priority": 50}},
                     sched_config=dict(STRICT, by_queue="True ALL"))
 

@@ -45,11 +45,11 @@ def simulation(jobs, tau_s=600):
     return simulation_report("Simulation", (), runs, Cluster.of_cores(2), tau_s, resolved(SPECS))[0]
 
 
-def legend_of(report):
-    """The legend lines as printed in the text output."""
+def legend_of(report, wide=False):
+    """The legend lines as printed in the text output (``wide``: with every column)."""
     text = io.StringIO()
-    write_text(report, text)
-    return text.getvalue().split("\nLegend:\n", 1)[1].splitlines()
+    write_text(report, text, wide)
+    return text.getvalue().split("\nLegend:\n", 1)[1].split("\nIn short:\n", 1)[0].splitlines()
 
 
 def explained(lines):
@@ -58,12 +58,13 @@ def explained(lines):
 
 
 @pytest.mark.parametrize("build", [accuracy, simulation])
-def test_legend_names_every_column_header(jobs, build):
-    """Each header of each text table has a legend line."""
+@pytest.mark.parametrize("wide", [False, True])
+def test_legend_names_every_column_header(jobs, build, wide):
+    """Each header each text table shows has a legend line (the default view's, and --wide's)."""
     report = build(jobs)
-    headers = {column.header for table in report.tables for column in table.columns}
+    headers = {column.header for table in report.tables for column in table.columns if wide or not column.wide}
     assert len(report.tables) == 3
-    assert headers - explained(legend_of(report)) == set()
+    assert headers - explained(legend_of(report, wide)) == set()
 
 
 @pytest.mark.parametrize("build", [accuracy, simulation])

@@ -94,11 +94,11 @@ def test_accuracy_over_all_jobs_by_hand(march):
     ratios = [3600 / 5400, 36000 / 32400, 7200 / 3600, 100000 / 108000, 1800 / 2700]
     assert (soft["jobs"], soft["underestimated_share"], soft["overestimated_share"]) == (5, 0.4, 0.6)
     assert (soft["mean_abs_error_s"], soft["median_abs_error_s"]) == (17900 / 5, 3600)
-    assert soft["accuracy_mean"] == pytest.approx(sum(ratios) / 5) and soft["accuracy_median"] == round(
+    assert soft["runtime_ratio_mean"] == pytest.approx(sum(ratios) / 5) and soft["runtime_ratio_median"] == round(
         100000 / 108000, 6)
     assert (wall["jobs"], wall["underestimated_share"], wall["overestimated_share"]) == (4, 0.0, 0.75)
     assert (wall["mean_abs_error_s"], wall["median_abs_error_s"]) == (90800 / 4, (8000 + 32400) / 2)
-    assert wall["accuracy_median"] == pytest.approx((36000 / 86400 + 100000 / 108000) / 2, abs=1e-6)
+    assert wall["runtime_ratio_median"] == pytest.approx((36000 / 86400 + 100000 / 108000) / 2, abs=1e-6)
 
 
 def test_accuracy_by_runtime_class_by_hand(march):
@@ -151,13 +151,24 @@ def test_text_table_with_units_and_legend(march):
     lines = result.stdout.splitlines()
     assert result.returncode == 0 and result.stderr == ""
     assert lines[0] == "Soft walltime accuracy: jobs that ended from 2026-03-01 to before 2026-04-01 UTC"
-    header = "runtime  estimate       jobs  under %  over %  mean |err| h  median |err| h  acc mean  acc median"
+    header = "runtime  estimate       jobs  under %  over %  mean |err| h:m:s  median |err| h:m:s  run/est median"
     assert header in lines
     rows = lines[lines.index(header) + 2:lines.index(header) + 4]
-    assert rows == ["all      soft walltime     5     40.0    60.0          0.99            1.00     1.074       0.926",
-                    "all      walltime          4      0.0    75.0          6.31            5.61     0.611       0.671"]
-    assert "alice     2                  11.50               0.75   10.75" in lines
+    assert rows == [
+        "all      soft walltime     5     40.0    60.0          00:59:40            01:00:00           0.926",
+        "all      walltime          4      0.0    75.0          06:18:20            05:36:40           0.671"]
+    assert "alice     2                   11:30:00               00:45:00    10:45:00" in lines
     assert lines[lines.index("Legend:") + 1].startswith("  runtime: ")
+    assert max(len(line) for line in lines[:lines.index("Legend:")] if not line.startswith("  ")) <= 100
+    assert lines[lines.index("In short:") + 1] == (
+        "  over all jobs, soft walltime: 40% under-estimated, median |err| 01:00:00; walltime: 0%")
+
+
+def test_wide_shows_every_column(march):
+    """--wide adds the columns the default view leaves out (run/est mean)."""
+    result = predictor("--dsn", march.reader_dsn, *PERIOD, "--wide")
+    assert result.returncode == 0 and "run/est mean  run/est median" in result.stdout
+    assert "not shown here" not in result.stdout
 
 
 def test_csv_to_stdout_replaces_the_table(march, tmp_path):

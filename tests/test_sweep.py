@@ -34,13 +34,13 @@ def local_table(trace):
     """The grid's table from one process, the reference the other ways of running it must print."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["sweep"] + GRID + ["--jobs", "1", trace]) == 0
+        assert main(["sweep"] + GRID + ["--jobs", "1", "--wide", trace]) == 0
     return out.getvalue()
 
 
 def test_one_and_two_processes_print_the_same_table(trace, local_table, capsys):
     """--jobs 2 prints, byte for byte, what --jobs 1 prints."""
-    status, out, _ = sweep(capsys, *GRID, "--jobs", 2, trace)
+    status, out, _ = sweep(capsys, *GRID, "--jobs", 2, "--wide", trace)
     assert status == 0 and out == local_table
     assert out.count("\n{}  ".format(trace)) == CELLS
 
@@ -137,7 +137,7 @@ def test_collected_array_prints_the_local_table(tmp_path, trace, local_table, ca
     """Every subjob's cell run, in any order, then collect: the table the local run prints."""
     directory, _ = write_array(capsys, tmp_path, trace)
     run_subjobs(capsys, directory, reversed(range(1, CELLS + 1)))
-    status, out, err = sweep(capsys, "collect", directory)
+    status, out, err = sweep(capsys, "collect", directory, "--wide")
     assert (status, err) == (0, "") and out == local_table
 
 
@@ -149,7 +149,7 @@ def test_collect_names_missing_and_failed_cells(tmp_path, trace, capsys):
     document = json.load(open(result))
     document.update(status="failed", error="no job fits the machine")
     json.dump(document, open(result, "w"))
-    status, out, err = sweep(capsys, "collect", directory)
+    status, out, err = sweep(capsys, "collect", directory, "--wide")
     assert status == 1
     lines = err.splitlines()
     assert len(lines) == 2
@@ -221,13 +221,24 @@ def test_relative_trace_found_by_a_subjob_started_elsewhere(tmp_path, trace, cap
     directory, _ = write_array(capsys, tmp_path, os.path.basename(trace))
     monkeypatch.chdir(str(tmp_path))
     run_subjobs(capsys, directory, range(1, CELLS + 1))
-    status, out, _ = sweep(capsys, "collect", directory)
+    status, out, _ = sweep(capsys, "collect", directory, "--wide")
     assert status == 0 and out.count("\n{}  ".format(os.path.basename(trace))) == CELLS
+
+
+def test_default_table_fits_100_columns_and_says_what_it_means(trace, capsys):
+    """Without --wide: the axes that vary and the essential figures, within 100 columns; the others are named
+    as hidden; a closing summary names the cells that waited least and most."""
+    status, out, _ = sweep(capsys, *GRID, "--jobs", 1, trace)
+    table = out.split("\nLegend:\n", 1)[0].split("\nAll jobs, one row per cell\n", 1)[1]
+    assert status == 0 and max(len(line) for line in table.splitlines()) <= 100
+    assert table.startswith("policy  depth  predictor  wait mean h:m:s  bsld mean  past soft %\n")
+    assert "not shown here: trace, extension, jobs, wait median h:m:s" in out
+    assert out.split("\nIn short:\n", 1)[1].startswith("  the shortest mean wait is ")
 
 
 def test_table_has_a_legend_for_every_header_and_predictor(local_table):
     """Under the sweep's table, each column header and each predictor of the grid has a legend line."""
-    table, legend = local_table.split("\nLegend:\n", 1)
+    table, legend = local_table.split("\nIn short:\n", 1)[0].split("\nLegend:\n", 1)
     explained = {name for line in legend.splitlines() for name in line.strip().split(": ", 1)[0].split(", ")}
     header = next(line for line in table.splitlines() if line.startswith("trace "))
     assert {column.header for column in COLUMNS} - explained == set()

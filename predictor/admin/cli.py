@@ -254,6 +254,8 @@ def _add_report(commands):
     report.add_argument("--json", metavar="PATH", help="also write the tables as JSON ('-': stdout, no text table)")
     report.add_argument("--plot", metavar="DIR", help="write PNG figures into DIR: V curve, box plots by runtime "
                                                       "class, users' mean errors")
+    report.add_argument("--wide", action="store_true", help="show every column of the text tables (default: the "
+                        "essential ones, within 100 columns; --csv and --json always hold them all)")
     report.set_defaults(func=_report)
 
 
@@ -424,7 +426,7 @@ def _report(args):
     from ..report.command import run_report
     from ..report.selection import selection_for
     selection = selection_for(args.since, args.until, args.user, args.queue, now=time.time())
-    return run_report(_require_dsn(args), selection, args.csv, args.json, args.plot)
+    return run_report(_require_dsn(args), selection, args.csv, args.json, args.plot, args.wide)
 
 
 def _hooks_qmgr(args):

@@ -258,22 +258,23 @@ def _keep_mode(temporary, final):
         os.chown(temporary, old.st_uid, old.st_gid)
 
 
-def write_outputs(checked, report, job_table=None, files=None):
+def write_outputs(checked, report, job_table=None, files=None, wide=False):
     """The report on stdout (unless a file option is stdout) and in every file ``checked`` names.
 
     ``job_table`` is ``(header, rows)`` for ``--jobs-csv``. The files are
     written through ``files`` (an ``OutputFiles``, committed by the caller),
-    else through one of their own. ``--plot`` is the caller's to draw.
+    else through one of their own. ``--plot`` is the caller's to draw. ``wide``: every column of the text
+    tables, not only the essential ones.
     """
     if files is None:
         with OutputFiles(checked.inputs) as own:
-            write_outputs(checked, report, job_table, own)
+            write_outputs(checked, report, job_table, own, wide)
         return
     writers = [("--json", lambda out: write_json(report, out)), ("--csv", lambda out: write_csv(report, out))]
     if job_table is not None:
         writers.append(("--jobs-csv", lambda out: write_rows_csv(job_table[0], job_table[1], out)))
     if not checked.on_stdout:
-        write_text(report, sys.stdout)
+        write_text(report, sys.stdout, wide)
     for option, writer in writers:
         target = checked.of(option)
         if target is not None:
@@ -281,10 +282,10 @@ def write_outputs(checked, report, job_table=None, files=None):
                 writer(stream)
 
 
-def publish(checked, report, job_table=None, draw=None):
+def publish(checked, report, job_table=None, draw=None, wide=False):
     """``write_outputs``, and the figures ``draw(directory)`` makes for ``--plot``: all in place, or none."""
     with OutputFiles(checked.inputs) as files:
-        write_outputs(checked, report, job_table, files)
+        write_outputs(checked, report, job_table, files, wide)
         plot = checked.of("--plot")
         if plot is not None and draw is not None:
             draw(files.directory(plot))

@@ -25,6 +25,7 @@ last bit of a sum; same report, byte-identical output. Standard library only.
 import csv
 import json
 import math
+import textwrap
 from typing import NamedTuple, Tuple
 
 from ..durations import format_duration
@@ -39,11 +40,13 @@ RUNTIME_CLASSES = (("<=2h", 0, 2 * 3600), ("2-24h", 2 * 3600, 24 * 3600), (">24h
 
 
 class Column(NamedTuple):
-    """``key`` names the value in JSON/CSV (with its unit: ``_s``); ``header`` in the text table."""
+    """``key`` names the value in JSON/CSV (with its unit: ``_s``); ``header`` in the text table. A ``wide``
+    column is left out of the text table unless asked for (``--wide``): JSON and CSV always hold it."""
 
     key: str
     header: str
     kind: str = "text"
+    wide: bool = False
 
 
 class Table(NamedTuple):
@@ -58,13 +61,15 @@ class Table(NamedTuple):
 class Report(NamedTuple):
     """What one run measured; ``legend`` lines explain the text tables (not in JSON or CSV). ``figures``
     are ``(key, value)`` pairs a command also gives at the top of its JSON document (values made of
-    numbers, text, None, lists and dicts; not in the text or CSV, whose tables show them)."""
+    numbers, text, None, lists and dicts; not in the text or CSV, whose tables show them). ``summary``
+    lines close the text: what the tables say, and what to try next."""
 
     title: str
     notes: Tuple[str, ...]
     tables: Tuple[Table, ...]
     legend: Tuple[str, ...] = ()
     figures: Tuple[Tuple[str, object], ...] = ()
+    summary: Tuple[str, ...] = ()
 
 
 def _duration(seconds):
@@ -144,19 +149,56 @@ def queue_masks(queues):
     return [(queue, queues == queue) for queue in sorted(set(queues.tolist()))]
 
 
-def write_text(report, out):
-    """The report as aligned text tables, then its legend."""
+def _shown(table, wide):
+    """``(table with the columns the text shows, headers of those left out)``."""
+    if wide or not any(column.wide for column in table.columns):
+        return table, []
+    keep = [index for index, column in enumerate(table.columns) if not column.wide]
+    hidden = [column.header for column in table.columns if column.wide]
+    return table._replace(columns=tuple(table.columns[index] for index in keep),
+                          rows=[[row[index] for index in keep] for row in table.rows]), hidden
+
+
+def write_text(report, out, wide=False):
+    """The report as aligned text tables (``wide``: every column, else the essential ones), its legend, then
+    its summary."""
     out.write(report.title + "\n")
     for note in report.notes:
         out.write("  " + note + "\n")
+    hidden_any = []
     for table in report.tables:
+        table, hidden = _shown(table, wide)
+        hidden_any += [header for header in hidden if header not in hidden_any]
         out.write("\n" + table.title + "\n")
         lines = _aligned(table)
         out.write(lines[0] + "\n" + "-" * max(len(line) for line in lines) + "\n")
         for line in lines[1:]:
             out.write(line + "\n")
-    if report.legend:
-        out.write("\nLegend:\n" + "".join("  {}\n".format(line) for line in report.legend))
+    legend = [line for line in report.legend if not _only_hidden(line, hidden_any)]
+    if hidden_any:
+        legend.append("not shown here: {} (--wide shows them; --csv and --json always hold them)".format(
+            ", ".join(hidden_any)))
+    if legend:
+        out.write("\nLegend:\n" + "".join("  {}\n".format(line) for line in legend))
+    if report.summary:
+        out.write("\nIn short:\n" + "".join(_wrapped(line) for line in report.summary))
+
+
+TEXT_WIDTH = 100
+"""Columns the text of a report aims at: its tables' essential columns fit it (the others with --wide), and its
+summary is wrapped to it (notes and legend stay one line each, for the tools that read them)."""
+
+
+def _wrapped(line):
+    """One line of prose indented by two spaces, wrapped at ``TEXT_WIDTH`` with its continuation indented."""
+    return textwrap.fill(line, TEXT_WIDTH, initial_indent="  ", subsequent_indent="    ", break_long_words=False,
+                         break_on_hyphens=False) + "\n"
+
+
+def _only_hidden(line, hidden):
+    """Whether a legend line (``"header, header: meaning"``) speaks only of hidden columns."""
+    headers = line.split(": ", 1)[0].split(", ")
+    return bool(hidden) and all(header in hidden for header in headers)
 
 
 def write_json(report, out):

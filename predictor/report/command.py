@@ -29,7 +29,7 @@ def _plot(directory, selection, drawn, measured):
     plot_report(directory, selection, drawn, _jobs_per_estimate(measured), measured.user_errors)
 
 
-def run_report(dsn, selection, csv_path=None, json_path=None, plot_dir=None):
+def run_report(dsn, selection, csv_path=None, json_path=None, plot_dir=None, wide=False):
     """The whole command for ``selection``; returns the exit status."""
     if plot_dir:
         _check_plotting()
@@ -42,7 +42,7 @@ def run_report(dsn, selection, csv_path=None, json_path=None, plot_dir=None):
         conn.close()
     empty = plot_dir and not any(drawn.sorted_errors.values())
     publish(outputs, build_report(selection, measured), draw=None if empty else lambda directory: _plot(
-        directory, selection, drawn, measured))
+        directory, selection, drawn, measured), wide=wide)
     if empty:  # blank axes and a matplotlib warning tell no one anything
         print("--plot {}: no figure drawn: no job to draw among the {}".format(plot_dir, selection.describe()),
               file=sys.stderr)

@@ -11,6 +11,7 @@ Professional using Soft Walltimes", Fig. 6).
 from typing import NamedTuple, Tuple
 
 from ..cmdline.tables import RUNTIME_CLASSES, Column, Report, Table
+from ..durations import format_duration
 from .measure import ALL
 from .queries import ESTIMATES
 
@@ -26,12 +27,14 @@ LEGEND = (
     "estimate: soft walltime = what the hooks set; walltime = the user's own request (Resource_List.walltime)",
     "jobs: number of jobs; measured: with a soft walltime; apart: without one, left out of every other figure",
     "under %, over %: share of the jobs whose estimate was below, above the runtime (the rest were exact)",
-    "mean |err| h, median |err| h: |estimate - runtime| in hours",
-    "acc mean, acc median: accuracy = runtime / estimate (1 exact, < 1 over-, > 1 under-estimated; no ratio "
-    "for an estimate of 0 s)",
+    "mean |err| h:m:s, median |err| h:m:s: |estimate - runtime| per job, hours:minutes:seconds (as in "
+    "python -m replay)",
+    "run/est mean, run/est median: runtime / estimate per job (1 exact, < 1 over-, > 1 under-estimated; no ratio "
+    "for an estimate of 0 s); not python -m replay's 0-1 'acc', the shorter over the longer",
     "users: users with jobs that have both estimates; better, worse: the soft walltimes' mean |err| on those jobs "
     "was smaller, larger than the walltimes'",
-    "gain h, loss h: the walltimes' mean |err| minus the soft walltimes' (loss: the other way round), hours per job",
+    "gain h:m:s, loss h:m:s: the walltimes' mean |err| minus the soft walltimes' (loss: the other way round), "
+    "per job",
 )
 """What the text table's columns mean, printed under it."""
 
@@ -74,8 +77,10 @@ _JOB_COLUMNS = (_CLASS, Column("jobs", "jobs", "count"), Column("measured", "mea
 _ACCURACY_COLUMNS = (
     _CLASS, Column("estimate", "estimate"), Column("jobs", "jobs", "count"),
     Column("underestimated_share", "under %", "percent"), Column("overestimated_share", "over %", "percent"),
-    Column("mean_abs_error_s", "mean |err| h", "hours_s"), Column("median_abs_error_s", "median |err| h", "hours_s"),
-    Column("accuracy_mean", "acc mean", "ratio"), Column("accuracy_median", "acc median", "ratio"))
+    Column("mean_abs_error_s", "mean |err| h:m:s", "duration_s"),
+    Column("median_abs_error_s", "median |err| h:m:s", "duration_s"),
+    Column("runtime_ratio_mean", "run/est mean", "ratio", wide=True),
+    Column("runtime_ratio_median", "run/est median", "ratio"))
 _USER_COLUMNS = (
     Column("users_compared", "users", "count"), Column("soft_better", "better", "count"),
     Column("soft_better_share", "better %", "percent"), Column("soft_equal", "equal", "count"),
@@ -84,8 +89,9 @@ _USER_COLUMNS = (
 
 def _top_columns(key, header):
     return (Column("user", "user"), Column("jobs", "jobs", "count"),
-            Column("walltime_mean_abs_error_s", "walltime mean |err| h", "hours_s"),
-            Column("soft_walltime_mean_abs_error_s", "soft mean |err| h", "hours_s"), Column(key, header, "hours_s"))
+            Column("walltime_mean_abs_error_s", "walltime mean |err| h:m:s", "duration_s"),
+            Column("soft_walltime_mean_abs_error_s", "soft mean |err| h:m:s", "duration_s"),
+            Column(key, header, "duration_s"))
 
 
 def _job_rows(job_counts):
@@ -133,8 +139,25 @@ def build_report(selection, measured):
         Table("users", "Users: the soft walltimes' mean |err| against their own walltimes' (same jobs)",
               _USER_COLUMNS, [(users.compared, users.better, _share(users.better, users.compared), users.equal,
                                users.worse, _share(users.worse, users.compared))]),
-        Table("user_gains", "Largest gains: users the soft walltime served best", _top_columns("gain_s", "gain h"),
-              list(users.gains)),
-        Table("user_losses", "Largest losses: users the soft walltime served worst", _top_columns("loss_s", "loss h"),
-              list(users.losses)),
-    ), LEGEND)
+        Table("user_gains", "Largest gains: users the soft walltime served best",
+              _top_columns("gain_s", "gain h:m:s"), list(users.gains)),
+        Table("user_losses", "Largest losses: users the soft walltime served worst",
+              _top_columns("loss_s", "loss h:m:s"), list(users.losses)),
+    ), LEGEND, summary=_summary(_accuracy_rows(measured.accuracy), users))
+
+
+def _summary(accuracy_rows, users):
+    """What the tables say in two lines: the soft walltimes' and the walltimes' under-estimates and median
+    errors over all jobs, the users served better and worse; then what to try next."""
+    found = {row[1]: row for row in accuracy_rows if row[0] == ALL and row[2]}
+    if ESTIMATES[0] not in found:
+        return ()
+    said = ["{}: {:.0f}% under-estimated, median |err| {}".format(
+        estimate, 100 * found[estimate][3], format_duration(int(round(found[estimate][6]))))
+        for estimate in ESTIMATES if estimate in found and found[estimate][6] is not None]
+    line = "over all jobs, " + "; ".join(said) + "."
+    if users.compared:
+        line += " The soft walltimes erred less for {} of {} users, more for {}.".format(
+            users.better, users.compared, users.worse)
+    return (line, "--plot DIR draws the errors (V curve, runtime classes, users); --user NAME or --queue NAME "
+                  "narrows the period's jobs; --wide shows every column.")

@@ -10,7 +10,7 @@ import argparse
 from predictor.cmdline.outputs import OutputPaths, check_outputs, publish
 from predictor.cmdline.progress import ProgressBar
 
-from ..shared.options import add_input_arguments, predictor_names
+from ..shared.options import add_input_arguments, add_wide_argument, predictor_names
 from ..shared.predictors import ACCURACY_PREDICTORS, resolved
 from ..traces.readers import read_trace
 
@@ -49,6 +49,7 @@ def add_arguments(parser):
     parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
     parser.add_argument("--jobs-csv", metavar="FILE", help="write one row per job with every prediction")
     parser.add_argument("--plot", metavar="DIR", help="write PNG figures (V curve, box plots) into DIR")
+    add_wide_argument(parser)
     parser.add_argument("--classify", action="store_true",
                         help="add the small/large classification table: precision and recall of Zrigui et al.'s "
                              "online classifier (what simulate --policy small-first orders by)")
@@ -89,7 +90,7 @@ def run(args):
         report = with_classification(report, trace.jobs)
     first = warmup_count(len(trace.jobs), args.warmup)
     publish(outputs, report, job_table(trace.jobs, predictions, first),
-            lambda directory: _plot(directory, trace, predictions, first))
+            lambda directory: _plot(directory, trace, predictions, first), wide=bool(args.wide))
     return 1 if rejects.count else 0
 
 

@@ -58,18 +58,19 @@ BADLY_UNDER_S = 30 * 60
 
 METRIC_COLUMNS = (
     Column("jobs", "jobs", "count"),
-    Column("no_prediction", "none %", "percent"),
+    Column("no_prediction", "none %", "percent", wide=True),
     Column("underestimated", "under %", "percent"),
-    Column("not_adjusted", "NA %", "percent"),
-    Column("tang_ue", "UE %", "percent"),
-    Column("tang_be", "BE %", "percent"),
+    Column("not_adjusted", "NA %", "percent", wide=True),
+    Column("tang_ue", "UE %", "percent", wide=True),
+    Column("tang_be", "BE %", "percent", wide=True),
     Column("mean_abs_error_s", "mean |err| h:m:s", "duration_s"),
     Column("median_abs_error_s", "median |err| h:m:s", "duration_s"),
-    Column("accuracy_mean", "acc mean", "ratio"),
+    Column("accuracy_mean", "acc mean", "ratio", wide=True),
     Column("accuracy_median", "acc median", "ratio"),
 )
-_USER_COLUMNS = (Column("users_compared", "users", "count"), Column("users_improved", "better %", "percent"),
-                 Column("users_worse", "worse %", "percent"))
+_USER_COLUMNS = (Column("users_compared", "users", "count", wide=True),
+                 Column("users_improved", "better %", "percent"),
+                 Column("users_worse", "worse %", "percent", wide=True))
 _WHO = (Column("predictor", "predictor"), Column("at", "at"))
 
 LEGEND = (
@@ -217,5 +218,28 @@ def accuracy_report(title, notes, jobs, predictions, warmup_fraction=0.0):
                             _group_rows(queues, columns, predictions, first)))
     else:
         notes += ("one queue ({}): no by-queue table".format(queues[0][0] if queues else "-"),)
-    return Report(title, notes, tuple(tables),
-                  column_legend(tables, LEGEND) + predictions.legend)
+    return Report(title, notes, tuple(tables), column_legend(tables, LEGEND) + predictions.legend,
+                  summary=accuracy_summary(tables[0]))
+
+
+def accuracy_summary(table):
+    """What the summary table says, in two lines: each predictor's share of under-estimates and its median
+    error, at start if the table has it, then what to try next."""
+    keys = [column.key for column in table.columns]
+    rows = [dict(zip(keys, row)) for row in table.rows]
+    instant = "start" if any(row["at"] == "start" for row in rows) else rows[0]["at"] if rows else None
+    rows = [row for row in rows if row["at"] == instant and row["underestimated"] is not None]
+    if not rows:
+        return ()
+    under = ", ".join("{} {:.0f}%".format(row["predictor"], 100 * row["underestimated"]) for row in rows)
+    closest = min(rows, key=lambda row: (row["median_abs_error_s"], row["predictor"]))
+    return ("estimated at {}, the soft walltime is shorter than the runtime for: {} of the jobs; the smallest "
+            "median error is {}'s ({}).".format(instant, under, closest["predictor"],
+                                                _hms(closest["median_abs_error_s"])),
+            "An under-estimate is what extends soft walltimes and breaks reservations: see their effect on waits "
+            "with 'python -m replay simulate' on the same logs, and the errors with --plot DIR.")
+
+
+def _hms(seconds):
+    from predictor.durations import format_duration
+    return format_duration(int(round(seconds)))

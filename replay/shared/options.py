@@ -9,8 +9,8 @@ from predictor.cmdline.arguments import checked, whole_number
 
 from .predictors import predictor_list
 
-__all__ = ["epoch_seconds", "server_name", "predictor_names", "add_input_arguments", "LATEST_EPOCH",
-           "FORMATS"]
+__all__ = ["epoch_seconds", "add_wide_argument", "server_name", "predictor_names", "add_input_arguments",
+           "LATEST_EPOCH", "FORMATS"]
 
 LATEST_EPOCH = 253402300799
 """9999-12-31 23:59:59 UTC: the last second an accounting-log date (MM/DD/YYYY) can show."""
@@ -52,3 +52,10 @@ def add_input_arguments(parser, defaults=True):
                         help="input format (default: told from the content; a directory is PBS)")
     parser.add_argument("--max-errors", type=whole_number(0, 10 ** 9), default=20 if defaults else None, metavar="N",
                         help="malformed lines to show on stderr (default 20; all are counted)")
+
+
+def add_wide_argument(parser):
+    """--wide: every column of the text tables (None when not given, so that 'sweep collect' can tell)."""
+    parser.add_argument("--wide", action="store_const", const=True,
+                        help="show every column of the text tables (default: the essential ones, within 100 "
+                             "columns; --csv and --json always hold them all)")

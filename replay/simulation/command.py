@@ -12,7 +12,7 @@ from predictor.cmdline.outputs import OutputPaths, check_outputs, publish
 from predictor.cmdline.progress import ProgressBar
 
 from ..shared.errors import ReplayError
-from ..shared.options import add_input_arguments, predictor_names
+from ..shared.options import add_input_arguments, add_wide_argument, predictor_names
 from ..shared.predictors import resolved
 from ..traces.readers import read_trace
 from .cluster import Cluster
@@ -76,6 +76,7 @@ def add_arguments(parser):
     parser.add_argument("--jobs-csv", metavar="FILE",
                         help="write one row per job and predictor: simulated start/end and the estimates used")
     parser.add_argument("--plot", metavar="DIR", help="write PNG figures (wait and slowdown by runtime class)")
+    add_wide_argument(parser)
     parser.add_argument("--workers", type=whole_number(1, 1024), metavar="N",
                         help="processes simulating predictors side by side (default: one per predictor, at most "
                              "the CPUs this process may use); the output is the same for any N")
@@ -144,7 +145,8 @@ def run(args):
     if POLICIES[settings.policy].classifies:
         from ..classification.table import with_classification  # the classifier's forest: only for small-first
         report = with_classification(report, jobs)
-    publish(outputs, report, job_table(runs, columns), lambda directory: _plot(directory, trace, columns))
+    publish(outputs, report, job_table(runs, columns), lambda directory: _plot(directory, trace, columns),
+            wide=bool(args.wide))
     return 1 if rejects.count else 0
 
 
@@ -182,7 +184,8 @@ def _run_site(args, site, outputs, trace, rejects):
     notes = (tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (machine_note,)
              + site_notes(site) + tuple(unstarted))
     report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau_s, args.predictors)
-    publish(outputs, report, job_table(runs, columns), lambda directory: _plot(directory, trace, columns))
+    publish(outputs, report, job_table(runs, columns), lambda directory: _plot(directory, trace, columns),
+            wide=bool(args.wide))
     return 1 if rejects.count else 0
 
 

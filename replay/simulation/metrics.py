@@ -44,20 +44,20 @@ GROUP_COLUMNS = (
     Column("jobs", "jobs", "count"),
     Column("wait_mean_s", "wait mean h:m:s", "duration_s"),
     Column("wait_median_s", "wait median h:m:s", "duration_s"),
-    Column("wait_p95_s", "wait p95 h:m:s", "duration_s"),
-    Column("wait_max_s", "wait max h:m:s", "duration_s"),
+    Column("wait_p95_s", "wait p95 h:m:s", "duration_s", wide=True),
+    Column("wait_max_s", "wait max h:m:s", "duration_s", wide=True),
     Column("bsld_mean", "bsld mean", "ratio"),
-    Column("bsld_median", "bsld median", "ratio"),
-    Column("bsld_p95", "bsld p95", "ratio"),
+    Column("bsld_median", "bsld median", "ratio", wide=True),
+    Column("bsld_p95", "bsld p95", "ratio", wide=True),
     Column("past_soft_walltime", "past soft %", "percent"),
-    Column("past_soft_walltime_ratio_median", "run/soft median", "ratio"),
-    Column("top_jobs", "top jobs", "count"),
+    Column("past_soft_walltime_ratio_median", "run/soft median", "ratio", wide=True),
+    Column("top_jobs", "top jobs", "count", wide=True),
     Column("broken_reservations", "broken", "count"),
-    Column("reservation_delay_mean_s", "delay mean h:m:s", "duration_s"),
-    Column("killed", "killed", "count"),
+    Column("reservation_delay_mean_s", "delay mean h:m:s", "duration_s", wide=True),
+    Column("killed", "killed", "count", wide=True),
 )
-SUMMARY_COLUMNS = GROUP_COLUMNS + (Column("utilization", "util %", "percent"),
-                                   Column("makespan_s", "makespan h:m:s", "duration_s"))
+SUMMARY_COLUMNS = GROUP_COLUMNS + (Column("utilization", "util %", "percent", wide=True),
+                                   Column("makespan_s", "makespan h:m:s", "duration_s", wide=True))
 _WHO = (Column("predictor", "predictor"),)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from predictor.cmdline.progress import ProgressBar
 from predictor.cmdline.tables import Report, column_legend
+from predictor.durations import format_duration
 from predictor.errors import UsageError
 
 from ..shared.errors import ReplayError
@@ -102,7 +103,31 @@ def simulation_report(title, notes, runs, cluster, tau_s, predictors):
     """``(Report, columns by predictor)`` for ``runs`` (``{predictor name: [ScheduledJob]}``) of ``predictors``."""
     tables, columns = schedule_tables(runs, tau_s, cluster)
     legend = column_legend(tables, legend_meanings(tau_s)) + predictor_legend(predictors)
-    return Report(title, tuple(notes), tuple(tables), legend), columns
+    return Report(title, tuple(notes), tuple(tables), legend, summary=schedule_summary(tables[0])), columns
+
+
+_NEXT_STEP = ("Soft walltimes change waits through backfilling: try --backfill-depth, --policy sjf, or 'python -m "
+              "replay sweep' for a grid of settings; --plot DIR draws the waits by runtime class.")
+
+
+_NAMED = {"backfill_depth": "backfill depth {}", "extension": "extension {}"}
+"""How a sweep axis is named in a summary (the others by their value alone)."""
+
+
+def schedule_summary(table, who=("predictor",), next_step=_NEXT_STEP):
+    """Two lines on the first table: which row (``who`` names it) waited least and most on average, with
+    their bounded slowdowns, then ``next_step``: what to try next."""
+    keys = [column.key for column in table.columns]
+    rows = [dict(zip(keys, row)) for row in table.rows if dict(zip(keys, row)).get("wait_mean_s") is not None]
+    if len(rows) < 2:
+        return ()
+    ranked = sorted(rows, key=lambda row: (row["wait_mean_s"], [str(row[key]) for key in who]))
+
+    def said(row):
+        return "{} ({} mean wait, bounded slowdown {:.2f})".format(
+            ", ".join(_NAMED.get(key, "{}").format(row[key]) for key in who),
+            format_duration(int(round(row["wait_mean_s"]))), row["bsld_mean"])
+    return ("the shortest mean wait is {}; the longest {}.".format(said(ranked[0]), said(ranked[-1])), next_step)
 
 
 JOB_HEADER = ["predictor", "job_id", "user", "queue", "submit_time", "ncpus", "walltime_s", "runtime_s",

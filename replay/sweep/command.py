@@ -19,7 +19,7 @@ from predictor.cmdline.outputs import OutputPaths, check_outputs, check_targets,
 from predictor.cmdline.parser import examples_epilog
 from predictor.errors import UsageError
 
-from ..shared.options import add_input_arguments
+from ..shared.options import add_input_arguments, add_wide_argument
 from ..simulation.command import add_setting_arguments
 from ..simulation.extension import EXTENSIONS
 from ..simulation.policies import POLICIES
@@ -45,7 +45,7 @@ _DESCRIPTION = """Simulate every cell of a grid (traces x predictors x policies 
 each as one 'simulate' run, and print one table with a row per cell. Here, in --jobs processes; or, with
 --pbs DIR, as a PBS job array that 'collect DIR' merges into the same table. See docs/sweep.md."""
 
-_OUTPUTS = ("json", "csv", "plot")
+_OUTPUTS = ("json", "csv", "plot", "wide")
 _PBS_ONLY = ("walltime", "queue", "python")
 _VERB_ARGUMENTS = {"collect": 2, "cell": 3}
 
@@ -78,6 +78,7 @@ def add_arguments(parser):
     outputs.add_argument("--json", metavar="FILE", help="write the table as JSON ('-': stdout)")
     outputs.add_argument("--csv", metavar="FILE", help="write the table as CSV ('-': stdout)")
     outputs.add_argument("--plot", metavar="DIR", help="write PNG bar charts of mean wait and mean slowdown")
+    add_wide_argument(outputs)
 
 
 def _grid_arguments(group):
@@ -131,13 +132,13 @@ def _outputs(args, inputs):
     return check_outputs(OutputPaths(json=args.json, csv=args.csv, plot=args.plot), inputs)
 
 
-def _finish(outputs, found, settings, malformed=0):
+def _finish(outputs, found, settings, malformed=0, wide=False):
     """Print what is missing, then the table and the files asked for; the exit status."""
     problems = problem_lines(found)
     for line in problems:
         sys.stderr.write(line + "\n")
     report = sweep_report(found, settings)
-    publish(outputs, report, draw=lambda directory: _plot(directory, report))
+    publish(outputs, report, draw=lambda directory: _plot(directory, report), wide=bool(wide))
     return 1 if problems or malformed else 0
 
 
@@ -197,7 +198,7 @@ def _run_grid(args):
         return _write_array(args, cells, settings)
     results = run_cells(cells, settings, args.jobs or default_jobs())
     found = [outcome_of(index, cell, results[index]) for index, cell in enumerate(cells, 1)]
-    return _finish(outputs, found, settings, malformed)
+    return _finish(outputs, found, settings, malformed, args.wide)
 
 
 def _run_collect(args):
@@ -205,7 +206,7 @@ def _run_collect(args):
     directory = args.paths[1]
     outputs = _outputs(args, [directory])
     cells, settings, _ = read_manifest(directory)
-    return _finish(outputs, outcomes(directory, cells), settings)
+    return _finish(outputs, outcomes(directory, cells), settings, wide=args.wide)
 
 
 def _run_cell(args):

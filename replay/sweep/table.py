@@ -12,13 +12,20 @@ from predictor.cmdline.tables import Column, Report, Table, column_legend
 from ..shared.errors import ReplayError
 from ..shared.predictors import predictor_legend, resolved
 from ..simulation.metrics import SUMMARY_COLUMNS, legend_meanings
+from ..simulation.runs import schedule_summary
 from .cells import settings_note
 from .grid import AXES, Cell
 
 __all__ = ["COLUMNS", "Outcome", "outcome_of", "missing", "sweep_report", "problem_lines"]
 
+_ESSENTIAL = ("wait_mean_s", "bsld_mean", "past_soft_walltime")
+"""What the text table of a sweep shows of each cell's figures (all of them with --wide)."""
+_AXIS_KEYS = ("trace", "policy", "backfill_depth", "extension", "predictor")
+_NEXT_STEP = ("--wide shows every figure of each cell, --csv FILE writes them all; --plot DIR draws mean wait and "
+              "slowdown side by side; a larger grid runs as a PBS job array with --pbs DIR.")
 COLUMNS = (Column("trace", "trace"), Column("policy", "policy"), Column("backfill_depth", "depth", "count"),
-           Column("extension", "extension"), Column("predictor", "predictor")) + SUMMARY_COLUMNS
+           Column("extension", "extension"), Column("predictor", "predictor")) + tuple(
+               column._replace(wide=column.key not in _ESSENTIAL) for column in SUMMARY_COLUMNS)
 """The cell's coordinates, then simulate's summary row."""
 
 _CELL_MEANINGS = (
@@ -94,10 +101,14 @@ def sweep_report(outcomes, settings):
     notes += _unique(note for outcome in done for note in outcome.notes) + _without_result_note(outcomes)
     rows = [tuple(outcome.cell) + outcome.values for outcome in done]
     title = "PBS scheduling sweep: {} cells".format(len(outcomes))
-    tables = (Table("sweep", "All jobs, one row per cell", COLUMNS, rows),)
+    varying = [axis for axis in _AXIS_KEYS if len({row[_AXIS_KEYS.index(axis)] for row in rows}) > 1]
+    columns = tuple(column._replace(wide=True) if column.key in _AXIS_KEYS and column.key not in varying
+                    else column for column in COLUMNS)  # an axis with one value is in the grid note above
+    tables = (Table("sweep", "All jobs, one row per cell", columns, rows),)
     legend = column_legend(tables, _CELL_MEANINGS + legend_meanings(settings.bsld_tau_s))
     predictors = resolved(_unique(outcome.cell.predictor for outcome in done))
-    return Report(title, notes, tables, legend + predictor_legend(predictors))
+    summary = schedule_summary(tables[0], tuple(varying) or ("predictor",), _NEXT_STEP)
+    return Report(title, notes, tables, legend + predictor_legend(predictors), summary=summary)
 
 
 def problem_lines(outcomes):

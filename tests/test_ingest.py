@@ -452,3 +452,16 @@ def test_locks_released_on_a_callers_connection(conn, db, tmp_path):
         assert Ingester(other).ingest([str(log)]).lines == 0
     finally:
         other.close()
+
+
+def test_progress_moves_within_one_big_file(conn, tmp_path):
+    """One big plain file: the bar moves by bytes as its chunks are committed, not from 0/1 to 1/1 at the end;
+    a compressed file moves it at its end."""
+    log = tmp_path / "20260410"
+    log.write_text("".join(e_line("{}.svr".format(number)) + "\n" for number in range(1, 101)))
+    (tmp_path / "20260411.gz").write_bytes(gzip.compress((e_line("200.svr") + "\n").encode()))
+    seen = []
+    Ingester(conn, lines_per_chunk=10).ingest([str(tmp_path)], lambda done, total: seen.append((done, total)))
+    total = os.path.getsize(str(log)) + os.path.getsize(str(tmp_path / "20260411.gz"))
+    inside = [done for done, _ in seen if 0 < done < os.path.getsize(str(log))]
+    assert len(inside) >= 5 and inside == sorted(inside) and seen[-1] == (total, total)

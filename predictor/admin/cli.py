@@ -346,7 +346,7 @@ def _ingest(args):
     rejects = RejectPrinter(args.max_errors)
     ingester = Ingester(lambda: connect(dsn, args.statement_timeout, False, args.connect_timeout), args.chunk_lines,
                         on_reject=rejects, on_warning=warn, workers=args.workers)
-    progress = ProgressBar("ingesting", unit="file")
+    progress = ProgressBar("ingesting", unit="B", unit_scale=True)  # bytes: one big file moves too
     started = time.monotonic()
     try:
         if args.follow:

@@ -86,6 +86,22 @@ class _ReadFailed(Exception):
         self.lines_read = lines_read
 
 
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _compressed(path):
+    """Whether ``path`` is gzip-compressed (its offsets are in the decompressed text, not the file's bytes)."""
+    try:
+        with open(path, "rb") as probe:
+            return probe.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
 def _worker_signals():
     """In a worker: die at once on SIGTERM, as Pool.terminate expects, leave Ctrl-C to the main process,
     and die with the main process.
@@ -147,6 +163,7 @@ class Ingester:
         self._pool = None
         self._files = set()
         self._waiting_for = None
+        self._on_chunk = None  # (path, offset committed): moves a progress bar within a file
 
     def close(self):
         """Stop the worker processes, if any, and close the connection this ingester opened.
@@ -163,7 +180,8 @@ class Ingester:
         self.store.close()
 
     def ingest(self, paths, on_progress=None):
-        """Load every file under ``paths``; return the stats. ``on_progress(files done, files)`` after each file.
+        """Load every file under ``paths``; return the stats. ``on_progress(bytes done, bytes)`` after each
+        chunk of a plain file and after each file (a compressed one moves it at its end only).
 
         Another ingester loading one of these directories into this database makes
         it refuse (PredictorError) before loading anything. A connection lost on
@@ -173,10 +191,18 @@ class Ingester:
         files = self._check_paths(paths)
         keys = lock_keys(paths)
         self._lock_or_refuse(keys)
-        for done, path in enumerate(files, 1):
-            self._ingest_file_reconnecting(path, keys)
+        sizes = [_size(path) for path in files]
+        for number, path in enumerate(files):
+            before = sum(sizes[:number])
+            if on_progress is not None and not _compressed(path):
+                self._on_chunk = lambda _, offset, before=before, size=sizes[number]: on_progress(
+                    before + min(offset, size), sum(sizes))
+            try:
+                self._ingest_file_reconnecting(path, keys)
+            finally:
+                self._on_chunk = None
             if on_progress is not None:
-                on_progress(done, len(files))
+                on_progress(before + sizes[number], sum(sizes))
         return self.stats
 
     def _lock_or_refuse(self, keys):
@@ -340,6 +366,8 @@ class Ingester:
         self.stats.lines += parsed.lines
         self.stats.end_records += parsed.end_records
         self.stats.jobs += jobs
+        if self._on_chunk is not None:
+            self._on_chunk(log.path, chunk.end_offset)
 
     def _reject(self, path, line_no, message):
         self.stats.rejected += 1

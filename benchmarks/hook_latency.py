@@ -273,9 +273,9 @@ def bare_query_psycopg2_s(cursor, users, rng):
     return elapsed
 
 
-def time_warm_and_bare(configs, reader_dsn, users, count, rng):
-    """``count`` warm hook events (v3, then tang), their bare queries and v3's psycopg2 query, interleaved:
-    {series name: samples}."""
+def time_warm_and_bare(configs, reader_dsn, users, count, rng, python_count):
+    """``count`` warm hook events (v3, then tang), their bare queries and v3's psycopg2 query, interleaved, and
+    ``python_count`` of tang computed in Python: {series name: samples}."""
     conn = driver.connect(connect_params(reader_dsn), time.monotonic() + 5.0, True, 2.0)
     slow_conn = driver.connect(connect_params(reader_dsn), time.monotonic() + 5.0, True, 60.0)
     c_conn = psycopg2.connect(reader_dsn)
@@ -289,12 +289,14 @@ def time_warm_and_bare(configs, reader_dsn, users, count, rng):
     try:
         cursor = c_conn.cursor()
         for _ in range(min(200, count)):  # warm-up: the hook's connection and config, every side's caches
-            for step in steps.values():
-                step()
-        samples = {name: [] for name in steps}
-        for _ in range(count):
             for name, step in steps.items():
-                samples[name].append(step())
+                if name != "tang_rows_to_python" or python_count >= count:
+                    step()
+        samples = {name: [] for name in steps}
+        for number in range(count):
+            for name, step in steps.items():
+                if name != "tang_rows_to_python" or number < python_count:
+                    samples[name].append(step())
         return samples
     finally:
         conn.close()
@@ -325,8 +327,9 @@ def measure(configs, reader_dsn, per_event_hook, args):
     rng = random.Random(20260410)
     restart_interpreter()
     try:
-        samples = time_warm_and_bare(configs, reader_dsn, args.users, args.events, rng)
-        heavy = time_warm_and_bare(configs, reader_dsn, 0, args.heavy_events, rng) if args.heavy_jobs else {}
+        samples = time_warm_and_bare(configs, reader_dsn, args.users, args.events, rng, args.events)
+        heavy = time_warm_and_bare(configs, reader_dsn, 0, args.heavy_events, rng,
+                                   args.heavy_python_events) if args.heavy_jobs else {}
         per_event = time_events(per_event_hook, configs["v3"], args.users, args.events, rng)
         cold = time_cold(configs["v3"], args.users, args.cold_runs, rng)
     finally:
@@ -359,6 +362,8 @@ def parse_args():
     parser.add_argument("--heavy-jobs", type=int, default=100000,
                         help="jobs of one more user, all of one walltime and in tang's window (0: none)")
     parser.add_argument("--heavy-events", type=int, default=200, help="timed events per heavy-user series")
+    parser.add_argument("--heavy-python-events", type=int, default=5,
+                        help="of which tang computed in Python from every row (seconds each)")
     parser.add_argument("--events", type=int, default=2000, help="timed events per series (warm, bare, per-event)")
     parser.add_argument("--cold-runs", type=int, default=10, help="fresh interpreters for the cold series")
     parser.add_argument("--dsn", default=os.environ.get("PBS_SOFTWALLTIME_TEST_DSN",

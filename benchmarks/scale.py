@@ -26,8 +26,8 @@ workers (sampled every 0.1 s from /proc: the memory the command holds), in MB
 and in bytes per job. A command whose PSS sum goes over ``--max-gb`` is
 stopped (its row says so), so that a run never takes a shared machine's memory.
 
-    nice -n 19 python benchmarks/scale.py [--sizes 1000000,3000000,10000000] [--sweep] [--max-gb 8]
-        [--kth PATH] [--json FILE] [--keep DIR]
+    nice -n 19 python benchmarks/scale.py [--sizes 1000000,3000000,10000000] [--inputs swf,pbs]
+        [--commands replay,simulate] [--sweep] [--max-gb 8] [--kth PATH] [--json FILE] [--keep DIR]
 """
 
 import argparse
@@ -224,15 +224,19 @@ def tree_pss_mb(pid):
     return pss / 1024
 
 
-def commands(swf, accounting, folder, sweep):
-    """``(label, input label, argv after python -m replay)`` of every measured command."""
+def commands(swf, accounting, folder, args):
+    """``(label, input label, argv after python -m replay)`` of every measured command ``args`` asks for."""
     out = os.path.join(folder, "out.json")
     listed = []
     for label, path in (("SWF", swf), ("PBS .gz", accounting)):
-        listed.append(("python -m replay", label, [path, "--json", out]))
-        listed.append(("simulate --predictors user,v3", label, ["simulate", path, "--predictors", "user,v3",
-                                                                 "--json", out]))
-    if sweep:
+        if label.split()[0].lower() not in args.inputs:
+            continue
+        if "replay" in args.commands:
+            listed.append(("python -m replay", label, [path, "--json", out]))
+        if "simulate" in args.commands:
+            listed.append(("simulate --predictors user,v3", label, ["simulate", path, "--predictors", "user,v3",
+                                                                     "--json", out]))
+    if args.sweep:
         listed.append(("sweep, 4 cells, --jobs 2", "SWF", ["sweep", swf, "--predictors", "user,v3",
                                                            "--backfill-depth", "1,3", "--jobs", "2", "--json", out]))
     return listed
@@ -246,8 +250,9 @@ def measure_size(rows, jobs, args, folder):
     accounting = os.path.join(folder, "accounting")
     os.makedirs(accounting)
     write_swf(swf, columns, 100 * args.partitions)
-    check_lines(columns)
-    write_accounting(accounting, columns)
+    if "pbs" in args.inputs:
+        check_lines(columns)
+        write_accounting(accounting, columns)
     years = (columns["submit"][-1] - columns["submit"][0]) / (365.25 * 86400)
     del columns
     print("\n{:,} jobs, {:.1f} years, made in {:.0f} s (SWF {:,.0f} MB, PBS {} files {:,.0f} MB gzip'ed)".format(
@@ -256,7 +261,7 @@ def measure_size(rows, jobs, args, folder):
     print("{:<30} {:<8} {:>8} {:>8} {:>9} {:>11} {:>11} {:>10}".format(
         "command", "input", "wall s", "CPU s", "jobs/s", "largest MB", "all PSS MB", "PSS B/job"))
     results = []
-    for label, source, argv in commands(swf, accounting, folder, args.sweep):
+    for label, source, argv in commands(swf, accounting, folder, args):
         measure = Measure([sys.executable, "-m", "replay"] + argv, args.max_gb * 1024)
         note = "  (stopped: over {} GB)".format(args.max_gb) if measure.stopped else ""
         print("{:<30} {:<8} {:>8.1f} {:>8.1f} {:>9,.0f} {:>11,.0f} {:>11,.0f} {:>10,.0f}{}".format(
@@ -273,6 +278,10 @@ def main():
     parser.add_argument("--sizes", default="1000000,3000000,10000000",
                         type=lambda text: [int(size) for size in text.split(",")])
     parser.add_argument("--partitions", type=int, default=32, help="KTH-SP2-like machines in the site (default 32)")
+    parser.add_argument("--inputs", default="swf,pbs", type=lambda text: text.split(","),
+                        help="which inputs to make and read: swf, pbs (default both)")
+    parser.add_argument("--commands", default="replay,simulate", type=lambda text: text.split(","),
+                        help="replay, simulate (default both)")
     parser.add_argument("--sweep", action="store_true", help="also sweep 4 cells with 2 workers")
     parser.add_argument("--max-gb", type=float, default=8.0, help="stop a command whose PSS sum goes over this")
     parser.add_argument("--kth", default=DEFAULT_KTH)

@@ -20,7 +20,8 @@ and each command:
 * with ``--sweep``, ``python -m replay sweep SWF --predictors user,v3 --backfill-depth 1,3 --jobs 2``
   (four cells, two worker processes), on the SWF file only;
 
-it prints the wall and CPU seconds, jobs per second (jobs / wall), the peak
+it prints the wall and CPU seconds (the command's and its workers'), jobs per
+second of wall time and of CPU time (the latter less moved by a busy machine), the peak
 RSS of the largest process and the peak PSS sum over the command and its
 workers (sampled every 0.1 s from /proc: the memory the command holds), in MB
 and in bytes per job. A command whose PSS sum goes over ``--max-gb`` is
@@ -258,14 +259,14 @@ def measure_size(rows, jobs, args, folder):
     print("\n{:,} jobs, {:.1f} years, made in {:.0f} s (SWF {:,.0f} MB, PBS {} files {:,.0f} MB gzip'ed)".format(
         jobs, years, time.perf_counter() - started, os.path.getsize(swf) / 1e6, len(os.listdir(accounting)),
         sum(os.path.getsize(os.path.join(accounting, name)) for name in os.listdir(accounting)) / 1e6), flush=True)
-    print("{:<30} {:<8} {:>8} {:>8} {:>9} {:>11} {:>11} {:>10}".format(
-        "command", "input", "wall s", "CPU s", "jobs/s", "largest MB", "all PSS MB", "PSS B/job"))
+    print("{:<30} {:<8} {:>8} {:>8} {:>9} {:>11} {:>11} {:>11} {:>10}".format(
+        "command", "input", "wall s", "CPU s", "jobs/s", "jobs/CPU s", "largest MB", "all PSS MB", "PSS B/job"))
     results = []
     for label, source, argv in commands(swf, accounting, folder, args):
         measure = Measure([sys.executable, "-m", "replay"] + argv, args.max_gb * 1024)
         note = "  (stopped: over {} GB)".format(args.max_gb) if measure.stopped else ""
-        print("{:<30} {:<8} {:>8.1f} {:>8.1f} {:>9,.0f} {:>11,.0f} {:>11,.0f} {:>10,.0f}{}".format(
-            label, source, measure.wall_s, measure.cpu_s, jobs / measure.wall_s, measure.peak_mb,
+        print("{:<30} {:<8} {:>8.1f} {:>8.1f} {:>9,.0f} {:>11,.0f} {:>11,.0f} {:>11,.0f} {:>10,.0f}{}".format(
+            label, source, measure.wall_s, measure.cpu_s, jobs / measure.wall_s, jobs / measure.cpu_s, measure.peak_mb,
             measure.pss_peak_mb, measure.pss_peak_mb * 2 ** 20 / jobs, note), flush=True)
         results.append({"jobs": jobs, "command": label, "input": source, "wall_s": measure.wall_s,
                         "cpu_s": measure.cpu_s, "peak_mb": measure.peak_mb, "pss_peak_mb": measure.pss_peak_mb,

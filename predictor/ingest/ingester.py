@@ -12,6 +12,12 @@ A path that is missing, a directory with no file in it, and a file that is an
 SWF trace rather than an accounting log are each reported once and counted
 (the CLI exits 2 for them: the path given is most likely wrong).
 
+One ingester at a time loads a directory into a database (``IngestStore.lock``:
+a second plain run refuses, a second follower waits). The database side may
+fail at any instant: a plain run opens a lost connection again once, a
+follower keeps trying for as long as it takes (``Outage``); either way a file
+goes on from its stored progress.
+
 Parsing is the expensive part, so with ``workers`` > 0 chunks are parsed by
 worker processes while this process streams the previous chunks to
 PostgreSQL; chunks are still committed strictly in file order, and at most

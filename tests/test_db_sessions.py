@@ -5,7 +5,7 @@ import traceback
 import psycopg2
 import pytest
 
-from predictor.db.sessions import describe_error, session_dsn
+from predictor.db.sessions import describe_error, row_refused, session_dsn
 from predictor.errors import ConfigError
 
 
@@ -39,3 +39,51 @@ def test_session_dsn_sets_timeouts_and_read_only():
 def test_describe_error_is_the_first_line():
     """A multi-line libpq error becomes its first line."""
     assert describe_error(psycopg2.OperationalError("could not connect\nDETAIL: more")) == "database: could not connect"
+
+
+def server_error(dsn, statement):
+    """``(error, connection)``: what the server answered ``statement`` with, on a connection left open."""
+    conn = psycopg2.connect(dsn)
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(statement)
+    except psycopg2.Error as err:
+        return err, conn
+    raise AssertionError("{} was not refused".format(statement))
+
+
+@pytest.mark.parametrize("statement, of_the_row", [
+    ("SELECT 2147483648::integer", True),  # 22003: a value out of range
+    ("SELECT record_completed_jobs(ARRAY[ROW('x', NULL, NULL, NULL, NULL, NULL, NULL, 1, NULL, NULL, NULL, 1, "
+     "NULL)::completed_jobs])", True),  # 23502: a NOT NULL column without a value
+    ("SELECT 1/0", True),  # 22012: division by zero
+    ("SET LOCAL statement_timeout = 1; SELECT pg_sleep(1)", False),  # 57014: a timeout, not the row
+    ("SELECT * FROM nowhere", False),  # 42P01: the schema, not the row
+    ("LOCK TABLE completed_jobs", False),  # 42501: a privilege
+])
+def test_row_refusal_told_from_the_sessions_troubles(database, statement, of_the_row):
+    """Only errors about what a row holds are isolated row by row; timeouts, privileges, schema are not."""
+    err, conn = server_error(database.writer_dsn, statement)
+    try:
+        assert row_refused(err, conn) is of_the_row, err.pgcode
+    finally:
+        conn.close()
+
+
+def test_no_row_refused_on_a_lost_connection(database):
+    """An error on a connection that is gone is never a row's fault."""
+    err, conn = server_error(database.writer_dsn, "SELECT 1/0")
+    conn.close()
+    assert not row_refused(err, conn)
+
+
+def test_the_cause_of_connection_already_closed_is_described():
+    """Closing or rolling back a dropped connection says "connection already closed": the error that dropped
+    it is the line."""
+    try:
+        try:
+            raise psycopg2.OperationalError("terminating connection due to administrator command\nmore")
+        except psycopg2.OperationalError:
+            raise psycopg2.InterfaceError("connection already closed")
+    except psycopg2.InterfaceError as err:
+        assert describe_error(err) == "database: terminating connection due to administrator command"

@@ -241,3 +241,4 @@ def test_regular_file_kind_and_missing_directory():
     assert destination("--json", "out.json").kind == FILE
     with pytest.raises(UsageError, match="--csv /nonexistent/m.csv: directory /nonexistent does not exist"):
         destination("--csv", "/nonexistent/m.csv")
+

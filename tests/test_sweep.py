@@ -243,3 +243,15 @@ def test_table_has_a_legend_for_every_header_and_predictor(local_table):
     header = next(line for line in table.splitlines() if line.startswith("trace "))
     assert {column.header for column in COLUMNS} - explained == set()
     assert {"v1", "v3"} <= explained and all(column.header in header for column in COLUMNS)
+
+
+def test_collect_writes_beside_the_sweep_not_into_it(tmp_path, trace, capsys):
+    """The sweep's directory is collect's input: figures inside it are refused before anything is read, figures
+    beside it (as sweep's --help shows) are written."""
+    directory, _ = write_array(capsys, tmp_path, trace)
+    run_subjobs(capsys, directory, range(1, CELLS + 1))
+    status, _, err = sweep(capsys, "collect", directory, "--plot", os.path.join(directory, "figures"))
+    assert status == 2 and "lies inside the input directory" in err
+    status, _, err = sweep(capsys, "collect", directory, "--plot", directory + "-figures")
+    assert status == 0 and sorted(os.listdir(directory + "-figures")) == ["sweep_bsld_mean.png",
+                                                                          "sweep_wait_mean.png"]

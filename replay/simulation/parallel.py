@@ -2,8 +2,8 @@
 
 The workers are forked once the jobs and the resolved predictors are in
 memory, so they inherit them instead of receiving a pickled copy, and each sends back only what its run
-decided (``RunColumns``: a few arrays); the parent joins them to its own
-``RunFrame``. The runs are deterministic, so the outputs do not depend on how
+decided (``RunColumns``: a few arrays); the parent, which makes its own share of
+the runs meanwhile, joins them to its own ``RunFrame``. The runs are deterministic, so the outputs do not depend on how
 many processes ran them. Where processes cannot be forked, the runs are made
 one after the other in this process.
 
@@ -46,22 +46,41 @@ def can_fork():
 
 
 def in_processes(frame, predictors, cluster, settings, workers, progress):
-    """``{name: ScheduledRun}`` for ``predictors``, simulated by ``workers`` forked processes."""
+    """``{name: ScheduledRun}`` for ``predictors``, simulated by this process and ``workers - 1`` forked ones.
+
+    This process takes every ``workers``-th run (the first, then ``workers`` on) while the forked processes
+    share the others: an idle parent would cost nothing in time but one more copy in memory of every job page
+    a run touches (reading a job writes its reference count, and the kernel copies the page for the writer).
+    """
     global _INHERITED
     context = multiprocessing.get_context("fork")
     submitted = context.RawArray("q", len(predictors))
     _INHERITED = (frame, predictors, cluster, settings, submitted)
+    total = len(frame.jobs) * len(predictors)
+    own = range(0, len(predictors), workers)
     gc.freeze()  # the workers' collector then leaves the inherited objects alone: fewer pages copied
     try:
-        with worker_pool(workers, context) as pool:  # an interrupt or a failed run kills the others at once
+        with worker_pool(workers - 1, context) as pool:  # an interrupt or a failed run kills the others at once
             # All workers are forked at the first submission, before the progress bar starts its thread.
-            futures = [pool.submit(_run, number) for number in range(len(predictors))]
-            _wait(futures, submitted, len(frame.jobs) * len(predictors), progress)
-            return {predictor.name: ScheduledRun(frame, future.result())
-                    for predictor, future in zip(predictors, futures)}
+            futures = {number: pool.submit(_run, number) for number in range(len(predictors)) if number not in own}
+            columns = {number: _run_here(number, total, progress) for number in own}
+            _wait(list(futures.values()), submitted, total, progress)
+            columns.update((number, future.result()) for number, future in futures.items())
+            return {predictor.name: ScheduledRun(frame, columns[number])
+                    for number, predictor in enumerate(predictors)}
     finally:
         _INHERITED = None
         gc.unfreeze()
+
+
+def _run_here(number, total, progress):
+    """Run ``number`` in this process, the progress bar showing every run's count; its ``RunColumns``."""
+    frame, predictors, cluster, settings, submitted = _INHERITED
+
+    def on_progress(count, _):
+        submitted[number] = count
+        progress(sum(submitted), total)
+    return simulate_run(frame, predictors[number], cluster, settings, on_progress).columns
 
 
 def _wait(futures, submitted, total, progress):

@@ -97,10 +97,7 @@ def argv_of(text, database, place):
     return words
 
 
-KNOWN_BROKEN = {
-    "python -m replay simulate traces/hpc2n-2002-accounting --site traces/sites/fairshare --cores 120":
-        "docs/simulate.md names a site folder the repository does not hold (yet)",
-}
+KNOWN_BROKEN = {}
 """Commands the documents show that fail today: each an expected failure, strict, so that fixing it shows."""
 
 

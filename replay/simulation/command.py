@@ -40,8 +40,7 @@ __all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "add_setting_arguments", "set
 SUMMARY = "replay a trace through a simulated PBS scheduler"
 EXAMPLES = ("python -m replay simulate traces/hpc2n-2002-accounting",
             "python -m replay simulate accounting/ --site site/ --predictors user,v3",
-            "python -m replay simulate trace.swf --predictors user,v3 --backfill-depth 2 --json out.json --plot figs/",
-            "python -m replay simulate accounting/ --nodes 64 --cores-per-node 32 --policy sjf")
+            "python -m replay simulate trace.swf --predictors user,v3 --backfill-depth 2 --json out.json --plot figs/")
 
 _DEFAULTS = SchedulerSettings()
 

@@ -122,3 +122,30 @@ def test_hooks_hear_of_top_jobs():
     hooks = _Reservations()
     simulate_run(STRICT, machine(), [job(1, 4, 10, walltime=10), job(2, 4, 5, eligible=1)], hooks=hooks)
     assert hooks.seen[0] == ("2.svr", 10, 1)
+
+
+def test_a_cycle_per_release():
+    """Per event, each release of an instant has its own cycle: the first released job takes the room before
+    a later one the sort formula would put first; in one cycle the formula's order wins."""
+    policy = SchedulingPolicy(job_sort_formula="ncpus")
+    jobs = [job(0, 2, 10), job(1, 4, 10)]
+    assert starts(simulate_run(policy, machine(4), jobs)) == {"0.svr": 10, "1.svr": 0}
+    assert starts(simulate_run(policy, machine(4), jobs, cycle_per_event=True)) == {"0.svr": 0, "1.svr": 10}
+
+
+def test_a_cycle_per_second_in_which_processes_ended():
+    """Per event, ends whose processes ended in different seconds have their own cycles, earliest first."""
+    jobs = [job(0, 2, 10), job(1, 2, 10), job(2, 4, 5, eligible=1), job(3, 2, 5, eligible=1)]
+    batched = simulate_run(SchedulingPolicy(), machine(4), jobs, exiting_after_s={"0.svr": 8, "1.svr": 9})
+    per_event = simulate_run(SchedulingPolicy(), machine(4), jobs, exiting_after_s={"0.svr": 8, "1.svr": 9},
+                             cycle_per_event=True)
+    assert starts(batched)["2.svr"] == 10 and starts(per_event)["3.svr"] == 10 and starts(per_event)["2.svr"] == 15
+
+
+def test_starts_of_an_earlier_cycle_of_the_instant_are_seen_a_second_later():
+    """Per event, a job started by an earlier cycle of the same instant ends, as PBS sees it, a second later:
+    a later top job is planned then, and a job ending at that second backfills."""
+    jobs = [job(0, 2, 10, walltime=10), job(1, 2, 3, eligible=10, walltime=3), job(2, 4, 5, eligible=10),
+            job(3, 2, 4, eligible=10, walltime=4)]
+    runs = simulate_run(STRICT, machine(4), jobs, cycle_per_event=True)
+    assert starts(runs)["1.svr"] == 10 and starts(runs)["3.svr"] == 10

@@ -60,6 +60,7 @@ def measure(accounting, site, latency_s=0, decide=None):
     exiting = {record.job.name: record.runs[0].used_s for record in accounting.jobs
                if record.runs and record.runs[0].used_s is not None}
     runs = simulate_run(site.policy, machine_of(site), jobs, site.scheduler_iteration_s, latency_s,
-                        new_fairshare(site.policy), decide, exiting_after_s=exiting)
+                        new_fairshare(site.policy), decide, exiting_after_s=exiting,
+                        cycle_per_event=True)
     outcomes = compare_outcomes(compared, {name: run.start for name, run in runs.items()})
     return Fidelity(tuple(checks), summarise(checks), outcomes, reuse_latency_s(accounting), latency_s, notes)

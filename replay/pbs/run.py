@@ -8,7 +8,9 @@ first eligible time; it stops when nothing runs and nothing else is to come, sin
 cycle could start anything). ``latency_s`` is the time between a job's end and the cycle that may
 reuse its resources: the real server needs one to two seconds to process a job's end.
 
-Events at one instant are handled in a fixed order (``Event``), then one cycle runs. Fairshare usage,
+Events at one instant are handled in a fixed order (``Event``), then one cycle runs; or, with
+``cycle_per_event``, one cycle per release and per second in which processes ended, as PBS's server asks
+for them. Fairshare usage,
 if given, is decayed and sampled at every cycle, as PBS does. Pure: no files, no clock.
 """
 
@@ -84,14 +86,19 @@ class _Clock:
 
 
 def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, fairshare=None, decide=None,
-                 hooks=None, exiting_after_s=None):
+                 hooks=None, exiting_after_s=None, cycle_per_event=False):
     """Run ``jobs`` (``PbsJob``s with their ``runtime_s``) under ``policy`` on ``machine``; a dict job name
     -> ``SimulatedRun`` for each job the model started (a job it never started is not in it).
 
     ``decide`` is the cycle (default ``cycle.decide``); ``fairshare`` a ``fairshare.Fairshare`` to charge;
     ``hooks`` a ``Hooks`` whose calls may change a job's soft walltime as PBS server hooks do;
     ``exiting_after_s`` maps a job's name to how long after its start its process ends: from then until
-    its ``runtime_s`` is over the job is exiting (PBS plans its end one second from now)."""
+    its ``runtime_s`` is over the job is exiting (PBS plans its end one second from now).
+
+    ``cycle_per_event``: the cycles of an instant as the server asks for them (``_per_event``), the jobs
+    an earlier cycle of the instant started seen as starting one second from now (their execution host
+    has not confirmed them yet: PBS's scheduler then takes their start as now + 1). Otherwise one cycle
+    after all the events of an instant."""
     from .cycle import decide as pbs_decide
     decide = pbs_decide if decide is None else decide
     hooks = Hooks() if hooks is None else hooks
@@ -102,19 +109,39 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
         clock.push(min(job.eligible_time for job in jobs) + scheduler_iteration_s, Event.ITERATION)
     while clock.heap:
         now, happened = clock.pop_instant()
-        for event, job in happened:
-            if event == Event.END:
-                del running[job.name]
-                hooks.ended(job, now)
-            elif event == Event.ELIGIBLE:
-                queued[job.name] = hooks.queued(job, now)
-            elif running or clock.waiting_events:
-                clock.push(now + scheduler_iteration_s, Event.ITERATION)
-        if queued:
-            _mark_exiting(now, running, exiting_after_s or {})
-            for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks):
-                clock.push(now + job.runtime_s + latency_s, Event.END, job)
+        unconfirmed = set()
+        for batch in (_per_event(happened, running, exiting_after_s or {}) if cycle_per_event else [happened]):
+            for event, job in batch:
+                if event == Event.END:
+                    del running[job.name]
+                    hooks.ended(job, now)
+                elif event == Event.ELIGIBLE:
+                    queued[job.name] = hooks.queued(job, now)
+                elif running or clock.waiting_events:
+                    clock.push(now + scheduler_iteration_s, Event.ITERATION)
+            if queued:
+                _mark_exiting(now, running, exiting_after_s or {})
+                for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed):
+                    clock.push(now + job.runtime_s + latency_s, Event.END, job)
+                    unconfirmed.add(job.name)
     return runs
+
+
+def _per_event(happened, running, exiting_after_s):
+    """The events of an instant in the batches PBS's server asks a cycle for each: every release on its
+    own, in order (each ``qrls`` asks for one); then the ends, one batch per second in which their
+    processes ended (those ends reach the server together, and it asks for one cycle), earliest first;
+    then the timer. The releases go first: a released job then waits in the queue for the ends' cycles
+    of its second, whatever came first within the second."""
+    releases = [[item] for item in happened if item[0] == Event.ELIGIBLE]
+    ends = {}
+    for item in happened:
+        if item[0] == Event.END:
+            job = item[1]
+            ended = running[job.name].start + exiting_after_s.get(job.name, job.runtime_s)
+            ends.setdefault(ended, []).append(item)
+    timer = [item for item in happened if item[0] == Event.ITERATION]
+    return releases + [ends[when] for when in sorted(ends)] + ([timer] if timer else [])
 
 
 def _mark_exiting(now, running, exiting_after_s):
@@ -125,10 +152,11 @@ def _mark_exiting(now, running, exiting_after_s):
             running[name] = item._replace(exiting=True)
 
 
-def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks):
+def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed=()):
     """One scheduler cycle at ``now``: the jobs ``decide`` starts move from ``queued`` to ``running``;
-    returns them."""
-    current = tuple(sorted(running.values(), key=lambda item: (item.start, item.job.index)))
+    returns them. The jobs named in ``unconfirmed`` are seen as starting one second from now."""
+    current = tuple(sorted((item._replace(start=now + 1) if item.job.name in unconfirmed else item
+                            for item in running.values()), key=lambda item: (item.start, item.job.index)))
     if fairshare is not None:
         fairshare.sample(now, current)  # accrues the running jobs' usage since the last cycle, then decays
     waiting = tuple(sorted(queued.values(), key=lambda job: job.index))

@@ -193,15 +193,14 @@ def _jobs_of_rows(columns, lines, node_sizes):
 def _fast_jobs(scan, node_sizes, stats):
     """``(line indexes, submit times, jobs)`` of the lines numpy read that ran, as ``_job`` makes them, in
     submission order (then line order); ``node_sizes``: ``[(line index, processors per node from there on)]``."""
-    ran = ~_skipped(dict(zip(_USED, scan.values.T)), stats)
-    values, lines = scan.values[ran], scan.fast[ran]
-    order = np.lexsort((lines, values[:, _USED.index(1)]))
-    values, lines = values[order], lines[order]
+    ran = np.flatnonzero(~_skipped(dict(zip(_USED, scan.values.T)), stats))
+    ran = ran[np.lexsort((scan.fast[ran], scan.values[ran, _USED.index(1)]))]  # rows in submission order
+    lines = scan.fast[ran]
     jobs = []
-    for first in range(0, len(lines), _ROWS_AT_A_TIME):  # a slice's Python objects stay in the cache
-        rows = slice(first, first + _ROWS_AT_A_TIME)
-        jobs += _jobs_of_rows(dict(zip(_USED, values[rows].T)), lines[rows], node_sizes)
-    return lines, values[:, _USED.index(1)], jobs
+    for first in range(0, len(ran), _ROWS_AT_A_TIME):  # a slice's Python objects stay in the cache
+        rows = ran[first:first + _ROWS_AT_A_TIME]  # gathered a slice at a time: no second copy of every row
+        jobs += _jobs_of_rows(dict(zip(_USED, scan.values[rows].T)), scan.fast[rows], node_sizes)
+    return lines, scan.values[ran, _USED.index(1)], jobs
 
 
 def _submission_order(fast, careful):
@@ -309,6 +308,7 @@ def read_swf(path, stats, on_reject, on_progress=None):
                 careful.append((index, job))
             if _procs_per_node(header) != node_sizes[-1][1]:
                 node_sizes.append((index, _procs_per_node(header)))
+        del data  # the file's bytes are read: the jobs are made from the scan's numbers, without them alongside
         jobs = _submission_order(_fast_jobs(scan, node_sizes, stats), careful)
     return _trace(path, jobs, stats, header)
 

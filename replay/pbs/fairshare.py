@@ -22,7 +22,9 @@ Usage
     expression like a sort formula, ``cput`` by default) over ``resources_used`` since then, to the
     entity and every group above it. A job's usage after the last cycle that saw it running is **never
     counted**: a job that ends between two cycles loses its last stretch, and one that starts and ends
-    between two cycles counts nothing. A job started by a cycle counts from zero at the next one.
+    between two cycles counts nothing. A job started by a cycle counts from zero at the next one. (Seen
+    on a real 23.06.06 server with ``fairshare_usage_res: walltime``: two 20 s jobs were charged 13 s
+    and 10 s, what the MoM had reported at the last cycle that saw them running.)
     Then, once for every ``fairshare_decay_time`` fully passed since the last decay, every node's usage
     is multiplied by ``fairshare_decay_factor``, never going below 1; the last decay time is kept on
     the decay boundary. Usage only accrues with ``fair_share`` on.
@@ -42,8 +44,10 @@ Formula values
     ``2 ** -(fairshare_tree_usage / fairshare_perc)`` (0 without a share). PBS keeps these in single
     precision.
 
-Not modelled: the usage file a scheduler starts from (``pbsfs``), usage as the MoM last reported it
-(the model uses the exact elapsed time), and sites' local modifications.
+Not modelled: the usage file a scheduler starts from (``pbsfs``); that PBS, when it restarts or is
+sent a HUP, rebuilds each group's usage from its entities' (each counted with its starting 1), so group
+usage jumps; usage as the MoM last reported it (the model uses the exact elapsed time); sites' local
+modifications.
 """
 
 import copy

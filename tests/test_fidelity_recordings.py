@@ -30,6 +30,7 @@ REACHED = {
     "strict-depth3": (55, 34, 0.14, 1.49),  # chaotic: one same-second exiting job read otherwise moves later starts
     "formula": (51, 68, GOAL_WAIT, GOAL_WAIT),
     "sortkey": (43, 26, 0.10, 0.07),  # busy: the whole run drifts as strict-depth3's
+    "fairshare": (32, 34, 0.15, GOAL_WAIT),  # the usage replayed from the logs is not what PBS charged
 }
 """What the model reaches per recording (None: the figure means nothing there)."""
 

@@ -1,6 +1,7 @@
 """The soft-walltime predictors v1, v2 and v3 of Chlumsky & Klusacek, "Improving Accuracy of
 Walltime Estimates in PBS Professional using Soft Walltimes", and v3-deployed, the variant
-their production hook runs (the scaled walltime doubled for walltimes over 24 h); and the
+their production hook runs (the scaled walltime doubled for walltimes over 24 h, none set
+when it is 0); and the
 walltime adjustment of Tang, Desai, Buettner & Lan, "Job Scheduling with Adjusted Runtime
 Estimates on Production Supercomputers" (``tang``).
 
@@ -97,7 +98,8 @@ def v3(history, walltime_s, window=15, reserve_s=RESERVE_S):
 
 
 def v3_deployed(history, walltime_s, window=15, reserve_s=RESERVE_S):
-    """v3 as the authors' production hook runs it: the scaled walltime doubled above 24 h."""
+    """v3 as the authors' production hook runs it: the scaled walltime doubled above 24 h, and no soft walltime
+    at all (None) when the scaled walltime ``int(walltime x ratio)`` is 0."""
     return _scaled_by_max_ratio(history, walltime_s, window, reserve_s, double_long=True)
 
 
@@ -108,8 +110,11 @@ def _scaled_by_max_ratio(history, walltime_s, window, reserve_s, double_long):
     if ratio is None:
         return walltime_s
     scaled = ratio[0] * walltime_s // ratio[1]
-    if double_long and walltime_s > LONG_WALLTIME_S:
-        scaled *= 2
+    if double_long:
+        if scaled == 0:
+            return None  # the production hook tests the scaled walltime for truth: 0 sets nothing
+        if walltime_s > LONG_WALLTIME_S:
+            scaled *= 2
     return clamp(scaled + reserve_s, walltime_s)
 
 
@@ -248,9 +253,9 @@ REGISTRY = {
                     "last {window} jobs, plus {reserve_min} min"),
     "v3-deployed": _spec(v3_deployed, "v3 as the authors' production hook runs it: the scaled walltime doubled for "
                                       "walltimes over 24 h"),
-    "tang": _spec(tang, "Tang et al.: the walltime x A, A the {percentile}th percentile of runtime/walltime of "
-                        "every job of the same {key} that ended in the last {window_days} days (the walltime with "
-                        "fewer than {min_history}), A at least {min_ratio_pct} %", window=EVERY_ROW),
+    "tang": _spec(tang, "Tang et al.: the walltime x the {percentile}th percentile of runtime/walltime of every "
+                        "job of the same {key} that ended in the last {window_days} days (the walltime with fewer "
+                        "than {min_history}; lower bound on the ratio {min_ratio_pct} %)", window=EVERY_ROW),
 }
 """The registry: predictor name -> ``AlgorithmSpec``. The hooks' config, both command lines and the
 documentation's tables read it; ``{...}`` in a description are the predictor's parameters."""

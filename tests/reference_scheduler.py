@@ -15,7 +15,7 @@ from predictor.jobs import HistoryRow
 from replay.classification import Completion, Submission
 from replay.simulation.engine import FIVE_YEARS_S, ScheduledJob, requested_s
 from replay.simulation.extension import EXTENSIONS
-from replay.simulation.policies import POLICIES, QueuedJob
+from replay.simulation.policies import POLICIES, QueuedJob, with_starvation_threshold
 
 
 def reference_schedule(jobs, predictor, cluster, settings):
@@ -27,7 +27,7 @@ class _Reference:
     def __init__(self, jobs, predictor, cluster, settings):
         self.jobs = sorted(jobs, key=lambda job: job.submit_time)
         self.predictor, self.cluster, self.settings = predictor, cluster, settings
-        self.policy = POLICIES[settings.policy]
+        self.policy = with_starvation_threshold(POLICIES[settings.policy], settings.starvation_threshold_s)
         self.extension = EXTENSIONS[settings.extension]
         self.history = MemoryHistory(max(predictor.window, 1))
         self.walltime = [job.walltime_s if job.walltime_s and job.walltime_s >= 1 else settings.default_walltime_s
@@ -109,8 +109,9 @@ class _Reference:
         self.soft_queued[index] = self._predict(job, index)
         self.small[index] = False
         if self.classifier is not None:
+            requested_ncpus = job.ncpus if job.requested_ncpus is None else job.requested_ncpus
             verdict = self.classifier.classify(Submission(index, job.submit_time, job.user, requested_s(job),
-                                                          job.ncpus))
+                                                          requested_ncpus))
             self.small[index] = verdict.small
             if verdict.small and self.policy.reruns_false_small:
                 self.rerun_after[index] = math.ceil(verdict.divider_s)

@@ -213,6 +213,14 @@ def test_v3_deployed_doubles_scaled_walltime_above_one_day():
     assert v3_deployed(rows((900, 3600)), 172800) == 86400 + 900
 
 
+def test_v3_deployed_sets_nothing_when_the_scaled_walltime_is_zero():
+    """Production tests int(walltime x ratio) for truth: ratio 1/7200 of a 3600 s walltime is 0.5, truncated to 0:
+    no soft walltime (v3 gives the 900 s reserve); a scaled 1 s gets the reserve as v3 does."""
+    history = rows((1, 7200))
+    assert (v3_deployed(history, 3600), v3(history, 3600)) == (None, 900)
+    assert v3_deployed(history, 7200) == v3(history, 7200) == 901
+
+
 def test_v3_deployed_is_v3_up_to_one_day():
     """At exactly 24 h nothing is doubled: 86400 x 1/4 + 900, as v3."""
     history = rows((900, 3600))
@@ -226,8 +234,9 @@ def test_v3_deployed_doubled_value_capped_at_walltime():
 
 @given(history_rows, st.integers(1, 10 ** 7))
 def test_v3_deployed_never_below_v3(history, walltime):
-    """Doubling can only raise v3's estimate."""
-    assert v3_deployed(history, walltime) >= v3(history, walltime)
+    """Doubling can only raise v3's estimate; where v3-deployed sets one at all."""
+    deployed = v3_deployed(history, walltime)
+    assert deployed is None or deployed >= v3(history, walltime)
 
 
 def ended(*triples):

@@ -18,9 +18,10 @@ from replay.classification import (
     classify_log,
     divider_s,
     quality_of,
+    true_classes,
 )
 from replay.classification.features import CategoryHistory, job_features
-from replay.classification.table import classification_table, with_classification
+from replay.classification.table import classification_table, logged_jobs, with_classification
 from replay.traces.trace import Job
 
 WEEK = 100  # a short week keeps the hand computations readable
@@ -137,12 +138,12 @@ def logs(draw):
 @settings(max_examples=150, deadline=None)
 def test_no_look_ahead(case, data):
     """Changing the runtime or end of a job that ends after an instant never changes a classification
-    made at or before it."""
+    made at or before it (the weekly mechanics; the quick numpy forest learns)."""
     jobs, pivot = case
     changed = [job._replace(runtime_s=data.draw(st.integers(0, 3 * WEEK)),
                             end_time=data.draw(st.integers(max(pivot + 1, job.submit_time), 10 * WEEK)))
                if job.end_time > pivot else job for job in jobs]
-    before, after = classify_log(jobs, WEEK), classify_log(changed, WEEK)
+    before, after = classify_log(jobs, WEEK, learner="ours"), classify_log(changed, WEEK, learner="ours")
     assert [verdict for job, verdict in zip(jobs, before) if job.submit_time <= pivot] == \
         [verdict for job, verdict in zip(jobs, after) if job.submit_time <= pivot]
 
@@ -150,7 +151,15 @@ def test_no_look_ahead(case, data):
 @given(logs())
 @settings(max_examples=50, deadline=None)
 def test_deterministic(case):
-    """The same log gives the same classifications, run after run."""
+    """The same log gives the same classifications, run after run (our forest)."""
+    jobs, _ = case
+    assert classify_log(jobs, WEEK, learner="ours") == classify_log(list(jobs), WEEK, learner="ours")
+
+
+@given(logs())
+@settings(max_examples=8, deadline=None)
+def test_deterministic_with_scikit_learn(case):
+    """The same log gives the same classifications, run after run, with scikit-learn's seeded forest."""
     jobs, _ = case
     assert classify_log(jobs, WEEK) == classify_log(list(jobs), WEEK)
 
@@ -169,14 +178,23 @@ def test_completions_at_one_instant_learn_the_same_in_any_order():
     assert decisions[0] == decisions[1]
 
 
-def test_quality_counts_each_class_against_the_divider_of_the_job():
-    """TS, FS, TL, FL against each job's own divider; jobs without a divider are left out."""
+def test_quality_counts_each_class_against_its_true_class():
+    """TS, FS, TL, FL against each job's true class; jobs without a divider or a true class are left out."""
     verdicts = [Classification(False, None), Classification(True, 20), Classification(True, 20),
-                Classification(False, 20), Classification(False, 50), Classification(True, 50)]
-    quality = quality_of(verdicts, [5, 19, 20, 100, 49, 10])
+                Classification(False, 20), Classification(False, 50), Classification(True, 50),
+                Classification(True, 50)]
+    quality = quality_of(verdicts, [True, True, False, False, True, True, None])
     assert quality == Quality(true_small=2, false_small=1, true_large=1, false_large=1)
     assert (quality.precision(), quality.recall(), quality.accuracy()) == (2 / 3, 2 / 3, 3 / 5)
     assert Quality(0, 0, 0, 0).precision() is None and Quality(0, 0, 3, 0).recall() is None
+
+
+def test_true_class_is_judged_by_the_median_of_the_week_the_job_completed_in():
+    """As the paper labels a week's jobs: week 0's completions (runtimes 10, 30, 50: median 30) and week 1's (100,
+    300: median 200) each against their own week's median, not the divider in force at submission."""
+    jobs = [logged(0, 10, 10), logged(0, 30, 30), logged(0, 50, 50), logged(WEEK // 2, WEEK + 50, 100),
+            logged(WEEK, WEEK + 80, 300), logged(WEEK, None, 5)]
+    assert true_classes(jobs, WEEK) == [True, False, False, True, False, None]
 
 
 def test_classify_log_learns_a_job_ending_at_a_submission_instant():
@@ -207,3 +225,10 @@ def test_table_row_and_legend():
     legend = text.getvalue().split("\nLegend:\n", 1)[1]
     named = {name for line in legend.splitlines() for name in line.strip().split(": ", 1)[0].split(", ")}
     assert {column.header for column in table.columns} <= named
+
+
+def test_the_requested_processors_are_the_feature():
+    """The classifier reads the processors the user asked for (SWF field 8), not the allocated ones (field 5)."""
+    job = Job("1", "alice", 0, 10, 100, 4, start_time=0, end_time=10, requested_ncpus=8)
+    assert logged_jobs([job])[0].ncpus == 8
+    assert logged_jobs([job._replace(requested_ncpus=None)])[0].ncpus == 4

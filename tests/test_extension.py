@@ -42,6 +42,23 @@ def test_count_is_the_number_of_plans_outlived(name, soft, walltime, runtime):
     assert rule.count(soft, walltime, runtime) == len(plans(rule, soft, walltime, runtime)) - 1
 
 
+def test_simple_adds_an_hour_at_each_limit():
+    """Rubio et al.'s simple: S, S + 1 h, S + 2 h ... then the walltime."""
+    simple = EXTENSIONS["simple"]
+    assert [simple.planned(600, 9000, elapsed) for elapsed in (599, 600, 4199, 4200, 7800)] == [
+        600, 4200, 4200, 7800, 9000]
+    assert simple.count(600, 9000, 10000) == 3 and simple.count(600, 9000, 600) == 0
+
+
+def test_power_adds_fifteen_minutes_doubling():
+    """Rubio et al.'s power: at the i-th correction 15 x 2**(i-2) minutes more: S, S + 15 min, S + 45 min,
+    S + 105 min ... each time the job reaches its limit."""
+    power = EXTENSIONS["power"]
+    assert [power.planned(600, 10 ** 6, elapsed) for elapsed in (599, 600, 1499, 1500, 3300, 6900)] == [
+        600, 1500, 1500, 3300, 6900, 14100]
+    assert power.count(600, 10 ** 6, 3301) == 3
+
+
 @given(st.sampled_from(sorted(EXTENSIONS)), st.integers(1, 500), st.integers(1, 5000), st.integers(0, 4999))
 def test_plan_is_beyond_elapsed_until_the_walltime(name, soft, walltime, elapsed):
     """While a job may still run (elapsed < walltime), its plan lies ahead of it and within the walltime."""

@@ -1,6 +1,6 @@
 """Job orders: FIFO, shortest soft walltime first, and WFP (seed 001 eq. 5)."""
 
-from replay.simulation.policies import POLICIES, STARVATION_THRESHOLD_S, QueuedJob
+from replay.simulation.policies import POLICIES, QueuedJob, with_starvation_threshold
 
 
 def queued(index, submit, planned, width):
@@ -54,12 +54,34 @@ def test_small_first_puts_predicted_small_jobs_first_then_arrival_order():
     assert order("small-first", jobs, 100) == [1, 3, 0, 2]
 
 
-def test_small_first_sends_a_starving_job_to_the_head():
-    """A job waiting the threshold or longer goes before every small job (starvation safeguard)."""
+def test_small_first_has_no_starvation_threshold_by_default():
+    """As the paper's Algorithm 1: a large job waits behind every small one, however long it has waited."""
     jobs = [classified(0, 0, False), classified(1, 10, True)]
-    assert order("small-first", jobs, STARVATION_THRESHOLD_S - 1) == [1, 0]
-    assert order("small-first", jobs, STARVATION_THRESHOLD_S) == [0, 1]
+    assert order("small-first", jobs, 10 ** 9) == [1, 0]
     assert POLICIES["small-first"].classifies and not POLICIES["small-first"].static
+
+
+def test_starvation_threshold_sends_a_starving_job_to_the_head():
+    """Ours, when asked for: a job waiting the threshold or longer goes before every small job."""
+    policy = with_starvation_threshold(POLICIES["small-first"], 86400)
+    jobs = [classified(0, 0, False), classified(1, 10, True)]
+    assert [job.index for job in sorted(jobs, key=lambda job: policy.key(job, 86399))] == [1, 0]
+    assert [job.index for job in sorted(jobs, key=lambda job: policy.key(job, 86400))] == [0, 1]
+    assert with_starvation_threshold(POLICIES["fifo"], None) is POLICIES["fifo"]
+    assert not with_starvation_threshold(POLICIES["fifo"], 60).static
+
+
+def test_small_first_over_each_base_order():
+    """small-first-sjf, -saf, -wfp: small jobs first, each class in the base order (SPF by planned duration,
+    SAF by planned duration x cores, WFP by (wait / planned)^3 x cores, highest first)."""
+    jobs = [QueuedJob(0, 0, 100, 8, 100, False), QueuedJob(1, 0, 50, 1, 50, False), QueuedJob(2, 0, 900, 1, 900, True),
+            QueuedJob(3, 0, 300, 4, 300, True)]
+    assert order("small-first-sjf", jobs, 600) == [3, 2, 1, 0]
+    assert order("small-first-saf", jobs, 600) == [2, 3, 1, 0]
+    assert order("saf", jobs, 600) == [1, 0, 2, 3]
+    assert order("small-first-wfp", jobs, 600) == [3, 2, 0, 1]
+    assert all(POLICIES["small-first" + suffix + tail].classifies for suffix in ("", "-sjf", "-saf", "-wfp")
+               for tail in ("", "-no-rerun"))
 
 
 def test_small_first_without_rerun_orders_the_same_and_never_reruns():

@@ -33,6 +33,16 @@ def test_job_fields_from_a_line(tmp_path):
     assert trace.jobs == [Job("1", "u7", 10, 100, 3600, 4, 15, 115, nodes=2, queue="q2", exit_status=0, group="g3")]
 
 
+def test_requested_processors_are_field_8_apart_from_the_allocated_field_5(tmp_path):
+    """Field 5 (allocated) sizes the job; field 8 (requested) is what the user asked for, the classifier's
+    feature; -1 there, or the allocated count again, leaves it None (as ncpus)."""
+    fields = RAN.split()
+    asked = " ".join(fields[:7] + ["8"] + fields[8:])
+    unknown = " ".join(fields[:7] + ["-1"] + fields[8:])
+    jobs = read(tmp_path, HEADER + asked + "\n" + unknown.replace("1 10", "2 10", 1) + "\n")[0].jobs
+    assert [(job.ncpus, job.requested_ncpus) for job in jobs] == [(4, 8), (4, None)]
+
+
 def test_header_machine_size_and_start_time(tmp_path):
     """MaxProcs, MaxNodes and UnixStartTime come from the header."""
     trace, _ = read(tmp_path, HEADER + RAN + "\n")

@@ -409,9 +409,9 @@ def _predict(args):
         else:
             history = store.recent(args.user, algorithm.window, since=since)
     soft = algorithm.predict(history, args.walltime, submit_time, args.project)
-    print("soft_walltime {} ({} s) for user {}, walltime {}, {} ({})".format(
-        format_duration(soft), soft, args.user, format_duration(args.walltime), algorithm.name,
-        _parameters(algorithm)))
+    print("{} for user {}, walltime {}, {} ({})".format(
+        "no soft_walltime" if soft is None else "soft_walltime {} ({} s)".format(format_duration(soft), soft),
+        args.user, format_duration(args.walltime), algorithm.name, _parameters(algorithm)))
     print("history: {} completed job(s), newest first{}".format(len(history), ":" if history else ""))
     for row in history:
         print("  {}  ended {}  runtime {}  walltime {}  project {}".format(

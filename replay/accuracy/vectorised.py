@@ -74,9 +74,11 @@ def _scaled_by_max_ratio(algorithm, completions, histories, double_long):
     best[some] = table.query(oldest[some], newest[some])
     walltime = completions.columns.walltime_s
     scaled = _scaled(numerators, denominators, best, walltime)
-    if double_long:
-        scaled = np.where(walltime > LONG_WALLTIME_S, scaled * 2, scaled)
-    return _legal(scaled + algorithm.reserve_s, walltime, best >= 0)
+    if not double_long:
+        return _legal(scaled + algorithm.reserve_s, walltime, best >= 0)
+    values = _legal(np.where(walltime > LONG_WALLTIME_S, scaled * 2, scaled) + algorithm.reserve_s, walltime,
+                    best >= 0)
+    return np.where((best >= 0) & (scaled == 0), NO_PREDICTION, values)  # production sets none for a scaled 0
 
 
 def _usage_ranks(completions):

@@ -8,8 +8,8 @@ classification table. Modules: ``features`` (what a job is described by),
 """
 
 from .classifier import WEEK_S, Classification, Completion, SizeClassifier, divider_s
-from .features import FEATURE_NAMES, Submission
-from .quality import LoggedJob, Quality, classify_log, quality_of
+from .features import FEATURE_NAMES, Submission, requested_cores
+from .quality import LoggedJob, Quality, classify_log, quality_of, true_classes
 
 __all__ = ["WEEK_S", "Classification", "Completion", "SizeClassifier", "divider_s", "FEATURE_NAMES", "Submission",
-           "LoggedJob", "Quality", "classify_log", "quality_of"]
+           "requested_cores", "LoggedJob", "Quality", "classify_log", "quality_of", "true_classes"]

@@ -26,10 +26,14 @@ import numpy as np
 
 from .features import CategoryHistory, job_features
 from .forest import ForestSettings, grow_forest
+from .sklearn_forest import fit_sklearn_forest, seed_of
 
-__all__ = ["WEEK_S", "Completion", "Classification", "SizeClassifier", "divider_s"]
+__all__ = ["WEEK_S", "LEARNERS", "Completion", "Classification", "SizeClassifier", "divider_s"]
 
 WEEK_S = 7 * 86400
+
+LEARNERS = ("scikit-learn", "ours")
+"""The forests the classifier can learn with: scikit-learn's (the paper's learner, the default), or ours."""
 
 
 class Completion(NamedTuple):
@@ -56,11 +60,16 @@ class SizeClassifier:
     """Classifies ``Submission``s (``classify``) and learns from their ``Completion``s (``observe``).
 
     ``seed`` seeds the forests (each week's from the seed and the week number); ``week_s`` is there
-    for tests.
+    for tests. ``learner``: ``"scikit-learn"`` (the default: scikit-learn's random forest with its
+    defaults, ``sklearn_forest``) or ``"ours"`` (the numpy forest of ``forest``, with ``forest``'s
+    settings: faster, and a few points less accurate).
     """
 
-    def __init__(self, origin, week_s=WEEK_S, seed=0, forest=ForestSettings()):
+    def __init__(self, origin, week_s=WEEK_S, seed=0, forest=ForestSettings(), learner="scikit-learn"):
+        if learner not in LEARNERS:
+            raise ValueError("learner must be one of {}, not {!r}".format(", ".join(LEARNERS), learner))
         self.origin, self.week_s, self.seed, self.forest_settings = origin, week_s, seed, forest
+        self.learner = learner
         self.divider = None
         self._week = 0
         self._submitted = {}  # key -> (Submission, feature row), until it is folded in
@@ -99,8 +108,12 @@ class SizeClassifier:
             by_week.setdefault((done.end_time - self.origin) // self.week_s, []).append(done)
         for number in sorted(by_week):
             self._fold_in(by_week[number])
-        self._forest = grow_forest(np.array(self._rows, dtype=np.float64), self._labels,
-                                   np.random.default_rng([self.seed, week]), self.forest_settings)
+        rows = np.array(self._rows, dtype=np.float64)
+        if self.learner == "ours":
+            self._forest = grow_forest(rows, self._labels, np.random.default_rng([self.seed, week]),
+                                       self.forest_settings)
+        else:
+            self._forest = fit_sklearn_forest(rows, self._labels, seed_of(self.seed, week))
         self._decisions = {}
 
     def _split_pending(self, week_start):

@@ -2,7 +2,7 @@
 
 20 numbers per job:
 
-* job: the requested walltime and the requested cores;
+* job: the requested walltime and the requested processors (``requested_cores``);
 * temporal (of the submission, UTC): hour, day of the week, day of the month,
   month, week of the year, quarter;
 * lag: the class (1 small, 0 large, -1 none) of the last three known jobs of each
@@ -20,7 +20,7 @@ import time
 from bisect import insort
 from typing import NamedTuple, Optional
 
-__all__ = ["FEATURE_NAMES", "NO_WALLTIME", "Submission", "CategoryHistory", "job_features"]
+__all__ = ["FEATURE_NAMES", "NO_WALLTIME", "Submission", "CategoryHistory", "job_features", "requested_cores"]
 
 FEATURE_NAMES = (
     "walltime_s", "ncpus",
@@ -46,6 +46,12 @@ class Submission(NamedTuple):
     user: str
     walltime_s: Optional[int]
     ncpus: int
+
+
+def requested_cores(job):
+    """The processors a trace job (``replay.traces.trace.Job``) asked for: SWF's requested processors (field 8)
+    where the trace has them, else its cores."""
+    return job.ncpus if job.requested_ncpus is None else job.requested_ncpus
 
 
 def weekday(submit_time):

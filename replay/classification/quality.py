@@ -6,17 +6,20 @@ the log shows completed by then (a job ending at the instant of a submission
 counts as completed, as in the simulation). As the paper does, learning follows
 the log, not any simulated schedule.
 
-A job is *truly small* when its runtime is below the divider it was judged
-against (the one in force at its submission). Jobs of the first week, which
-have no divider, are not counted.
+A job is *truly small* when its runtime is below the median runtime of the
+jobs that completed in the same week as it (``true_classes``): the class it is
+labelled with when the classifier learns from it at the end of that week, as
+the paper labels each week's jobs with that week's median (§4.2, §5.2). Jobs of
+the first week, which have no divider, and jobs that never ended are not
+counted.
 """
 
 from typing import NamedTuple, Optional
 
-from .classifier import WEEK_S, Completion, SizeClassifier
+from .classifier import WEEK_S, Completion, SizeClassifier, divider_s
 from .features import Submission
 
-__all__ = ["LoggedJob", "Quality", "classify_log", "quality_of"]
+__all__ = ["LoggedJob", "Quality", "classify_log", "true_classes", "quality_of"]
 
 
 class LoggedJob(NamedTuple):
@@ -54,9 +57,9 @@ class Quality(NamedTuple):
         return (self.true_small + self.true_large) / counted if counted else None
 
 
-def classify_log(jobs, week_s=WEEK_S, seed=0, on_progress=None):
+def classify_log(jobs, week_s=WEEK_S, seed=0, on_progress=None, learner="scikit-learn"):
     """Each ``LoggedJob``'s ``Classification``, in the order given; ``on_progress(jobs done, jobs)`` every
-    thousand jobs."""
+    thousand jobs; ``learner``: ``SizeClassifier``'s."""
     order = sorted(range(len(jobs)), key=lambda index: (jobs[index].submit_time, index))
     if not order:
         return []
@@ -67,7 +70,7 @@ def classify_log(jobs, week_s=WEEK_S, seed=0, on_progress=None):
     learned_at = [None if job.end_time is None else max(job.end_time, job.submit_time) for job in jobs]
     ends = sorted((index for index in order if learned_at[index] is not None),
                   key=lambda index: (learned_at[index], index))
-    classifier = SizeClassifier(jobs[order[0]].submit_time, week_s, seed)
+    classifier = SizeClassifier(jobs[order[0]].submit_time, week_s, seed, learner=learner)
     results, learned = [None] * len(jobs), 0
     for done, index in enumerate(order):
         if on_progress is not None and done % 1000 == 0:
@@ -82,12 +85,28 @@ def classify_log(jobs, week_s=WEEK_S, seed=0, on_progress=None):
     return results
 
 
-def quality_of(classifications, runtimes_s):
-    """The ``Quality`` of ``classifications`` against the runtimes; jobs without a divider are left out."""
+def true_classes(jobs, week_s=WEEK_S):
+    """Per ``LoggedJob``, whether it is small against the median runtime of its week's completions (weeks counted
+    from the first submission, as ``classify_log`` does); None for a job that never ended."""
+    if not jobs:
+        return []
+    origin = min(job.submit_time for job in jobs)
+    weeks = [None if job.end_time is None else (max(job.end_time, job.submit_time) - origin) // week_s
+             for job in jobs]
+    runtimes_by_week = {}
+    for week, job in zip(weeks, jobs):
+        if week is not None:
+            runtimes_by_week.setdefault(week, []).append(job.runtime_s)
+    medians = {week: divider_s(runtimes) for week, runtimes in runtimes_by_week.items()}
+    return [None if week is None else job.runtime_s < medians[week] for week, job in zip(weeks, jobs)]
+
+
+def quality_of(classifications, truly_small):
+    """The ``Quality`` of ``classifications`` against the true classes (``true_classes``); jobs without a divider
+    or a true class are left out."""
     counts = [0, 0, 0, 0]
-    for classification, runtime_s in zip(classifications, runtimes_s):
-        if classification is None or classification.divider_s is None:
+    for classification, small in zip(classifications, truly_small):
+        if classification is None or classification.divider_s is None or small is None:
             continue
-        truly_small = runtime_s < classification.divider_s
-        counts[(0 if classification.small else 2) + (classification.small != truly_small)] += 1
+        counts[(0 if classification.small else 2) + (classification.small != small)] += 1
     return Quality(*counts)

@@ -11,7 +11,8 @@ from statistics import median
 from predictor.cmdline.progress import ProgressBar
 from predictor.cmdline.tables import Column, Table, column_legend
 
-from .quality import LoggedJob, classify_log, quality_of
+from .features import requested_cores
+from .quality import LoggedJob, classify_log, quality_of, true_classes
 
 __all__ = ["COLUMNS", "LEGEND", "logged_jobs", "classification_table", "with_classification"]
 
@@ -32,8 +33,9 @@ COLUMNS = (
 LEGEND = (
     (("classified",), "jobs classified small or large at submission after the first week (the first week has "
                       "no divider: every job is large)"),
-    (("small %", "predicted small %"), "share of those jobs that were small (runtime below the divider in "
-                                       "force at their submission), that were predicted small"),
+    (("small %", "predicted small %"), "share of those jobs that were small (runtime below the median runtime "
+                                       "of the jobs completed in the week they completed in, the label they are "
+                                       "learned with), that were predicted small"),
     (("TS", "FS", "TL", "FL"), "true small, false small (predicted small, ran longer), true large, false large"),
     (("accuracy %", "precision %", "recall %"), "(TS + TL) / all, TS / (TS + FS), TS / (TS + FL) (Zrigui et al. "
                                                 "eqs. 1-3)"),
@@ -48,16 +50,17 @@ def _requested_s(job):
 
 
 def logged_jobs(jobs):
-    """``LoggedJob``s of trace jobs: the walltime the user asked for, the logged end and runtime."""
-    return [LoggedJob(job.submit_time, job.end_time, job.user, _requested_s(job), job.ncpus, job.runtime_s)
-            for job in jobs]
+    """``LoggedJob``s of trace jobs: the walltime and processors the user asked for, the logged end and runtime."""
+    return [LoggedJob(job.submit_time, job.end_time, job.user, _requested_s(job), requested_cores(job),
+                      job.runtime_s) for job in jobs]
 
 
-def classification_table(jobs, on_progress=None):
-    """The one-row ``Table`` of the classifier's quality over the trace ``jobs``; ``on_progress(done, jobs)``."""
+def classification_table(jobs, on_progress=None, learner="scikit-learn"):
+    """The one-row ``Table`` of the classifier's quality over the trace ``jobs``; ``on_progress(done, jobs)``;
+    ``learner``: the forest's."""
     logged = logged_jobs(jobs)
-    classifications = classify_log(logged, on_progress=on_progress)
-    quality = quality_of(classifications, [job.runtime_s for job in logged])
+    classifications = classify_log(logged, on_progress=on_progress, learner=learner)
+    quality = quality_of(classifications, true_classes(logged))
     counted = sum(quality)
     dividers = [verdict.divider_s for verdict in classifications if verdict.divider_s is not None]
     row = (counted, _share(quality.true_small + quality.false_large, counted),

@@ -106,8 +106,19 @@ def _clairvoyant(history, job):
     return clamp(job.runtime_s, job.walltime_s if job.walltime_s and job.walltime_s >= 1 else None)
 
 
+CORRECTION_ONLY_S = 600
+"""Rubio et al.'s correction-only estimate: 10 minutes for every job."""
+
+
+def _ten_minutes(history, job):
+    """Rubio et al.'s correction-only start: 10 minutes, as PBS could use it (within [1, walltime])."""
+    return clamp(CORRECTION_ONLY_S, job.walltime_s if job.walltime_s and job.walltime_s >= 1 else None)
+
+
 DESCRIPTIONS = {
     "user": "the user's own walltime (Resource_List.walltime), no prediction",
+    "ten-minutes": "Rubio et al.'s correction-only estimate: 10 minutes for every job (at most its walltime), "
+                   "for the simulation's --extension simple or power to correct",
     "recorded": "the soft walltime the hooks set, as recorded in the accounting log",
     "clairvoyant": "the true runtime (within [1 s, walltime]), known in advance: the ideal to compare with",
 }
@@ -119,6 +130,7 @@ PREDICTORS = dict(
     **{name: _algorithm(name) for name in REGISTRY},
     recorded=ReplayPredictor("recorded", 0, lambda history, job: job.soft_walltime_s,
                              description=DESCRIPTIONS["recorded"]),
+    **{"ten-minutes": ReplayPredictor("ten-minutes", 0, _ten_minutes, description=DESCRIPTIONS["ten-minutes"])},
     clairvoyant=ReplayPredictor("clairvoyant", 0, _clairvoyant, description=DESCRIPTIONS["clairvoyant"]))
 """Every predictor the replay knows: the hooks' algorithms (``predictor.algorithms.REGISTRY``) with the
 replay's own yardsticks around them."""

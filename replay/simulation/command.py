@@ -54,15 +54,21 @@ def add_arguments(parser):
                         help="comma-separated (default: {}); ALGORITHM:param=value sets parameters, "
                              "e.g. tang:percentile=70".format(",".join(DEFAULT_PREDICTORS)))
     parser.add_argument("--policy", choices=sorted(POLICIES), default=_DEFAULTS.policy,
-                        help="job order: fifo (submission, default), sjf (shortest soft walltime first), "
-                             "small-first (jobs predicted small first, Zrigui et al.; a false small job is "
-                             "killed at the divider and queued again as large), small-first-no-rerun (the same "
-                             "without that), "
-                             "wfp (Tang et al. eq. 5: (wait / planned)^3 x cores, highest first)")
+                        help="job order: fifo (submission, default), sjf (shortest soft walltime first: SPF), "
+                             "saf (smallest planned area first), wfp (Tang et al. eq. 5: (wait / planned)^3 x "
+                             "cores, highest first); small-first (jobs predicted small first, Zrigui et al., "
+                             "over fifo; a false small job is killed at the divider and queued again as large), "
+                             "small-first-sjf, -saf, -wfp (over those orders), each also -no-rerun (without the "
+                             "kill)")
+    parser.add_argument("--starvation-threshold", dest="starvation_threshold_s", type=duration,
+                        metavar="[[HH:]MM:]SS", help="ours, off by default: a job waiting this long goes to the "
+                                                     "head of the queue, whatever the policy (e.g. 24:00:00)")
     parser.add_argument("--backfill-depth", type=whole_number(0, MAX_BACKFILL_DEPTH), default=_DEFAULTS.backfill_depth,
                         metavar="N", help="top jobs with a reservation (default 1; 0: no backfilling)")
     parser.add_argument("--extension", choices=sorted(EXTENSIONS), default=_DEFAULTS.extension,
-                        help="soft-walltime extension: pbs (S, 2S, 3S..., default) or double (S, 2S, 4S...)")
+                        help="soft-walltime extension: pbs (S, 2S, 3S..., default), double (S, 2S, 4S...), or "
+                             "Rubio et al.'s corrections simple (+1 h at each limit reached) and power "
+                             "(+15 min, +30 min, +1 h ... each time the limit is reached)")
     add_setting_arguments(parser)
     parser.add_argument("--site", metavar="DIR",
                         help="schedule as the site's own PBS does: a folder with qmgr.txt, sched_config, "
@@ -112,7 +118,8 @@ def add_setting_arguments(parser, defaults=True):
 def settings_of(args):
     """The ``SchedulerSettings`` the options give: the command line's values, once."""
     return SchedulerSettings(args.strict_ordering, args.backfill_depth, args.policy, args.extension,
-                             args.selective, args.cycle_interval_s, args.default_walltime_s)
+                             args.selective, args.cycle_interval_s, args.default_walltime_s,
+                             args.starvation_threshold_s)
 
 
 def _workers(args):

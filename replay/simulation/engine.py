@@ -28,11 +28,11 @@ from predictor.algorithms import clamp
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
-from ..classification import Completion, Submission
+from ..classification import Completion, Submission, requested_cores
 from ..shared.predictors import history_owner, history_project
 from .calendar import Calendar
 from .extension import EXTENSIONS
-from .policies import POLICIES, QueuedJob
+from .policies import POLICIES, QueuedJob, with_starvation_threshold
 from .schedule import RunFrame, ScheduledJob, ScheduledRun, run_columns
 from .scheduler import Scheduler
 
@@ -67,6 +67,7 @@ class SchedulerSettings(NamedTuple):
     selective: bool = False
     cycle_interval_s: int = 600
     default_walltime_s: Optional[int] = None  # None: as PBS, planned 5 years and never killed
+    starvation_threshold_s: Optional[int] = None  # ours: a job waiting this long goes first (None: off)
 
 
 # A NamedTuple's own constructor is a Python function; tuple.__new__ builds the same tuple in C.
@@ -132,7 +133,8 @@ class _Engine:
         self.settings = settings
         self.extension = EXTENSIONS[settings.extension]
         self.calendar = Calendar(cluster.capacity)
-        self.scheduler = Scheduler(self.calendar, POLICIES[settings.policy], settings.strict_ordering,
+        policy = with_starvation_threshold(POLICIES[settings.policy], settings.starvation_threshold_s)
+        self.scheduler = Scheduler(self.calendar, policy, settings.strict_ordering,
                                    settings.backfill_depth, settings.selective)
         self.history = MemoryHistory(max(predictor.window, 1))
         # A predictor that declares what it reads gives the same value for a user's jobs agreeing on those
@@ -273,7 +275,8 @@ class _Engine:
     # again as large, as qrerun would; it keeps its submission time and the runjob soft walltime.
 
     def _classify(self, index, job):
-        verdict = self.classifier.classify(Submission(index, job.submit_time, job.user, requested_s(job), job.ncpus))
+        verdict = self.classifier.classify(Submission(index, job.submit_time, job.user, requested_s(job),
+                                                      requested_cores(job)))
         if verdict.small and self.scheduler.policy.reruns_false_small:
             self.rerun_after[index] = math.ceil(verdict.divider_s)
         return verdict.small

@@ -8,17 +8,21 @@ submission (``QueuedJob.small``, see ``replay.classification``), and
 ``reruns_false_small`` adds Zrigui et al.'s safeguard: a job predicted small
 that runs past the divider is killed and queued again as large (what
 ``qrerun`` does in PBS). Every key ends with the job's index, so no two jobs tie.
+
+Zrigui et al. put the jobs predicted small first over each of four base
+orders: FCFS (``small-first``), SPF (``small-first-sjf``), SAF
+(``small-first-saf``) and WFP (``small-first-wfp``), each also without the
+safeguard (``-no-rerun``). ``with_starvation_threshold`` is ours, an option
+that is off by default: the paper mentions a waiting-time threshold but gives
+no value.
 """
 
 from typing import Callable, NamedTuple, Optional
 
 from ..classification import SizeClassifier
 
-__all__ = ["QueuedJob", "Policy", "POLICIES", "fifo", "shortest_soft_walltime_first", "wfp",
-           "small_first", "STARVATION_THRESHOLD_S"]
-
-STARVATION_THRESHOLD_S = 24 * 3600
-"""small-first: a job waiting this long goes to the head of the queue (the paper gives no value)."""
+__all__ = ["QueuedJob", "Policy", "POLICIES", "fifo", "shortest_soft_walltime_first", "smallest_area_first", "wfp",
+           "small_first", "with_starvation_threshold", "SMALL_FIRST_BASES"]
 
 
 class QueuedJob(NamedTuple):
@@ -67,25 +71,52 @@ def shortest_soft_walltime_first(job, now):
     return (job.planned_s, job.index)
 
 
+def smallest_area_first(job, now):
+    """SAF (Zrigui et al.): the smallest planned area first, planned duration x cores."""
+    return (job.planned_s * job.width, job.index)
+
+
 def wfp(job, now):
     """Tang et al. eq. 5 (WFP), highest first: (t_queue / t_req)**3 * n, t_req the planned duration."""
     waited = now - job.submit_time
     return (-(waited / job.planned_s) ** 3 * job.width, job.index)
 
 
-def small_first(job, now):
-    """Zrigui et al.: jobs predicted small before large ones, each in arrival order; a job waiting
-    ``STARVATION_THRESHOLD_S`` or longer goes to the head of the queue."""
-    if now - job.submit_time >= STARVATION_THRESHOLD_S:
-        return (0, job.index)
-    return (1 if job.small else 2, job.index)
+def small_first(base):
+    """Zrigui et al. (Algorithm 1): the jobs predicted small before the large ones, each class in ``base``'s
+    order."""
+    def key(job, now):
+        return (0 if job.small else 1, base(job, now))
+    key.__doc__ = "small-first over {}".format(base.__name__)
+    return key
 
 
-POLICIES = {
-    "fifo": Policy(fifo, True),
-    "sjf": Policy(shortest_soft_walltime_first, True),
-    "wfp": Policy(wfp, False),
-    "small-first": Policy(small_first, False, SizeClassifier, reruns_false_small=True),
-    "small-first-no-rerun": Policy(small_first, False, SizeClassifier),
-}
+def with_starvation_threshold(policy, threshold_s):
+    """Ours, off by default: ``policy`` with a job waiting ``threshold_s`` or longer moved to the head of the
+    queue (in arrival order); ``policy`` itself when ``threshold_s`` is None."""
+    if threshold_s is None:
+        return policy
+    base = policy.key
+
+    def key(job, now):
+        if now - job.submit_time >= threshold_s:
+            return (0, job.index)
+        return (1, base(job, now))
+    return policy._replace(key=key, static=False)
+
+
+SMALL_FIRST_BASES = {"": fifo, "-sjf": shortest_soft_walltime_first, "-saf": smallest_area_first, "-wfp": wfp}
+"""Zrigui et al.'s four base orders under small-first, by the suffix of the policy's name: FCFS, SPF, SAF, WFP."""
+
+_SMALL_FIRST = {suffix: small_first(base) for suffix, base in SMALL_FIRST_BASES.items()}
+
+POLICIES = dict(
+    {"fifo": Policy(fifo, True),
+     "sjf": Policy(shortest_soft_walltime_first, True),
+     "saf": Policy(smallest_area_first, True),
+     "wfp": Policy(wfp, False)},
+    **{"small-first" + suffix: Policy(key, False, SizeClassifier, reruns_false_small=True)
+       for suffix, key in _SMALL_FIRST.items()},
+    **{"small-first" + suffix + "-no-rerun": Policy(key, False, SizeClassifier)
+       for suffix, key in _SMALL_FIRST.items()})
 """The registry: ``--policy`` name -> order. ``fifo`` is the default."""

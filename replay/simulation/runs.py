@@ -92,11 +92,13 @@ def _share(scheduled):
 
 
 def settings_note(settings, tau_s):
+    starvation = "" if settings.starvation_threshold_s is None else ", starvation threshold {} s (ours)".format(
+        settings.starvation_threshold_s)
     return ("scheduler: {} order, strict_ordering {}, backfill_depth {}, extension {}, {}scheduler_iteration {}, "
-            "bsld tau {} s, default walltime {}".format(
+            "bsld tau {} s, default walltime {}{}".format(
                 settings.policy, settings.strict_ordering, settings.backfill_depth, settings.extension,
                 "selective, " if settings.selective else "", settings.cycle_interval_s or "off", tau_s,
-                settings.default_walltime_s or "none (planned 5 years)"))
+                settings.default_walltime_s or "none (planned 5 years)", starvation))
 
 
 def simulation_report(title, notes, runs, cluster, tau_s, predictors):

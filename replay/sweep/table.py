@@ -33,7 +33,7 @@ _CELL_MEANINGS = (
     (("policy",), "the order of the queued jobs (--policy; docs/simulate.md, Policies)"),
     (("depth",), "backfill depth (--backfill-depth): top jobs with a reservation at once; 0: no backfilling"),
     (("extension",), "how a soft walltime is extended once a job outlives it (--extension): pbs S, 2S, 3S ...; "
-                     "double S, 2S, 4S ...; capped at the walltime"),
+                     "double S, 2S, 4S ...; simple, power: Rubio et al.'s corrections; capped at the walltime"),
 )
 
 

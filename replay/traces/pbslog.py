@@ -115,7 +115,7 @@ def _replay_job(done, nodes):
     return _NEW_JOB((
         done.job_id, _interned(done.user), done.submit_time, done.runtime_s, done.walltime_s, done.ncpus,
         done.start_time, done.end_time, nodes, _interned(done.queue), _interned(done.project),
-        done.soft_walltime_s, done.exit_status, _interned(done.group), _occupancy(done),
+        done.soft_walltime_s, done.exit_status, _interned(done.group), _occupancy(done), None,
     ))
 
 

@@ -136,6 +136,7 @@ def _job(values, job_id, procs_per_node):
         walltime_s=values[8] if values[8] >= 0 else None, ncpus=ncpus, start_time=submit + wait,
         end_time=submit + wait + runtime, nodes=_nodes(ncpus, procs_per_node), queue=_name("q", values[14]),
         exit_status=_EXIT_OF_STATUS.get(values[10]), group=_name("g", values[12]),
+        requested_ncpus=values[7] if values[7] >= 0 and values[7] != ncpus else None,
     )
 
 
@@ -186,7 +187,8 @@ def _jobs_of_rows(columns, lines, node_sizes):
               columns[3].tolist(), _known(columns[8]), ncpus.tolist(), start.tolist(), (start + columns[3]).tolist(),
               _node_counts(ncpus, lines, node_sizes), _names("q", columns[14].tolist()), itertools.repeat(None),
               itertools.repeat(None), [_EXIT_OF_STATUS.get(status) for status in columns[10].tolist()],
-              _names("g", columns[12].tolist()), itertools.repeat(None))
+              _names("g", columns[12].tolist()), itertools.repeat(None),
+              _known(np.where(columns[7] != ncpus, columns[7], -1)))
     return list(map(_NEW_JOB, zip(*fields)))
 
 
@@ -346,7 +348,8 @@ def _status(exit_status):
 def _line(job, origin, users, groups, queues):
     fields = (
         job.job_id, job.submit_time - origin, job.start_time - job.submit_time, job.runtime_s, job.ncpus, -1, -1,
-        job.ncpus, -1 if job.walltime_s is None else job.walltime_s, -1, _status(job.exit_status),
+        job.ncpus if job.requested_ncpus is None else job.requested_ncpus,
+        -1 if job.walltime_s is None else job.walltime_s, -1, _status(job.exit_status),
         users.number(job.user), groups.number(job.group), -1, queues.number(job.queue), -1, -1, -1,
     )
     return " ".join(str(value) for value in fields)

@@ -17,7 +17,9 @@ class Job(NamedTuple):
     the simulation occupies the machine for. None means the same as the
     runtime (SWF has one run time for both). ``soft_walltime_s`` is the soft walltime written
     in the log, if any. ``group`` is the Unix group (PBS ``group``, SWF group
-    id).
+    id). ``requested_ncpus`` is the processors the user asked for where the
+    trace records them apart from the allocated ``ncpus`` (SWF field 8; None:
+    the same as ``ncpus``, or unknown).
     """
 
     job_id: str
@@ -35,6 +37,7 @@ class Job(NamedTuple):
     exit_status: Optional[int] = None
     group: Optional[str] = None
     occupancy_s: Optional[int] = None
+    requested_ncpus: Optional[int] = None
 
 
 class ReadStats:

@@ -338,3 +338,13 @@ def test_strict_stop_follows_the_server_job_list():
     policy = STRICT._replace(backfill_depth=0, queues=(QueuePolicy("high", priority=9), QueuePolicy("low")))
     state = State(0, (running(job(0, 2)),), (job(1, 1, queue="low"), job(2, 4, queue="high"), job(3, 1, queue="low")))
     assert started(decide(policy, machine(4), state)) == ["1.svr"]
+
+
+def test_exiting_jobs_do_not_count_towards_run_limits():
+    """A user at max_run with one job exiting may start another: PBS counts running jobs only."""
+    from replay.pbs.policy import Limit
+    policy = SchedulingPolicy(server_limits=(Limit("max_run", "u", "PBS_GENERIC", 1),))
+    state = State(10, (running(job(0, 2))._replace(exiting=True),), (job(1, 2),))
+    assert started(decide(policy, machine(4), state)) == ["1.svr"]
+    state = State(10, (running(job(0, 2)),), (job(1, 2),))
+    assert started(decide(policy, machine(4), state)) == []

@@ -104,7 +104,8 @@ class _Cycle:
         self.exclusive = set()
         for item in state.running:
             self._hold(item.job, item.allocation)
-        self.running_jobs: List[PbsJob] = [item.job for item in state.running]
+        # run limits count running jobs only: PBS leaves exiting ones out (server_info.cpp, check_run_job)
+        self.running_jobs: List[PbsJob] = [item.job for item in state.running if not item.exiting]
         self.calendar = Calendar.of_running(state.running, state.now)
         self.fairshare = state.fairshare.copy() if state.fairshare is not None else None
         if self.fairshare is not None:

@@ -27,8 +27,10 @@ How PBS applies them:
 - Soft limits (``max_run_soft``, ...) never stop a job from running; they only matter to preemption and
   are not checked here. ``max_queued`` is enforced by the server at submission, not by the scheduler.
 
-Not modelled: ``max_run_subjobs`` of job arrays, limits inside reservations, and jobs in the exiting
-state (PBS no longer counts them although they may still hold vnodes).
+Jobs in the exiting state are not counted (PBS counts ``is_running`` jobs only, although an exiting job
+may still hold vnodes): ``cycle`` leaves them out of ``running_jobs``.
+
+Not modelled: ``max_run_subjobs`` of job arrays and limits inside reservations.
 """
 
 from typing import NamedTuple

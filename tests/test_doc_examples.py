@@ -23,6 +23,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _COMMAND = re.compile(r"(?:\.venv/bin/)?python3? -m (?:replay|predictor)\b")
 
 TEMPLATES = {
+    "python -m replay simulate traces/hpc2n-2002-accounting --site traces/sites/strict --cores 120 --predictors "
+    "user,v1,v2,v3": "a table's run: 10 to 30 minutes",
+    "python -m replay simulate traces/hpc2n-2002-accounting --site traces/sites/fairshare --cores 120 --predictors "
+    "user,v1,v2,v3": "a table's run: 10 to 30 minutes",
+    "python -m replay simulate kth-5000.swf --site traces/sites/strict --predictors user,v1,v2,v3":
+        "a trace of the Parallel Workloads Archive, not bundled",
+    "python -m replay simulate kth-5000.swf --site traces/sites/fairshare --predictors user,v1,v2,v3":
+        "a trace of the Parallel Workloads Archive, not bundled",
     "python -m replay fidelity /var/spool/pbs/server_priv/accounting --site site/": "a PBS server's own logs",
     "python -m replay fidelity 20261126 --json fidelity.json --show 3": "a PBS server's own log file",
     "python -m replay fidelity accounting/ --site site/ --latency 1": "a site's own logs and site folder",

@@ -187,3 +187,14 @@ def test_second_cycle_sees_new_starts_one_second_later(tmp_path):
     acc, _ = read(tmp_path, lines)
     check = check_decisions(acc, site_model(None, acc)._replace(policy=STRICT))[-1]
     assert check.group.started == ("c.s", "d.s") and check.agrees
+
+
+def test_an_end_in_the_next_second_starts_a_new_decision(tmp_path):
+    """A start in the next second after an E record of that second belongs to the cycle that end asked for."""
+    one = "(n1:ncpus=1)"
+    lines = [one_cpu(q("00:00", name, 100, 100)) for name in ("a.s", "b.s", "c.s")]
+    lines += [s("00:00", "a.s", 100, 100, 100, one), s("00:05", "b.s", 100, 100, 105, one),
+              e("00:06", "a.s", 100, 100, 100, 106, one), s("00:06", "c.s", 100, 100, 106, one)]
+    acc, _ = read(tmp_path, lines + [one_cpu(q("00:09", "d.s", 109, 109)).replace("ncpus=1", "ncpus=3"),
+                                     s("00:09", "d.s", 109, 109, 109, "(n1:ncpus=3)")])
+    assert [started for _, started in groups(acc)][1:3] == [("b.s",), ("c.s",)]

@@ -3,9 +3,10 @@
 A decision is a group of S records: PBS's scheduler cycle takes milliseconds, and the server writes the
 S record of each job it runs, so the starts of one cycle are S records in a row, within one second of
 the first. A start belongs to the next cycle instead when the job became eligible after the group's
-first start (its ``etime`` is later) or was queued after it (its Q record comes later), or when it needs
-resources the jobs running before the group's first start still held (the scheduler cannot have given
-them away in that cycle).
+first start (its ``etime`` is later) or was queued after it (its Q record comes later), when an E record
+of a later second comes between (that end asked for a new cycle), or when it needs resources the jobs
+running before the group's first start still held (the scheduler cannot have given them away in that
+cycle).
 
 The state of a decision is rebuilt from the records before the group's first S: the jobs running with
 their recorded start, vnodes and soft walltime as known then (a job whose process had ended by then,
@@ -30,6 +31,7 @@ report counts ambiguous decisions and those that agree only on a reading other t
 PBS cycles that started nothing leave no record, so only instants with starts are compared.
 """
 
+import bisect
 import itertools
 from typing import NamedTuple, Tuple
 
@@ -143,6 +145,8 @@ def _take(free, allocation):
 def decision_groups(accounting, vnodes):
     """The ``Group``s of the logs' S records (see the module's docstring for the rule)."""
     records, capacity, sweep = accounting.by_name(), _capacity(vnodes), _Sweep(accounting)
+    ends = sorted((run.end_order, run.end) for record in accounting.jobs for run in record.runs
+                  if run.end_order is not None and run.end is not None)
     groups, current, free = [], None, None
     for start in accounting.starts:
         record = records.get(start.name)
@@ -150,6 +154,7 @@ def decision_groups(accounting, vnodes):
             continue
         run = next(run for run in record.runs if run.start_order == start.order)
         joins = (current is not None and start.time - current.time <= GROUP_WINDOW_S
+                 and not _end_in_a_later_second(ends, current, start)
                  and record.queued_at(current.order, current.time) and _take(free, run.allocation))
         if joins:
             current = current._replace(started=current.started + (start.name,))
@@ -162,6 +167,17 @@ def decision_groups(accounting, vnodes):
     if current is not None:
         groups.append(current)
     return groups
+
+
+def _end_in_a_later_second(ends, group, start):
+    """True if an E record lies between the group's first S and ``start`` in a later second than the group's:
+    that end asked for a new cycle, which ``start`` then belongs to."""
+    position = bisect.bisect_right(ends, (group.order, float("inf")))
+    while position < len(ends) and ends[position][0] < start.order:
+        if ends[position][1] > group.time:
+            return True
+        position += 1
+    return False
 
 
 class _FairshareReplay:

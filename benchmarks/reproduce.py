@@ -46,8 +46,13 @@ def _percent(value):
     return "{:.1f} %".format(100 * value)
 
 
+def _signed(value, digits=0):
+    """``value`` with its sign, a true minus sign for negatives."""
+    return "{:+.{}f}".format(value, digits).replace("-", "−")
+
+
 def _change(before, after):
-    return "{:.2f} → {:.2f} ({:+.0f} %)".format(before, after, 100 * (after - before) / before)
+    return "{:.2f} → {:.2f} ({} %)".format(before, after, _signed(100 * (after - before) / before))
 
 
 def _tang(reports):
@@ -57,16 +62,16 @@ def _tang(reports):
 
 def _tang_accuracy(reports):
     user, tang = (_row(reports[0], "summary", predictor=name, at="submit") for name in ("user", "tang"))
-    return "mean {:+.0f} %, median {:+.0f} %".format(100 * (tang["accuracy_mean"] / user["accuracy_mean"] - 1),
-                                                      100 * (tang["accuracy_median"] / user["accuracy_median"] - 1))
+    return "mean {} %, median {} %".format(_signed(100 * (tang["accuracy_mean"] / user["accuracy_mean"] - 1)),
+                                           _signed(100 * (tang["accuracy_median"] / user["accuracy_median"] - 1)))
 
 
 def _tang_bound(reports):
     plain, bounded = (_row(reports[0], "summary", predictor=name, at="submit")
                       for name in ("tang", "tang:min_ratio_pct=50"))
     under, under_bounded = (row["tang_ue"] + row["tang_be"] for row in (plain, bounded))
-    return "UE + BE {} → {} ({:+.0f} %)".format(_percent(under), _percent(under_bounded),
-                                                100 * (under_bounded - under) / under)
+    return "UE + BE {} → {} ({} %)".format(_percent(under), _percent(under_bounded),
+                                           _signed(100 * (under_bounded - under) / under))
 
 
 def _zrigui_bsld(reports):
@@ -81,14 +86,16 @@ def _zrigui_quality(reports):
 def _rubio(reports):
     baseline = _row(reports[0], "summary", predictor="user")["bsld_mean"]
     best = min((_row(report, "summary", predictor=name)["bsld_mean"], name, report["extension"])
-               for report in reports for name in ("v1", "ten-minutes"))
-    return "{:.1f} → {:.1f} ({:+.1f} %, {} with {})".format(baseline, best[0], 100 * (best[0] - baseline) / baseline,
-                                                           best[1], best[2])
+               for report in reports[1:] for name in ("v1", "ten-minutes"))  # with their corrections only
+    return "{:.1f} → {:.1f} ({} %, {} with {})".format(baseline, best[0],
+                                                       _signed(100 * (best[0] - baseline) / baseline, 1), best[1],
+                                                       best[2])
 
 
 _TANG_RUN = ("{trace}", "--at", "submit", "--predictors", "user,tang,tang:min_ratio_pct=50")
 _ZRIGUI = ("simulate", "{trace}", "--predictors", "user", "--bsld-tau", "60", "--workers", "1", "--policy")
 _RUBIO = ("simulate", "{trace}", "--predictors", "user,v1,ten-minutes", "--workers", "1", "--extension")
+"""Rubio et al.'s runs: the first (``pbs``) gives the baseline, the users' walltimes; the others their corrections."""
 ALL = tuple(TRACES)
 
 CLAIMS = (

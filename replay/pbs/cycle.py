@@ -263,7 +263,7 @@ class _Cycle:
 
     def _class_of(self, job):
         """PBS's equivalence class (``create_resresv_set_by_resresv``)."""
-        return _class_key(job, self.class_uses, self.machine)
+        return _kept_class_key(job, self.class_uses, self.machine)
 
 
 def _backfill(policy):
@@ -274,9 +274,35 @@ def _backfill(policy):
 _CLASS_RESOURCES = ("cput", "walltime", "max_walltime", "min_walltime")
 
 
+_LAST_CLASS_USES = [None, None, None]
+
+
 def _class_uses(policy, machine):
     """What equivalence classes include: the queue (when it has limits or its own vnodes), user, group,
-    project (when some limit is per user, group, project) and the job-wide resources compared."""
+    project (when some limit is per user, group, project) and the job-wide resources compared (kept for
+    the last policy and machine: a run asks at every cycle)."""
+    if _LAST_CLASS_USES[0] is policy and _LAST_CLASS_USES[1] is machine:
+        return _LAST_CLASS_USES[2]
+    uses = _new_class_uses(policy, machine)
+    _LAST_CLASS_USES[:] = [policy, machine, uses]
+    return uses
+
+
+_KEPT_CLASS_KEYS = 1 << 16
+
+
+def _kept_class_key(job, uses, machine):
+    """``_class_key``, kept per job object (jobs are immutable; ``uses`` holds the keys of its policy and
+    machine, forgotten when too many)."""
+    kept = uses["keys"].get(id(job))
+    if kept is None or kept[0] is not job:
+        if len(uses["keys"]) >= _KEPT_CLASS_KEYS:
+            uses["keys"].clear()
+        kept = uses["keys"][id(job)] = (job, _class_key(job, uses, machine))
+    return kept[1]
+
+
+def _new_class_uses(policy, machine):
     limits = [normalise(limit) for limit in policy.server_limits]
     limits += [normalise(limit) for queue in policy.queues for limit in queue.limits]
     kinds = {limit.kind for limit in limits}
@@ -284,7 +310,7 @@ def _class_uses(policy, machine):
     queues_with_own = {queue.name for queue in policy.queues if queue.limits}
     queues_with_own.update(vnode.queue for vnode in machine.vnodes if vnode.queue is not None)
     resources = set(machine.resources_checked) | set(_CLASS_RESOURCES) | limited_resources
-    return {"kinds": kinds, "queues": queues_with_own, "resources": resources}
+    return {"kinds": kinds, "queues": queues_with_own, "resources": resources, "keys": {}}
 
 
 def _class_key(job, uses, machine):
@@ -307,5 +333,7 @@ def _class_key(job, uses, machine):
 def _over_limit(policy, job, running_jobs, now, calendar) -> Optional[str]:
     """Why starting ``job`` at ``now`` would exceed a run limit, looking ahead over the calendar's pending
     starts and ends as PBS's ``check_limits`` does, or None."""
+    if not policy.server_limits and not policy.queue(job.queue).limits:
+        return None  # no limit to break: over_limit would say so after building the events
     events = [LimitEvent(event.time, event.job, event.starts) for event in calendar.pending()]
     return over_limit(policy, job, running_jobs, now, events)

@@ -50,8 +50,6 @@ usage jumps; usage as the MoM last reported it (the model uses the exact elapsed
 modifications.
 """
 
-import copy
-
 from .formula import compile_formula, resource_values, stored
 
 __all__ = ["Fairshare", "simulated_resources_used", "MIN_USAGE", "ROOT", "UNKNOWN"]
@@ -61,6 +59,14 @@ MIN_USAGE = 1.0
 
 ROOT = "TREEROOT"
 UNKNOWN = "unknown"
+
+
+_ENTITY_ATTRIBUTES = {"euser": lambda job: job.user, "egroup": lambda job: job.group,
+                      "queue": lambda job: job.queue, "Account_Name": lambda job: job.account}
+
+
+def _no_attribute(job):
+    return None
 
 
 class _Node:
@@ -107,14 +113,18 @@ class Fairshare:
         return node
 
     def copy(self):
-        """An independent copy (for a cycle that must not change the caller's tree)."""
-        return copy.deepcopy(self)
+        """An independent copy (for a cycle that must not change the caller's tree): the nodes are cloned,
+        the policy and the compiled usage formula (never changed) are shared."""
+        clone = Fairshare.__new__(Fairshare)
+        clone.policy, clone.last_decay, clone._usage_formula = self.policy, self.last_decay, self._usage_formula
+        clone._last_sample = dict(self._last_sample)
+        clone._nodes = {}
+        clone.root = _clone(self.root, None, clone._nodes)
+        return clone
 
     def entity(self, job):
         """The fairshare entity ``job`` counts under."""
-        kind = self.policy.entity
-        named = {"euser": job.user, "egroup": job.group, "queue": job.queue, "Account_Name": job.account}
-        name = named.get(kind)
+        name = _ENTITY_ATTRIBUTES.get(self.policy.entity, _no_attribute)(job)
         return name if name else "{}:{}".format(job.group, job.user)
 
     def node(self, name):
@@ -179,13 +189,16 @@ class Fairshare:
         temporary charges. ``used(item, now)`` gives a job's resources_used (default
         ``simulated_resources_used`` at full CPU load)."""
         used = used or (lambda item, at: simulated_resources_used(item.job, at - item.start))
-        sample = {}
+        sample, unused = {}, None
         for item in running:
             values = resource_values(item.job)
             values.update(used(item, now))
             entity = self.entity(item.job)
             sample[item.job.name] = (entity, self._usage_value(values))
-            previous = self._last_sample.get(item.job.name, (entity, self._usage_value({})))
+            previous = self._last_sample.get(item.job.name)
+            if previous is None:
+                unused = self._usage_value({}) if unused is None else unused
+                previous = (entity, unused)
             self.charge(previous[0], max(0.0, sample[item.job.name][1] - previous[1]))
         self._last_sample = sample
         self.decay(now)
@@ -206,6 +219,26 @@ class Fairshare:
     def deserving_key(self, job):
         """A sort key putting the most deserving entity's jobs first (PBS's ``compare_path``)."""
         return _PathKey(self.node(self.entity(job)).path)
+
+    def deserving_keys(self, jobs):
+        """``deserving_key`` of every job of ``jobs`` (their entities already added) as plain tuples that
+        order exactly as ``compare_path``, by entity name; None unless every entity lies at the same depth
+        (``compare_path`` calls paths equal when the shorter one runs out, which no tuple order reproduces)."""
+        nodes = {name: self._nodes[name] for name in {self.entity(job) for job in jobs}}
+        if len({len(node.path) for node in nodes.values()}) > 1:
+            return None
+        return {name: _path_tuple(node.path) for name, node in nodes.items()}
+
+
+def _clone(node, parent, nodes):
+    """A copy of ``node`` and everything below it under ``parent``, registered in ``nodes``."""
+    copied = _Node.__new__(_Node)
+    copied.__dict__.update(node.__dict__)
+    copied.parent = parent
+    copied.path = (parent.path if parent is not None else ()) + (copied,)
+    nodes[copied.name] = copied
+    copied.children = [_clone(child, copied, nodes) for child in node.children]
+    return copied
 
 
 def _set_sibling_percentages(siblings, parent):
@@ -264,6 +297,18 @@ def _compare_path(path1, path2):
         if value1 != value2:
             return -1 if value1 < value2 else 1
     return 0
+
+
+def _path_tuple(path):
+    """``path`` as a tuple that compares as ``compare_path`` does against paths of the same length: per
+    node (0, usage per share), or a final (1,) at the first node without a share."""
+    key = []
+    for node in path:
+        if node.tree_percentage <= 0:
+            key.append((1,))
+            break
+        key.append((0, node.temp_usage / node.tree_percentage))
+    return tuple(key)
 
 
 class _PathKey:

@@ -30,6 +30,7 @@ of the ``math`` functions and ``abs``, ``min``, ``max``, ``round``, ``int``, ``f
 """
 
 import ast
+import functools
 import math
 import struct
 
@@ -156,7 +157,13 @@ def stored(value):
 
 
 def resource_values(job):
-    """The job's numeric ``Resource_List`` amounts, built-in ones 0 when not requested."""
+    """The job's numeric ``Resource_List`` amounts, built-in ones 0 when not requested (a new dict)."""
+    return dict(_resource_values(job))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _resource_values(job):
+    """``resource_values``, kept for the jobs seen lately (a job is immutable; callers get a copy)."""
     values = dict.fromkeys(BUILTIN_CONSUMABLE, 0)
     for chunk in job.chunks:
         for name, _ in chunk.amounts:

@@ -62,13 +62,17 @@ def _sort_key_value(job, name, fairshare):
     return 0
 
 
-def _sort_key(policy, now, formula, fairshare):
-    """The key ``cmp_sort`` orders queued jobs by, for ``sorted``."""
+def _sort_key(policy, now, formula, fairshare, jobs):
+    """The key ``cmp_sort`` orders ``jobs`` by, for ``sorted``."""
     deserving = fairshare is not None and policy.fairshare is not None
+    shares = fairshare.deserving_keys(jobs) if deserving else None
 
     def key(job):
         value = job_value(policy, formula, job, now, fairshare) if formula is not None else 0.0
-        share = fairshare.deserving_key(job) if deserving else 0
+        if shares is not None:
+            share = shares[fairshare.entity(job)]
+        else:
+            share = fairshare.deserving_key(job) if deserving else 0
         keys = tuple(-_sort_key_value(job, k.name, fairshare) if k.high_first else
                      _sort_key_value(job, k.name, fairshare) for k in policy.job_sort_key)
         return (_preempt_key(policy, job), -value, share, keys, job.index)
@@ -93,7 +97,7 @@ def job_order(policy, jobs, now, fairshare=None):
     formula = compile_formula(policy.job_sort_formula) if policy.job_sort_formula else None
     if fairshare is not None:
         fairshare.add_entities(jobs)
-    ordered = sorted(jobs, key=_sort_key(policy, now, formula, fairshare))
+    ordered = sorted(jobs, key=_sort_key(policy, now, formula, fairshare, jobs))
     if not (policy.by_queue or policy.round_robin):
         return [ordered] if ordered else []
     lists = []
@@ -123,6 +127,7 @@ class Walk:
     def _sort(self, fairshare):
         """Sort as ``sort_jobs`` does; round robin groups the queues by priority."""
         self.lists = job_order(self.policy, self.jobs, self.now, fairshare)
+        self._flat, self._position = [job for jobs in self.lists for job in jobs], 0
         levels = {}
         for jobs in self.lists:
             levels.setdefault(self.policy.queue(jobs[0].queue).priority, []).append(jobs)
@@ -138,6 +143,16 @@ class Walk:
         for job in jobs:
             if job.name not in self.considered:
                 return job
+        return None
+
+    def _next_in_order(self):
+        """The first job of the sorted lists not yet considered, or None. Jobs are never unconsidered, so
+        the search resumes where the last one stopped (from the top after a new sort)."""
+        while self._position < len(self._flat):
+            job = self._flat[self._position]
+            if job.name not in self.considered:
+                return job
+            self._position += 1
         return None
 
     def _next_round_robin(self):
@@ -157,7 +172,7 @@ class Walk:
         if self.policy.round_robin:
             job = self._next_round_robin()
         else:
-            job = self._first_unconsidered(job for jobs in self.lists for job in jobs)
+            job = self._next_in_order()
         if job is not None:
             self.considered.add(job.name)
         return job

@@ -82,6 +82,7 @@ class Machine:
         self.vnodes = self.ordered({})
         self.by_name = {vnode.name: vnode for vnode in self.vnodes}
         self.resources_checked = tuple(resources_checked)
+        self._chunk_requests = {}
         self.hosts = _hosts(self.vnodes)
         self.multi_vnode = any(len(members) > 1 for _, members in self.hosts) or \
             any(vnode.in_multivnode_host for vnode in self.vnodes)
@@ -113,6 +114,12 @@ class Machine:
 
     def chunk_request(self, chunk):
         """The amounts and requirements of ``chunk`` that PBS compares on a vnode."""
+        kept = self._chunk_requests.get(id(chunk))
+        if kept is None or kept[0] is not chunk:  # by identity: 1 and 1.0 are equal but print apart
+            kept = self._chunk_requests[id(chunk)] = (chunk, self._new_chunk_request(chunk))
+        return kept[1]
+
+    def _new_chunk_request(self, chunk):
         amounts = tuple((name, value) for name, value in chunk.amounts if self.checked(name))
         requirements = tuple((name, value) for name, value in chunk.requirements
                              if self.checked(name) or _is_boolean(value))

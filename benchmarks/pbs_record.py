@@ -316,7 +316,9 @@ def pbs_conf(name, default):
 
 # --- the state to come back to --------------------------------------------------------------------------
 
-SAVED_FILES = ("sched_priv/sched_config", "sched_priv/resource_group", "sched_priv/usage", "mom_priv/config")
+SAVED_FILES = ("sched_priv/sched_config", "sched_priv/resource_group", "sched_priv/usage", "sched_priv/sched_formula",
+               "mom_priv/config")
+"""The files a recording changes, or PBS changes for it (the server writes ``sched_formula`` for the scheduler)."""
 VNODE_CONFIG = "pbs_record_vnodes"
 
 
@@ -640,6 +642,8 @@ def record(server, workload, outdir, timeout_s):
         summary["fairshare_usage_end"] = server.run("pbsfs", "-p", check=False)
     finally:
         failures = restore(server, saved, workload, list(job_ids.values()))
+        for failure in failures:
+            print("pbs_record: could not put back: " + failure, file=sys.stderr)
     summary.update(job_ids=job_ids, accounting_lines=write_accounting(accounting, list(job_ids.values()), outdir),
                    sched_log_errors=scheduler_errors(sched_logs)[:20], restore_failures=failures,
                    differences_after_restore=state_differences(server, saved))
@@ -679,7 +683,12 @@ def main(argv=None):
         print("pbs_record: the server has unfinished jobs; record on an idle test server", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
-    summary = record(server, workload, arguments.outdir, timeout_for(workload))
+    try:
+        summary = record(server, workload, arguments.outdir, timeout_for(workload))
+    except (KeyboardInterrupt, SystemExit, RuntimeError, OSError, subprocess.SubprocessError) as err:
+        print("pbs_record: stopped: {} (anything not put back is listed above)".format(str(err) or type(err).__name__),
+              file=sys.stderr)
+        return 1
     for problem in recording_problems(arguments.outdir):
         print("pbs_record: " + problem, file=sys.stderr)
     print("{} jobs, {} accounting lines, {} scheduler errors, PBS back as it was: {}".format(

@@ -33,6 +33,7 @@ REACHED = {
     "fairshare": (32, 34, 0.15, GOAL_WAIT),  # the usage replayed from the logs is not what PBS charged
     "limits": (45, 23, 0.11, 0.23),  # busy: the whole run drifts as strict-depth3's
     "vnodes": (50, 38, 0.09, 0.23),  # the replay's own vnode choices differ, and later starts with them
+    "queues": (45, 21, GOAL_WAIT, 0.14),  # busy: the whole run drifts as strict-depth3's
 }
 """What the model reaches per recording (None: the figure means nothing there)."""
 

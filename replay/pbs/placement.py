@@ -82,7 +82,7 @@ class Machine:
         self.vnodes = self.ordered({})
         self.by_name = {vnode.name: vnode for vnode in self.vnodes}
         self.resources_checked = tuple(resources_checked)
-        self._chunk_requests = {}
+        self._chunk_requests, self._fits_empty, self._pools = {}, {}, {}
         self.hosts = _hosts(self.vnodes)
         self.multi_vnode = any(len(members) > 1 for _, members in self.hosts) or \
             any(vnode.in_multivnode_host for vnode in self.vnodes)
@@ -129,7 +129,15 @@ class Machine:
         """Whether ``job`` could ever run on these vnodes, as PBS's can-never-run test judges it
         (``resresv_can_fit_nodepart`` on all vnodes, totals): the job-wide amounts and each chunk within
         the machine's totals, a non-consumable requirement some vnode offers, and scatter or vscatter
-        needing no more vnodes than exist."""
+        needing no more vnodes than exist. Kept per job object (jobs are immutable)."""
+        kept = self._fits_empty.get(id(job))
+        if kept is None or kept[0] is not job:
+            if len(self._fits_empty) >= 1 << 16:
+                self._fits_empty.clear()
+            kept = self._fits_empty[id(job)] = (job, self._new_fits_empty(job))
+        return kept[1]
+
+    def _new_fits_empty(self, job):
         pool = self.pool(job.queue)
         if not pool:
             return False
@@ -151,8 +159,11 @@ class Machine:
     def pool(self, queue):
         """The vnodes a job of ``queue`` may use: the queue's own vnodes if some are tied to it, else the
         vnodes tied to no queue (PBS's ``qinfo->nodes`` or ``sinfo->unassoc_nodes``)."""
-        own = tuple(vnode for vnode in self.vnodes if vnode.queue == queue)
-        return own or tuple(vnode for vnode in self.vnodes if vnode.queue is None)
+        pool = self._pools.get(queue)
+        if pool is None:
+            own = tuple(vnode for vnode in self.vnodes if vnode.queue == queue)
+            pool = self._pools[queue] = own or tuple(vnode for vnode in self.vnodes if vnode.queue is None)
+        return pool
 
     def place(self, job, used, exclusive, future=None, now=0, end=None):
         """The vnodes PBS picks for ``job`` now, or None. ``used`` maps each vnode that runs a job to the

@@ -109,12 +109,33 @@ class SchedulingPolicy(NamedTuple):
 
     def queue(self, name):
         """The ``QueuePolicy`` of queue ``name`` (a default one for a queue the site did not list)."""
-        for queue in self.queues:
-            if queue.name == name:
-                return queue
-        return QueuePolicy(name)
+        found = _by_name(self.queues).get(name)
+        return QueuePolicy(name) if found is None else found
 
     def backfill_depth_of(self, queue_name):
         """The backfill depth that applies to jobs of ``queue_name``: the queue's, else the server's."""
         depth = self.queue(queue_name).backfill_depth
         return self.backfill_depth if depth is None else depth
+
+
+_QUEUE_TABLES = {}
+
+
+def _by_name(queues):
+    """Queue name -> the first ``QueuePolicy`` of that name in ``queues``; kept per tuple of queues (the
+    scheduler asks at every job it considers)."""
+    if type(queues) is not tuple:  # noqa: E721 - a list could change under a kept table
+        return _first_by_name(queues)
+    kept = _QUEUE_TABLES.get(id(queues))
+    if kept is None or kept[0] is not queues:
+        if len(_QUEUE_TABLES) >= 64:
+            _QUEUE_TABLES.clear()
+        kept = _QUEUE_TABLES[id(queues)] = (queues, _first_by_name(queues))
+    return kept[1]
+
+
+def _first_by_name(queues):
+    table = {}
+    for queue in queues:
+        table.setdefault(queue.name, queue)
+    return table

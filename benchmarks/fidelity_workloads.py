@@ -141,6 +141,17 @@ def fairshare(rng):
                     resource_group=SHARE_TREE, mom_config=FAST_MOM_POLL)
 
 
+GROUP_SHARES = [["fid_red", 10, "root", 50], ["fid_blue", 20, "root", 30], ["fid_green", 30, "root", 20]]
+
+
+def fairshare_egroup(rng):
+    settings = dict(STRICT, fair_share="True ALL", fairshare_usage_res="ncpus*walltime", fairshare_entity="egroup",
+                    fairshare_decay_time="00:01:00", fairshare_decay_factor="0.5", unknown_shares="10")
+    return workload("fairshare-egroup", "fairshare between three groups (egroup, ncpus*walltime, decay 0.5 every "
+                    "minute), strict", make_jobs(rng, 60, single_chunk, MIXED_CPUS, (2, 12), HEAVY, 8),
+                    sched_config=settings, resource_group=GROUP_SHARES, mom_config=FAST_MOM_POLL)
+
+
 def limits(rng):
     return workload("limits", "max_run 2 and max_run_res.ncpus 6 per user (server), strict ordering",
                     make_jobs(rng, 60, single_chunk, WITHIN_LIMIT_CPUS, (2, 12), HEAVY, 8),
@@ -160,7 +171,7 @@ def queues(rng):
 
 
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
-    strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, limits, vnodes, queues)}
+    strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, limits, vnodes, queues)}
 
 
 def generate(name, seed):

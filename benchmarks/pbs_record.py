@@ -46,6 +46,7 @@ import os
 import re
 import shlex
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -181,6 +182,28 @@ def ended_jobs(lines, job_ids):
         if len(parts) >= 3 and parts[2] in wanted and parts[1] == "E":
             ended.add(parts[2])
     return ended
+
+
+USAGE_HEADER = struct.Struct("=9s7xd")
+USAGE_ENTRY = struct.Struct("=50s6xd")
+
+
+def decode_usage(data):
+    """The scheduler's fairshare usage file (version 2): ``{"last_decay": epoch, "usage": {entity: usage}}``.
+
+    Its last decay time sets when PBS decays usage next (every ``fairshare_decay_time``
+    after it), which the accounting log cannot tell.
+    """
+    tag, version = USAGE_HEADER.unpack_from(data)
+    if tag.rstrip(b"\0") != b"PBS_MAG!" or version != 2:
+        raise ValueError("not a version 2 fairshare usage file")
+    last_decay = struct.unpack_from("=q", data, USAGE_HEADER.size)[0]
+    usage, offset = {}, USAGE_HEADER.size + 8
+    while offset + USAGE_ENTRY.size <= len(data):
+        name, amount = USAGE_ENTRY.unpack_from(data, offset)
+        usage[name.split(b"\0")[0].decode()] = amount
+        offset += USAGE_ENTRY.size
+    return {"last_decay": last_decay, "usage": usage}
 
 
 def qsub_arguments(job):
@@ -632,6 +655,7 @@ def record(server, workload, outdir, timeout_s):
     try:
         renice(server, NICE_WHILE_RECORDING)
         configure(server, saved, workload)
+        summary["configured_at"] = round(time.time(), 3)
         submit(server, workload["jobs"], job_ids)
         summary["released_at"] = release(server, workload["jobs"], job_ids)
         missing = wait_for_ends(accounting, list(job_ids.values()), timeout_s)
@@ -640,6 +664,7 @@ def record(server, workload, outdir, timeout_s):
         time.sleep(2 * POLL_S)  # let the scheduler finish its last cycle before the files are copied
         write_site(server, outdir)
         summary["fairshare_usage_end"] = server.run("pbsfs", "-p", check=False)
+        summary["fairshare_usage_file"] = usage_file(server)
     finally:
         failures = restore(server, saved, workload, list(job_ids.values()))
         for failure in failures:
@@ -649,6 +674,15 @@ def record(server, workload, outdir, timeout_s):
                    differences_after_restore=state_differences(server, saved))
     new_file(os.path.join(outdir, "recording.json"), json.dumps(summary, indent=1, sort_keys=True) + "\n")
     return summary
+
+
+def usage_file(server):
+    """The fairshare usage file decoded, or None when the scheduler kept none."""
+    try:
+        with open(server.path("sched_priv/usage"), "rb") as source:
+            return decode_usage(source.read())
+    except (OSError, ValueError, struct.error):
+        return None
 
 
 def pbs_version(server):

@@ -348,3 +348,10 @@ def test_exiting_jobs_do_not_count_towards_run_limits():
     assert started(decide(policy, machine(4), state)) == ["1.svr"]
     state = State(10, (running(job(0, 2)),), (job(1, 2),))
     assert started(decide(policy, machine(4), state)) == []
+
+
+def test_jobs_of_a_queue_not_started_wait():
+    """A queue whose started is False is skipped whole; the other queues' jobs run."""
+    policy = SchedulingPolicy(queues=(QueuePolicy("stopped", started=False), QueuePolicy("workq")))
+    decision = decide(policy, machine(8), State(0, (), (job(1, queue="stopped"), job(2))))
+    assert started(decision) == ["2.svr"]

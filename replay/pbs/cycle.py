@@ -111,7 +111,8 @@ class _Cycle:
         if self.fairshare is not None:
             everyone = [item.job for item in state.running] + list(state.queued)
             self.fairshare.add_entities(sorted(everyone, key=lambda job: job.index))
-        self.queued = tuple(state.queued)
+        # a queue that is not started is skipped whole: its jobs wait (queue_info.cpp, "Queue not started")
+        self.queued = tuple(job for job in state.queued if policy.queue(job.queue).started)
         self.started: List[Tuple[PbsJob, Allocation]] = []
         self.top_jobs: List[Tuple[PbsJob, int, Allocation]] = []
         self.reasons: Dict[str, str] = {}

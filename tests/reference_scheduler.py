@@ -163,7 +163,11 @@ class _Reference:
         self.running.append(index)
         self.start[index] = now
         job = self.jobs[index]
-        self.soft_started[index] = self._predict(job._replace(walltime_s=self.walltime[index]), index)
+        threshold = self.settings.runjob_after_queued_s
+        if threshold is None or now - job.submit_time >= threshold:
+            self.soft_started[index] = self._predict(job._replace(walltime_s=self.walltime[index]), index)
+        else:  # runjob leaves the job alone: the soft walltime of its last run, else queuejob's
+            self.soft_started[index] = self.soft_started.get(index, self.soft_queued[index])
 
     def _outcome(self, index):
         job, walltime, soft = self.jobs[index], self.walltime[index], self.soft_started[index]

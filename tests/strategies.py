@@ -166,6 +166,7 @@ def scheduler_settings(**fixed):
         cycle_interval_s=st.sampled_from([0, 7, 60, 600]),
         default_walltime_s=st.one_of(st.none(), st.integers(1, 300)),
         starvation_threshold_s=st.one_of(st.none(), st.integers(1, 120)),
+        runjob_after_queued_s=st.one_of(st.none(), st.integers(0, 60)),
     )
     fields.update(fixed)
     return st.builds(SchedulerSettings, **fields)

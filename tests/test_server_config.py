@@ -199,3 +199,15 @@ def test_missing_config(path):
     """No config path, or a missing file, is a ConfigError that says what to do."""
     with pytest.raises(ConfigError, match="import hook|cannot read"):
         read_hook_config(path)
+
+
+@pytest.mark.parametrize("value", ["3600", -1, 1.5, True])
+def test_bad_runjob_after_queued_s_named(value):
+    """runjob_after_queued_s takes whole seconds or null, nothing else."""
+    with pytest.raises(ConfigError, match="runjob_after_queued_s"):
+        parse(runjob_after_queued_s=value)
+
+
+def test_runjob_after_queued_s_defaults_to_always():
+    """By default runjob predicts again for every job; 3600 is CESNET's production setting."""
+    assert parse().runjob_after_queued_s is None and parse(runjob_after_queued_s=3600).runjob_after_queued_s == 3600

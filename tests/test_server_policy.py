@@ -101,3 +101,29 @@ def test_existing_value_above_walltime_is_always_lowered(job_view, config):
         and job_view.existing_soft_s > job_view.walltime_s >= 1
     if too_large and job_view.explicit_soft_s is None and not job_view.shrink_to_fit:
         assert decision.fallback_s == job_view.walltime_s
+
+
+HOURLY = parse_hook_config({"reader_dsn": "host=127.0.0.1", "runjob_after_queued_s": 3600})
+
+
+def submitted(hook_event, ctime, existing=None):
+    return view(hook_event, existing=existing)._replace(submit_time=ctime)
+
+
+def test_runjob_predicts_again_only_for_jobs_queued_an_hour():
+    """runjob_after_queued_s 3600 (CESNET's production hook): a job submitted 59:59 before its start keeps its
+    soft_walltime, one submitted an hour before gets a new prediction; queuejob is not affected."""
+    assert plan(submitted("runjob", 10000, existing=600), HOURLY, now=10000 + 3599) == Plan(False, None)
+    assert plan(submitted("runjob", 10000, existing=600), HOURLY, now=10000 + 3600) == Plan(True, None)
+    assert plan(submitted("queuejob", 10000), HOURLY, now=10000) == Plan(True, None)
+
+
+def test_runjob_always_predicts_again_by_default():
+    """Without runjob_after_queued_s, or without a ctime, runjob predicts for every job."""
+    assert plan(submitted("runjob", 10000, existing=600), CONFIG, now=10001) == Plan(True, None)
+    assert plan(submitted("runjob", None, existing=600), HOURLY, now=10001) == Plan(True, None)
+
+
+def test_runjob_queued_briefly_still_gets_the_fallback():
+    """A job kept from re-prediction still has a soft_walltime above its walltime lowered to it."""
+    assert plan(submitted("runjob", 10000, existing=7200), HOURLY, now=10001) == Plan(False, 3600)

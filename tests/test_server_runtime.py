@@ -141,6 +141,20 @@ def test_keep_admin_value_at_qsub(db, tmp_path, history):
     assert qsub(config, walltime=7200, soft_walltime=60).resources["soft_walltime"] == 60
 
 
+def test_runjob_after_queued_s_predicts_again_only_after_an_hour(db, tmp_path, history):
+    """runjob_after_queued_s 3600: a job submitted a minute ago keeps its queuejob soft_walltime; one submitted
+    two hours ago gets a new prediction (v3: 0.5 x 3600 + 900)."""
+    import time
+    history.add(past("1.svr", runtime=1800, walltime=3600))
+    config = write_config(tmp_path, reader_dsn=db.reader_dsn, runjob_after_queued_s=3600)
+
+    def start(queued_s):
+        job = full_job(walltime=3600, soft_walltime=1000)
+        job.ctime = int(time.time()) - queued_s
+        return run("runjob", pbs.runjob_event(job), config).resources["soft_walltime"]
+    assert (start(60), start(7200)) == (1000, 1800 + 900)
+
+
 def test_skipped_users_and_queues_get_no_prediction(db, tmp_path, history):
     """skip_users and skip_queues leave those jobs without a prediction."""
     history.add(past("1.svr"))

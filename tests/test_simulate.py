@@ -224,3 +224,20 @@ def test_small_first_adds_the_classification_table_and_rerun_notes(swf, tmp_path
     assert not [note for note in report["notes"] if note.startswith("small-first safeguard")]
     report, _ = outputs("fifo")
     assert "classification" not in [table["key"] for table in report["tables"]]
+
+
+def test_runjob_after_queued_keeps_the_queuejob_soft_walltime_of_a_job_started_soon():
+    """--runjob-after-queued 3600: a job that waited less keeps the soft walltime queuejob gave it; one that waited
+    longer is predicted again at its start (v1: the mean of the last two runtimes, 50 and 500)."""
+    from replay.shared.predictors import PREDICTORS
+    from replay.simulation.cluster import Cluster
+    from replay.simulation.engine import SchedulerSettings, simulate_jobs
+    from replay.traces.trace import Job
+    jobs = [Job("1", "alice", 0, 100, 1000, 1), Job("2", "alice", 0, 500, 1000, 1), Job("3", "alice", 0, 50, 1000, 1),
+            Job("4", "alice", 1, 300, 1000, 1)]
+    # One core: 1 runs 0-100, then 2 runs 100-600, 3 600-650, 4 650-950.
+    settings = SchedulerSettings(cycle_interval_s=0)
+    always = simulate_jobs(jobs, PREDICTORS["v1"], Cluster.of_cores(1), settings)
+    soon = simulate_jobs(jobs, PREDICTORS["v1"], Cluster.of_cores(1), settings._replace(runjob_after_queued_s=620))
+    assert [done.soft_walltime_started_s for done in always] == [1000, 100, 300, 275]
+    assert [done.soft_walltime_started_s for done in soon] == [1000, 1000, 1000, 275]

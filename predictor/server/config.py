@@ -34,13 +34,16 @@ DEFAULTS = {
     "skip_queues": [],
     "skip_users": [],
     "keep_admin_soft_walltime": False,
+    "runjob_after_queued_s": None,
     "package_path": None,
 }
 """Every setting with its default. The predictor parameters (``window``, ``reserve_s`` and tang's
 ``percentile``, ``window_days``, ``min_history``, ``key``, ``min_ratio_pct``) None: the algorithm's own (see
 ``predictor.algorithms.REGISTRY``).
 ``pause_after_timeout_s``: after the database missed the budget, events skip it
-this long, so a hung server costs pbs_server one budget per pause, not per job."""
+this long, so a hung server costs pbs_server one budget per pause, not per job.
+``runjob_after_queued_s``: the runjob hook predicts again only for jobs submitted at least this long ago
+(CESNET's production hook: 3600); null: always."""
 
 
 class HookConfig(NamedTuple):
@@ -55,6 +58,7 @@ class HookConfig(NamedTuple):
     skip_queues: FrozenSet[str]
     skip_users: FrozenSet[str]
     keep_admin_soft_walltime: bool
+    runjob_after_queued_s: Optional[int]
     package_path: Optional[str]
 
     @property
@@ -110,6 +114,7 @@ def _build(values):
         skip_queues=_names(values, "skip_queues"),
         skip_users=_names(values, "skip_users"),
         keep_admin_soft_walltime=_boolean(values, "keep_admin_soft_walltime"),
+        runjob_after_queued_s=_queued_s(values["runjob_after_queued_s"]),
         package_path=_package_path(values["package_path"]),
     )
 
@@ -186,6 +191,16 @@ def _boolean(values, key):
     if not isinstance(value, bool):
         raise ConfigError("{} must be true or false (JSON booleans, not strings), not {!r}".format(key, value))
     return value
+
+
+def _queued_s(seconds):
+    """runjob_after_queued_s: whole seconds >= 0, or null (runjob always predicts again)."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, int) or not 0 <= seconds <= 10 ** 9:
+        raise ConfigError("runjob_after_queued_s must be whole seconds from 0 to 1000000000, or null, not {!r}"
+                          .format(seconds))
+    return seconds
 
 
 def _package_path(path):

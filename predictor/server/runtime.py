@@ -159,7 +159,7 @@ def _log(pbs, level_name, hook_event, job_id, message):
 def _set_soft_walltime(runtime, pbs, event, name, started):
     view = _VIEWS[name](event)
     config = runtime.config(pbs)
-    decision = plan(view, config)
+    decision = plan(view, config, int(time.time()))
     soft_s, failure = decision.fallback_s, None
     if decision.predict:
         try:

@@ -63,6 +63,9 @@ def add_arguments(parser):
     parser.add_argument("--starvation-threshold", dest="starvation_threshold_s", type=duration,
                         metavar="[[HH:]MM:]SS", help="ours, off by default: a job waiting this long goes to the "
                                                      "head of the queue, whatever the policy (e.g. 24:00:00)")
+    parser.add_argument("--runjob-after-queued", dest="runjob_after_queued_s", type=duration,
+                        metavar="[[HH:]MM:]SS", help="runjob predicts again only for jobs that waited this long "
+                                                     "(CESNET's production hook: 01:00:00); default: every job")
     parser.add_argument("--backfill-depth", type=whole_number(0, MAX_BACKFILL_DEPTH), default=_DEFAULTS.backfill_depth,
                         metavar="N", help="top jobs with a reservation (default 1; 0: no backfilling)")
     parser.add_argument("--extension", choices=sorted(EXTENSIONS), default=_DEFAULTS.extension,
@@ -119,7 +122,7 @@ def settings_of(args):
     """The ``SchedulerSettings`` the options give: the command line's values, once."""
     return SchedulerSettings(args.strict_ordering, args.backfill_depth, args.policy, args.extension,
                              args.selective, args.cycle_interval_s, args.default_walltime_s,
-                             args.starvation_threshold_s)
+                             args.starvation_threshold_s, args.runjob_after_queued_s)
 
 
 def _workers(args):

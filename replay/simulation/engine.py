@@ -68,6 +68,7 @@ class SchedulerSettings(NamedTuple):
     cycle_interval_s: int = 600
     default_walltime_s: Optional[int] = None  # None: as PBS, planned 5 years and never killed
     starvation_threshold_s: Optional[int] = None  # ours: a job waiting this long goes first (None: off)
+    runjob_after_queued_s: Optional[int] = None  # runjob predicts again only for jobs waiting this long (None: all)
 
 
 # A NamedTuple's own constructor is a Python function; tuple.__new__ builds the same tuple in C.
@@ -263,7 +264,10 @@ class _Engine:
             job = jobs[index]
             if walltime[index] != job.walltime_s:
                 job = job._replace(walltime_s=walltime[index])  # runjob sees defaults applied
-            soft_started[index] = soft_walltime(job, index) or 0
+            if self._predicts_again(index, now):
+                soft_started[index] = soft_walltime(job, index) or 0
+            elif index not in self.reruns:  # started before: it keeps the soft walltime it ran with
+                soft_started[index] = self.soft_queued[index]
             heapq.heappush(heap, (now + self._run_for(index), _END, next(seq), index))
             end = self._plan_end(index, now)
             if end != planned_end[index]:
@@ -309,6 +313,11 @@ class _Engine:
             if soft is _UNKNOWN:
                 soft = known[fields] = self.predictor.estimate(self.history.recent(owner, window), job)
         return None if soft is None else clamp(int(soft), self.walltime[index])
+
+    def _predicts_again(self, index, now):
+        """Whether runjob predicts again for job ``index`` starting at ``now`` (``runjob_after_queued_s``)."""
+        threshold = self.settings.runjob_after_queued_s
+        return threshold is None or now - self.submit_times[index] >= threshold
 
     def _plan_end(self, index, now):
         """When the running job ``index`` is planned to end, seen at ``now``."""

@@ -94,6 +94,8 @@ def _share(scheduled):
 def settings_note(settings, tau_s):
     starvation = "" if settings.starvation_threshold_s is None else ", starvation threshold {} s (ours)".format(
         settings.starvation_threshold_s)
+    if settings.runjob_after_queued_s is not None:
+        starvation += ", runjob predicts again after {} s queued".format(settings.runjob_after_queued_s)
     return ("scheduler: {} order, strict_ordering {}, backfill_depth {}, extension {}, {}scheduler_iteration {}, "
             "bsld tau {} s, default walltime {}{}".format(
                 settings.policy, settings.strict_ordering, settings.backfill_depth, settings.extension,

@@ -121,6 +121,7 @@ class _Cycle:
         self.server_top_jobs = 0
         self.queue_top_jobs: Dict[str, int] = {}
         self.class_uses = _class_uses(policy, machine)
+        self.backfill = _backfill(policy)
 
     def run(self):
         """Walk the jobs as ``next_job`` does (``order.Walk``), re-sorting when PBS would."""
@@ -225,7 +226,7 @@ class _Cycle:
         return simulation.place(job)
 
     def _may_add_top_job(self, job):
-        if not (self.policy.strict_ordering and _backfill(self.policy)):
+        if not (self.policy.strict_ordering and self.backfill):
             return False
         own_depth = self.policy.queue(job.queue).backfill_depth
         if own_depth is None:
@@ -237,7 +238,7 @@ class _Cycle:
         (``update_jobs_cant_run`` on ``sinfo->jobs``); a queue's ``backfill_depth`` of 0 stops its queue."""
         if not self.policy.strict_ordering:
             return
-        if not _backfill(self.policy):
+        if not self.backfill:
             listed = self._server_job_list()
             stopped = listed[[other.name for other in listed].index(job.name):]
         elif self.policy.queue(job.queue).backfill_depth == 0:

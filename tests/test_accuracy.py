@@ -175,3 +175,17 @@ def test_one_instant_only():
     start_only = replay_accuracy(GOLDEN, REGISTRY, instants=("start",))
     assert start_only.instants == ("start",) and start_only.values.shape == (1, len(GOLDEN), len(REGISTRY))
     assert (start_only.at("start", "v3") == both.at("start", "v3")).all()
+
+
+def test_runjob_after_queued_keeps_the_submit_value_of_a_job_started_soon():
+    """runjob_after_queued_s 600: job 3 (waited 100 s) keeps its submit value at start, job 4 (waited 900 s) gets
+    runjob's, from the history grown while it waited (v1: the mean of the last two runtimes, 300 and 10)."""
+    jobs = [Job("1", "alice", 0, 100, 1000, 1, 0, 100), Job("2", "alice", 0, 300, 1000, 1, 0, 300),
+            Job("3", "alice", 50, 10, 1000, 1, 150, 160), Job("4", "alice", 50, 10, 1000, 1, 950, 960)]
+    always = replay_accuracy(jobs, [PREDICTORS["v1"]])
+    hourly = replay_accuracy(jobs, [PREDICTORS["v1"]], runjob_after_queued_s=600)
+    assert always.at("start", "v1").tolist()[2:] == [100, 155] and always.at("submit", "v1").tolist()[2:] == [1000] * 2
+    assert hourly.at("start", "v1").tolist()[2:] == [1000, 155]
+    only_start = replay_accuracy(jobs, [PREDICTORS["v1"]], instants=("start",), runjob_after_queued_s=600)
+    assert only_start.instants == ("start",)
+    assert only_start.at("start", "v1").tolist() == hourly.at("start", "v1").tolist()

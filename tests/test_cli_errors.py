@@ -313,7 +313,9 @@ def test_internal_value_error_shows_its_traceback(workdir, monkeypatch, capsys, 
     (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --algorithm v1 --reserve 900",
      r"error: .*v1 has no reserve"),
     (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --algorithm tang --window 5 --min-history 6",
-     r"error: .*min_history must be <= window \(5\)"),
+     r"error: .*tang has no window: "),
+    (PREDICTOR, "predict --dsn {nodb} --user a --walltime 60 --algorithm tang --min-ratio-pct 101",
+     r"argument --min-ratio-pct: must be within"),
 ])
 def test_values_checked_where_they_enter_are_one_line(workdir, cli, argv, pattern):
     """Values refused by the package's own checks (not argparse's) are still one line and status 2."""

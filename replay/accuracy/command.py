@@ -7,6 +7,7 @@ See docs/replay.md.
 
 import argparse
 
+from predictor.cmdline.arguments import duration
 from predictor.cmdline.outputs import OutputPaths, check_outputs, publish
 from predictor.cmdline.progress import ProgressBar
 
@@ -43,6 +44,9 @@ def add_arguments(parser):
                             ",".join(ACCURACY_PREDICTORS)))
     parser.add_argument("--at", choices=("submit", "start", "both"), default="both",
                         help="prediction instant(s) to report: submit (queuejob), start (runjob); default both")
+    parser.add_argument("--runjob-after-queued", dest="runjob_after_queued_s", type=duration, metavar="[[HH:]MM:]SS",
+                        help="runjob predicts again only for jobs that waited this long; the others keep their "
+                             "submit value at start (CESNET's production hook: 01:00:00); default: every job")
     parser.add_argument("--warmup", type=_fraction, default=0.01, metavar="FRACTION",
                         help="leave the first FRACTION of jobs out of the metrics (default 0.01, as Rubio et al.)")
     parser.add_argument("--json", metavar="FILE", help="write the metrics as JSON ('-': stdout)")
@@ -55,11 +59,11 @@ def add_arguments(parser):
                              "online classifier (what simulate --policy small-first orders by)")
 
 
-def _replay(trace, predictors, instants):
+def _replay(trace, predictors, instants, runjob_after_queued_s=None):
     from .predictions import replay_accuracy
     progress = ProgressBar("replaying {} jobs".format(len(trace.jobs)), unit="event")
     try:
-        return replay_accuracy(trace.jobs, predictors, progress, instants)
+        return replay_accuracy(trace.jobs, predictors, progress, instants, runjob_after_queued_s)
     finally:
         progress.close()
 
@@ -80,7 +84,7 @@ def run(args):
     trace, rejects = read_trace(args.paths, args.format, args.max_errors)
     predictors, notes = (args.predictors, ()) if args.predictors else _default_predictors(trace)
     instants = ("submit", "start") if args.at == "both" else (args.at,)
-    predictions = _replay(trace, predictors, instants)
+    predictions = _replay(trace, predictors, instants, args.runjob_after_queued_s)
     title = "Soft-walltime accuracy replay of {} ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(trace.jobs))
     report = accuracy_report(title, tuple(trace.stats.notes(len(trace.jobs))) + notes, trace.jobs, predictions,

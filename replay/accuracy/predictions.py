@@ -215,15 +215,29 @@ def _seconds_array(rows, columns):
     return values.astype(np.int64)
 
 
-def replay_accuracy(jobs, predictors, on_progress=None, instants=INSTANTS):
+def replay_accuracy(jobs, predictors, on_progress=None, instants=INSTANTS, runjob_after_queued_s=None):
     """Every predictor's value for every job at the ``instants`` (``Predictions``).
 
     ``jobs`` need recorded start and end times; ``on_progress(done, total)``
     is called now and then while events are walked (for predictors without a
     vectorised form; the others take seconds for a million jobs). An instant
-    not asked for is not computed.
+    not asked for is not computed, unless ``runjob_after_queued_s`` needs it:
+    then a job that started less than that after its submission keeps, at its
+    start, its value at submission (runjob left it alone).
     """
-    instants = tuple(instant for instant in INSTANTS if instant in instants)
+    wanted = tuple(instant for instant in INSTANTS if instant in instants)
+    if runjob_after_queued_s is None or "start" not in wanted:
+        return _replayed(jobs, predictors, on_progress, wanted)
+    both = _replayed(jobs, predictors, on_progress, INSTANTS)
+    times = _checked_times(jobs)
+    kept = times["start_time"] - times["submit_time"] < runjob_after_queued_s
+    values = both.values.copy()
+    values[START][kept] = values[SUBMIT][kept]
+    slots = [INSTANTS.index(instant) for instant in wanted]
+    return both._replace(instants=wanted, values=values[slots])
+
+
+def _replayed(jobs, predictors, on_progress, instants):
     times = _checked_times(jobs)  # first: it checks them
     values = np.full((len(instants), len(jobs), len(predictors)), NO_PREDICTION, dtype=np.int64)
     trace = VectorisedTrace(jobs, times) if jobs and instants else None

@@ -95,6 +95,7 @@ class Fairshare:
         self.last_decay = last_decay
         self._usage_formula = compile_formula(policy.usage_resource)
         self._last_sample = {}
+        self._entities_added = None
         self.root = _Node(ROOT, 0, None)
         self.root.tree_percentage = 1.0
         self._nodes = {ROOT: self.root}
@@ -117,7 +118,7 @@ class Fairshare:
         the policy and the compiled usage formula (never changed) are shared."""
         clone = Fairshare.__new__(Fairshare)
         clone.policy, clone.last_decay, clone._usage_formula = self.policy, self.last_decay, self._usage_formula
-        clone._last_sample = dict(self._last_sample)
+        clone._last_sample, clone._entities_added = dict(self._last_sample), self._entities_added
         clone._nodes = {}
         clone.root = _clone(self.root, None, clone._nodes)
         return clone
@@ -138,8 +139,11 @@ class Fairshare:
     def add_entities(self, jobs):
         """Give every job's entity its node, as PBS does for all jobs when a cycle starts (an unknown
         entity dilutes the other unknown ones, so add them before reading shares)."""
+        if jobs is self._entities_added:
+            return  # the same tuple of jobs again (a walk's re-sort): their nodes exist
         for job in jobs:
             self.node(self.entity(job))
+        self._entities_added = jobs if isinstance(jobs, tuple) else None
 
     def usage(self, name):
         """The usage of entity or group ``name`` (1 if never charged)."""
@@ -222,12 +226,14 @@ class Fairshare:
 
     def deserving_keys(self, jobs):
         """``deserving_key`` of every job of ``jobs`` (their entities already added) as plain tuples that
-        order exactly as ``compare_path``, by entity name; None unless every entity lies at the same depth
+        order exactly as ``compare_path``, by ``id(job)``; None unless every entity lies at the same depth
         (``compare_path`` calls paths equal when the shorter one runs out, which no tuple order reproduces)."""
-        nodes = {name: self._nodes[name] for name in {self.entity(job) for job in jobs}}
+        entities = {id(job): self.entity(job) for job in jobs}
+        nodes = {name: self._nodes[name] for name in set(entities.values())}
         if len({len(node.path) for node in nodes.values()}) > 1:
             return None
-        return {name: _path_tuple(node.path) for name, node in nodes.items()}
+        keys = {name: _path_tuple(node.path) for name, node in nodes.items()}
+        return {job_id: keys[entity] for job_id, entity in entities.items()}
 
 
 def _clone(node, parent, nodes):

@@ -70,7 +70,7 @@ def _sort_key(policy, now, formula, fairshare, jobs):
     def key(job):
         value = job_value(policy, formula, job, now, fairshare) if formula is not None else 0.0
         if shares is not None:
-            share = shares[fairshare.entity(job)]
+            share = shares[id(job)]
         else:
             share = fairshare.deserving_key(job) if deserving else 0
         keys = tuple(-_sort_key_value(job, k.name, fairshare) if k.high_first else

@@ -23,6 +23,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _COMMAND = re.compile(r"(?:\.venv/bin/)?python3? -m (?:replay|predictor)\b")
 
 TEMPLATES = {
+    "python -m replay simulate TRACE --predictors user --policy sjf --bsld-tau 60": "TRACE: each trace in turn",
+    "python -m replay simulate TRACE --predictors user --policy saf --bsld-tau 60": "TRACE: each trace in turn",
+    "python -m replay simulate TRACE --predictors user --policy wfp --bsld-tau 60": "TRACE: each trace in turn",
     "python -m replay simulate TRACE --predictors user,v1,ten-minutes --extension simple": "TRACE: each trace in turn",
     "python -m replay simulate traces/hpc2n-2002-accounting --site traces/sites/strict --cores 120 --predictors "
     "user,v1,v2,v3": "a table's run: 10 to 30 minutes",

@@ -13,6 +13,7 @@ import threading
 import traceback
 
 from ..errors import SoftwalltimeError
+from .parser import one_line
 
 __all__ = ["exit_status", "BROKEN_PIPE_STATUS", "INTERRUPTED_STATUS", "TERMINATED_STATUS", "Terminated",
            "sigterm_raises", "missing_extra"]
@@ -105,7 +106,7 @@ def _tolerant_streams():
 
 
 def _error(prog, message):
-    text = "{}: error: {}\n".format(prog, message)
+    text = "{}: error: {}\n".format(prog, one_line(str(message)))
     sys.stderr.write(text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
     return 2
 

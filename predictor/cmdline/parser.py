@@ -8,7 +8,15 @@ one command line each (``examples_epilog``).
 import argparse
 import sys
 
-__all__ = ["CommandParser", "examples_epilog"]
+__all__ = ["CommandParser", "examples_epilog", "one_line"]
+
+
+def one_line(text):
+    """``text`` with its control characters (a carriage return or line feed a user typed in a value, say)
+    written as escapes, so that a message stays one line (undecodable bytes, kept as surrogates, are left
+    for the error stream to write as ``\\xff``)."""
+    return "".join(char if char.isprintable() or char == "\t" or "\udc80" <= char <= "\udcff" else repr(char)[1:-1]
+                   for char in text)
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -19,7 +27,7 @@ class CommandParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message):
-        self.exit(2, "{0}: error: {1} (see '{0} -h')\n".format(self.prog, message))
+        self.exit(2, "{0}: error: {1} (see '{0} -h')\n".format(self.prog, one_line(message)))
 
     def print_help(self, file=None):
         # argparse would swallow a closed pipe and exit 0; the command ends quietly with the SIGPIPE status instead.

@@ -88,7 +88,7 @@ def prepare(admin_dsn, dbname, rows, users):
         admin(admin_dsn, "CREATE DATABASE " + dbname)
     owner_dsn = dsn_with(admin_dsn, dbname=dbname)
     init_schema(owner_dsn)
-    load(owner_dsn, rows, users)
+    load(owner_dsn, rows, users, heavy_jobs=0)
     reader = "swt_load_reader_{}".format(uuid.uuid4().hex[:8])
     admin(admin_dsn, "CREATE ROLE {} LOGIN IN ROLE softwalltime_reader".format(reader))
     return reader, dsn_with(admin_dsn, dbname=dbname, user=reader)

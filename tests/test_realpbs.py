@@ -194,9 +194,10 @@ def test_qsub_sets_each_predictors_prediction(pbs, enforcing, algorithm, paramet
     sql(enforcing, "TRUNCATE completed_jobs")
     now = int(time.time())
     for index, runtime in enumerate((900, 1800)):
-        sql(enforcing, "INSERT INTO completed_jobs (job_id, user_name, runtime_s, walltime_s, end_time) "
-                       "VALUES (%s, %s, %s, %s, %s)", ("t{}.history".format(index), JOB_USER, runtime, 3600,
-                                                       now - 3600 + index))
+        # in PBS's default project, as the job submitted below: Tang et al.'s triple key compares projects too
+        sql(enforcing, "INSERT INTO completed_jobs (job_id, user_name, runtime_s, walltime_s, end_time, project) "
+                       "VALUES (%s, %s, %s, %s, %s, %s)", ("t{}.history".format(index), JOB_USER, runtime, 3600,
+                                                           now - 3600 + index, "_pbs_project_default"))
     if algorithm == "v3-deployed":
         set_history(enforcing, (600, 3600))
     try:

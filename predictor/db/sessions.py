@@ -23,9 +23,10 @@ def session_dsn(dsn, timeout_s, read_only, connect_timeout_s=None):
     ``connect_timeout_s`` to connect (default: the DSN's connect_timeout, else ``CONNECT_TIMEOUT_S``)."""
     try:
         params = psycopg2.extensions.parse_dsn(dsn)
-    except (psycopg2.ProgrammingError, TypeError):
+    except (psycopg2.ProgrammingError, TypeError, UnicodeError):
         # psycopg2's message quotes the DSN, which may hold a password: not even as the cause.
-        raise ConfigError("dsn: not a valid libpq connection string (key=value pairs or a postgresql:// URI)") from None
+        raise ConfigError("dsn: not a valid libpq connection string (key=value pairs or a postgresql:// URI, "
+                          "in UTF-8)") from None
     timeout_ms = max(1, int(timeout_s * 1000))
     settings = "-c statement_timeout={0} -c lock_timeout={0}".format(timeout_ms)
     if read_only:

@@ -37,17 +37,9 @@ def _here(work, progress):
 
 
 def _in_processes(work, jobs, progress):
-    """The cells' results: this process makes every ``jobs``-th cell (the first, then ``jobs`` on) while
-    ``jobs - 1`` forked workers make the others. An idle parent would cost one more copy of every trace page a
-    cell touches (reading a job writes its reference count, and the kernel copies the page for the writer)."""
     results = {}
-    own = work[::jobs]
-    mine = {item[0] for item in own}
-    with worker_pool(jobs - 1) as pool:  # an interrupt or a bug kills the running cells at once
-        futures = {pool.submit(_cell_result, item): item[0] for item in work if item[0] not in mine}
-        for item in own:
-            results[item[0]] = _cell_result(item)
-            progress(len(results), len(work))
+    with worker_pool(jobs) as pool:  # an interrupt or a bug kills the running cells at once
+        futures = {pool.submit(_cell_result, item): item[0] for item in work}
         for future in concurrent.futures.as_completed(futures):
             results[futures[future]] = future.result()
             progress(len(results), len(work))

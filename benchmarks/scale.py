@@ -47,6 +47,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT]
 
+from simulate_end_to_end import tree_memory_mb  # noqa: E402
+
 from replay.traces.pbslog import record_line  # noqa: E402
 from replay.traces.trace import Job  # noqa: E402
 
@@ -196,7 +198,7 @@ class Measure:
                 pid, status, usage = os.wait4(process.pid, os.WNOHANG)
                 if pid:
                     break
-                self.pss_peak_mb = max(self.pss_peak_mb, tree_pss_mb(process.pid))
+                self.pss_peak_mb = max(self.pss_peak_mb, tree_memory_mb(process.pid)[1])
                 if self.pss_peak_mb > max_mb and not self.stopped:
                     self.stopped = True
                     os.killpg(process.pid, signal.SIGKILL)
@@ -207,22 +209,6 @@ class Measure:
             if os.waitstatus_to_exitcode(status) and not self.stopped:
                 errors.seek(0)
                 raise SystemExit("{} failed:\n{}".format(" ".join(argv), errors.read().decode()[-2000:]))
-
-
-def tree_pss_mb(pid):
-    """PSS summed over ``pid`` and its descendants, in MB."""
-    pss = 0
-    pending = [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            with open("/proc/{0}/task/{0}/children".format(current)) as children:
-                pending += [int(child) for child in children.read().split()]
-            with open("/proc/{}/smaps_rollup".format(current)) as rollup:
-                pss += next(int(line.split()[1]) for line in rollup if line.startswith("Pss:"))
-        except (OSError, ValueError, StopIteration):
-            continue  # the process ended meanwhile
-    return pss / 1024
 
 
 def commands(swf, accounting, folder, args):

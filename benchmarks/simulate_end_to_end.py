@@ -69,7 +69,7 @@ class Measure:
                 pid, status, usage = os.wait4(process.pid, os.WNOHANG)  # wait4: the child's own resource usage
                 if pid:
                     break
-                rss, pss = _tree_mb(process.pid)
+                rss, pss = tree_memory_mb(process.pid)
                 self.tree_peak_mb, self.tree_pss_peak_mb = max(self.tree_peak_mb, rss), max(self.tree_pss_peak_mb, pss)
                 time.sleep(0.1)
             process.returncode = os.waitstatus_to_exitcode(status)
@@ -81,7 +81,7 @@ class Measure:
                 raise SystemExit("{} failed:\n{}".format(" ".join(argv), errors.read().decode()[-2000:]))
 
 
-def _tree_mb(pid):
+def tree_memory_mb(pid):
     """``(RSS, PSS)`` summed over ``pid`` and its descendants, in MB."""
     rss = pss = 0
     pending = [pid]

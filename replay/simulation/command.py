@@ -15,7 +15,6 @@ from ..shared.errors import ReplayError
 from ..shared.options import add_input_arguments, add_wide_argument, predictor_names
 from ..shared.predictors import resolved
 from ..traces.readers import read_trace
-from .cluster import Cluster
 from .engine import SchedulerSettings
 from .extension import EXTENSIONS
 from .metrics import DEFAULT_BSLD_TAU_S
@@ -168,13 +167,9 @@ def _read_site(folder):
 
 def _run_site(args, site, outputs, trace, rejects):
     """``--site``: every predictor through the site's own PBS scheduler (``site.py``)."""
-    from .site import simulate_site, site_machine, site_vnodes
-    vnodes, machine_note = site_vnodes(site, trace, args.cores, args.nodes, args.cores_per_node)
-    machine = site_machine(site, vnodes)
-    cluster = Cluster.of_cores(machine.cores)
-    jobs, left_out = runnable_jobs(trace.jobs, cluster)
-    if not jobs:
-        raise ReplayError("no job fits the machine ({})".format(machine_note))
+    from .site import simulate_site, site_inputs, unstarted_notes
+    inputs = site_inputs(site, trace, args.cores, args.nodes, args.cores_per_node)
+    jobs = inputs.jobs
     recorded = recorded_notes(jobs, args.predictors)
     for note in recorded:
         sys.stderr.write(note + "\n")
@@ -182,17 +177,15 @@ def _run_site(args, site, outputs, trace, rejects):
     progress = ProgressBar("simulating {} predictors on the site's PBS".format(len(args.predictors)), unit="predictor")
     try:
         for number, predictor in enumerate(args.predictors):
-            runs[predictor.name] = simulate_site(jobs, predictor, machine, args.default_walltime_s)
+            runs[predictor.name] = simulate_site(jobs, predictor, inputs.machine, args.default_walltime_s)
             progress(number + 1, len(args.predictors))
     finally:
         progress.close()
-    unstarted = ["predictor {}: {:,} jobs never started (they can never run on these vnodes)".format(
-        name, len(jobs) - len(done)) for name, done in runs.items() if len(done) < len(jobs)]
     title = "PBS scheduling simulation of {} on the site's PBS ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(jobs))
-    notes = (tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (machine_note,)
-             + site_notes(site) + tuple(unstarted))
-    report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau_s, args.predictors)
+    notes = (tuple(trace.stats.notes(len(trace.jobs))) + inputs.left_out + recorded + (inputs.machine_note,)
+             + site_notes(site) + unstarted_notes(runs, jobs))
+    report, columns = simulation_report(title, notes, runs, inputs.cluster, args.bsld_tau_s, args.predictors)
     publish(outputs, report, job_table(runs, columns), lambda directory: _plot(directory, trace, columns),
             wide=bool(args.wide))
     return 1 if rejects.count else 0

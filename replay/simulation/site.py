@@ -25,11 +25,14 @@ from ..pbs.placement import Machine
 from ..pbs.resources import Chunk, Place
 from ..pbs.run import Hooks, simulate_run
 from ..pbs.vnodes import Vnode
+from ..shared.errors import ReplayError
+from .cluster import Cluster
 from .engine import held_s, requested_s
-from .runs import machine_of
+from .runs import machine_of, runnable_jobs
 from .schedule import ScheduledJob
 
-__all__ = ["SiteMachine", "site_machine", "site_vnodes", "site_notes", "pbs_jobs", "simulate_site"]
+__all__ = ["SiteMachine", "SiteInputs", "site_machine", "site_vnodes", "site_inputs", "site_notes", "unstarted_notes",
+           "pbs_jobs", "simulate_site"]
 
 DEFAULT_QUEUE = "workq"
 DEFAULT_PROJECT = "_pbs_project_default"
@@ -159,6 +162,34 @@ def site_vnodes(site, trace, cores=None, nodes=None, cores_per_node=None):
         return vnodes, "machine: {} vnodes of {} cpus, one per host (--nodes)".format(nodes, cores_per_node)
     cluster, note = machine_of(trace, cores)
     return (Vnode("node1", "node1", (("ncpus", cluster.cores),)),), note + ", as one vnode"
+
+
+class SiteInputs(NamedTuple):
+    """What every predictor of one trace runs on with ``--site``: the same for simulate and a sweep's cells."""
+
+    machine: SiteMachine
+    cluster: Cluster
+    jobs: list
+    left_out: tuple
+    machine_note: str
+
+
+def site_inputs(site, trace, cores=None, nodes=None, cores_per_node=None):
+    """The ``SiteInputs`` of ``trace`` on ``site`` (``site_vnodes`` sizes the machine); ReplayError when no job
+    fits it."""
+    vnodes, machine_note = site_vnodes(site, trace, cores, nodes, cores_per_node)
+    machine = site_machine(site, vnodes)
+    cluster = Cluster.of_cores(machine.cores)
+    jobs, left_out = runnable_jobs(trace.jobs, cluster)
+    if not jobs:
+        raise ReplayError("no job fits the machine ({})".format(machine_note))
+    return SiteInputs(machine, cluster, jobs, left_out, machine_note)
+
+
+def unstarted_notes(runs, jobs):
+    """A note per predictor whose run left jobs unstarted (``runs``: ``{name: [ScheduledJob]}``)."""
+    return tuple("predictor {}: {:,} jobs never started (they can never run on these vnodes)".format(
+        name, len(jobs) - len(done)) for name, done in runs.items() if len(done) < len(jobs))
 
 
 def site_notes(site):

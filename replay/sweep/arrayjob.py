@@ -8,6 +8,8 @@ what the subjobs left. A sweep directory holds:
 * ``sweep.pbs``: the job script, ``#PBS -J 1-N``, subjob i running cell i
   (``python -m replay sweep cell DIR $PBS_ARRAY_INDEX``); a one-cell grid is a
   plain job, since PBS refuses a one-subjob array;
+* ``site/``: with ``--site``, a copy of the site's files as they were read when the sweep was written, which
+  every subjob reads (the admin's own folder need not be visible from the compute nodes, nor stay unchanged);
 * ``results/cell-NNNNN.json``: one per cell that ran (``cells.cell_result``),
   written whole or not at all (a temporary file renamed);
 * ``logs/``: the subjobs' PBS output (``-j oe``).
@@ -16,6 +18,7 @@ what the subjobs left. A sweep directory holds:
 import json
 import os
 import shlex
+import shutil
 
 from predictor.cmdline.destinations import destination
 from predictor.cmdline.outputs import OutputFiles
@@ -29,7 +32,7 @@ __all__ = ["MANIFEST", "SCRIPT", "write_sweep", "read_manifest", "write_result",
 
 MANIFEST = "manifest.json"
 SCRIPT = "sweep.pbs"
-_RESULTS, _LOGS = "results", "logs"
+_RESULTS, _LOGS, _SITE = "results", "logs", "site"
 _KIND = "pbs-softwalltime sweep"
 _VERSION = 1
 
@@ -73,12 +76,39 @@ def _write(path, text):
         stream.write(text)
 
 
+def _copy_site(folder, directory):
+    """The site's files (those ``replay.site`` reads) copied into ``directory/site``."""
+    from ..site.settings import FILES
+    target = os.path.join(directory, _SITE)
+    try:
+        os.makedirs(target, exist_ok=True)
+        for name in FILES:
+            if os.path.exists(os.path.join(folder, name)):
+                shutil.copyfile(os.path.join(folder, name), os.path.join(target, name))
+    except OSError as err:
+        raise ReplayError("{}: cannot copy the site into {}: {}".format(folder, target, err.strerror or err)) \
+            from err
+
+
+def _manifest_settings(settings, directory):
+    """The settings as the manifest holds them: the site (copied) as ``site``, in the sweep's directory; no
+    site key without one."""
+    written = settings._asdict()
+    if settings.site is None:
+        del written["site"]
+    else:
+        _copy_site(settings.site, directory)
+        written["site"] = _SITE
+    return written
+
+
 def write_sweep(directory, cells, settings, python, pythonpath, walltime_s, queue=None):
-    """Create the sweep directory: manifest, job script, results/ and logs/; the script's path."""
+    """Create the sweep directory: manifest, job script, results/ and logs/ (and site/ with a site); the
+    script's path."""
     directory = os.path.abspath(directory)
     _new_directory(directory)
-    manifest = {"kind": _KIND, "version": _VERSION, "workdir": os.getcwd(), "settings": settings._asdict(),
-                "cells": [cell._asdict() for cell in cells]}
+    manifest = {"kind": _KIND, "version": _VERSION, "workdir": os.getcwd(),
+                "settings": _manifest_settings(settings, directory), "cells": [cell._asdict() for cell in cells]}
     _write(os.path.join(directory, MANIFEST), json.dumps(manifest, indent=1) + "\n")
     script = os.path.join(directory, SCRIPT)
     _write(script, _script(directory, len(cells), python, pythonpath, walltime_s, queue))
@@ -99,9 +129,13 @@ def read_manifest(directory):
         raise ReplayError("{}: not a version {} sweep manifest".format(path, _VERSION))
     try:
         cells = [Cell(**cell) for cell in manifest["cells"]]
-        return cells, SweepSettings(**manifest["settings"]), manifest["workdir"]
+        settings = SweepSettings(**manifest["settings"])
+        workdir = manifest["workdir"]
     except (KeyError, TypeError) as err:
         raise ReplayError("{}: malformed manifest: {}".format(path, err)) from err
+    if settings.site is not None:  # the copy in the sweep's directory, wherever that is mounted now
+        settings = settings._replace(site=os.path.join(directory, settings.site))
+    return cells, settings, workdir
 
 
 def write_result(directory, index, text):

@@ -23,7 +23,7 @@ from ..simulation.metrics import DEFAULT_BSLD_TAU_S
 from ..simulation.runs import machine_of, recorded_notes, runnable_jobs, simulation_report
 from ..traces.readers import load_trace
 
-__all__ = ["SweepSettings", "settings_note", "load", "check_trace", "run_cell", "cell_result"]
+__all__ = ["SweepSettings", "settings_note", "load", "load_site", "check_trace", "run_cell", "cell_result"]
 
 _SCHEDULER = SchedulerSettings()
 
@@ -41,10 +41,16 @@ class SweepSettings(NamedTuple):
     cycle_interval_s: int = _SCHEDULER.cycle_interval_s
     default_walltime_s: Optional[int] = _SCHEDULER.default_walltime_s
     bsld_tau_s: int = DEFAULT_BSLD_TAU_S
+    site: Optional[str] = None
+    """The site's folder (``--site``): every cell through its PBS, as ``simulate --site``; None: the built-in
+    scheduler with the cell's policy, backfill depth and extension."""
 
 
 def settings_note(settings):
     """The report's note on what every cell shares."""
+    if settings.site is not None:  # its scheduler's settings are in the site's notes, from the cells
+        return "every cell: the site's PBS (--site), bsld tau {} s, default walltime {}".format(
+            settings.bsld_tau_s, settings.default_walltime_s or "none (planned 5 years)")
     return ("every cell: strict_ordering {}, {}scheduler_iteration {}, bsld tau {} s, default walltime {}".format(
         settings.strict_ordering, "selective, " if settings.selective else "", settings.cycle_interval_s or "off",
         settings.bsld_tau_s, settings.default_walltime_s or "none (planned 5 years)"))
@@ -68,15 +74,40 @@ def load(path, settings):
     return _TRACES[key]
 
 
+_SITES = {}
+"""folder -> Site: the site is read once per process, before any cell runs (workers inherit it)."""
+
+
+def load_site(folder):
+    """The ``Site`` in ``folder``; SiteError names the file, line and setting of a malformed one."""
+    if folder not in _SITES:
+        from ..site import read_site  # the site's readers and PBS model: only for a sweep with --site
+        _SITES[folder] = read_site(folder)
+    return _SITES[folder]
+
+
 def _machine(path, settings):
-    """``(cluster, jobs that fit it, notes)`` of a trace."""
+    """``(cluster, jobs that fit it, notes, site machine or None)`` of a trace: with a site, as simulate --site
+    sizes it (``site_inputs``)."""
     trace, _ = load(path, settings)
-    cluster, machine_note = machine_of(trace, settings.cores, settings.nodes, settings.cores_per_node)
-    jobs, left_out = runnable_jobs(trace.jobs, cluster)
-    if not jobs:
-        raise ReplayError("{}: no job fits the machine ({})".format(path, machine_note))
+    site_machine = None
+    if settings.site is None:
+        cluster, machine_note = machine_of(trace, settings.cores, settings.nodes, settings.cores_per_node)
+        jobs, left_out = runnable_jobs(trace.jobs, cluster)
+        if not jobs:
+            raise ReplayError("{}: no job fits the machine ({})".format(path, machine_note))
+    else:
+        from ..simulation.site import site_inputs
+        try:
+            inputs = site_inputs(load_site(settings.site), trace, settings.cores, settings.nodes,
+                                 settings.cores_per_node)
+        except ReplayError as err:
+            raise ReplayError("{}: {}".format(path, err)) from None
+        cluster, jobs, left_out, machine_note, site_machine = (inputs.cluster, inputs.jobs, inputs.left_out,
+                                                               inputs.machine_note, inputs.machine)
     notes = ("{} format, {} jobs simulated".format(trace.source_format.upper(), len(jobs)),)
-    return cluster, jobs, notes + tuple(trace.stats.notes(len(trace.jobs))) + left_out + (machine_note,)
+    return cluster, jobs, notes + tuple(trace.stats.notes(len(trace.jobs))) + left_out + (machine_note,), \
+        site_machine
 
 
 def check_trace(path, settings):
@@ -88,16 +119,26 @@ def check_trace(path, settings):
 def run_cell(cell, settings, workdir=""):
     """``(notes, values)``: the simulate summary row of one cell (``SUMMARY_COLUMNS``, predictor left out).
 
-    A relative trace path is taken from ``workdir``: where the sweep was written, for a PBS subjob.
+    A relative trace path is taken from ``workdir``: where the sweep was written, for a PBS subjob. With a
+    site, its notes (the scheduler, what is not modelled) come unprefixed, the same in every cell: the table
+    shows them once.
     """
-    cluster, jobs, notes = _machine(os.path.join(workdir, cell.trace), settings)
-    scheduler = SchedulerSettings(settings.strict_ordering, cell.backfill_depth, cell.policy, cell.extension,
-                                  settings.selective, settings.cycle_interval_s, settings.default_walltime_s)
+    cluster, jobs, notes, site_machine = _machine(os.path.join(workdir, cell.trace), settings)
     predictor = resolve(cell.predictor)
-    runs = {predictor.name: simulate_jobs(jobs, predictor, cluster, scheduler)}
+    notes += recorded_notes(jobs, (predictor,))
+    if site_machine is None:
+        scheduler = SchedulerSettings(settings.strict_ordering, cell.backfill_depth, cell.policy, cell.extension,
+                                      settings.selective, settings.cycle_interval_s, settings.default_walltime_s)
+        runs = {predictor.name: simulate_jobs(jobs, predictor, cluster, scheduler)}
+        shared = ()
+    else:
+        from ..simulation.site import simulate_site, site_notes, unstarted_notes
+        runs = {predictor.name: simulate_site(jobs, predictor, site_machine, settings.default_walltime_s)}
+        notes += unstarted_notes(runs, jobs)
+        shared = site_notes(load_site(settings.site))
     report, _ = simulation_report(cell.trace, (), runs, cluster, settings.bsld_tau_s, (predictor,))
     summary = next(table for table in report.tables if table.key == "summary")
-    notes = ["{}: {}".format(cell.trace, note) for note in notes + recorded_notes(jobs, (predictor,))]
+    notes = ["{}: {}".format(cell.trace, note) for note in notes] + list(shared)
     return notes, list(summary.rows[0][1:])
 
 

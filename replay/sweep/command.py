@@ -24,8 +24,8 @@ from ..simulation.command import add_setting_arguments
 from ..simulation.extension import EXTENSIONS
 from ..simulation.policies import POLICIES
 from .arrayjob import outcomes, read_manifest, write_result, write_sweep
-from .cells import SweepSettings, cell_result, check_trace
-from .grid import DEFAULTS, expand, grid_of, parse_values, read_grid_file
+from .cells import SweepSettings, cell_result, check_trace, load_site
+from .grid import BUILT_IN_AXES, DEFAULTS, GridError, expand, grid_of, parse_values, read_grid_file
 from .local import default_jobs, run_cells
 from .table import outcome_of, problem_lines, sweep_report
 
@@ -98,7 +98,16 @@ def _shared_arguments(group):
     """simulate's own options, with no default: the values given are the ones ``SweepSettings`` takes."""
     add_input_arguments(group, defaults=False)
     add_setting_arguments(group, defaults=False)
+    group.add_argument("--site", metavar="DIR", help="every cell schedules as the site's own PBS does, as 'simulate "
+                       "--site' (qmgr.txt, sched_config, resource_group, pbsnodes.json; docs/site.md); the grid is "
+                       "then traces x predictors: --policy, --backfill-depth, --extension, --no-strict-ordering, "
+                       "--selective and --cycle-interval are refused")
 
+
+_NOT_WITH_SITE = BUILT_IN_AXES + ("strict_ordering", "selective", "cycle_interval_s")
+"""What the site's own configuration decides with --site: given, it would be ignored."""
+_SITE_DECIDES = ("not with --site: the site's PBS decides them (its qmgr.txt and sched_config; soft walltimes "
+                 "extended by PBS's rule)")
 
 _OPTION_OF = {"strict_ordering": "--no-strict-ordering", "cycle_interval_s": "--cycle-interval",
               "default_walltime_s": "--default-walltime", "bsld_tau_s": "--bsld-tau"}
@@ -171,6 +180,16 @@ def _write_array(args, cells, settings):
     return 0
 
 
+def _refuse_with_site(args, from_file):
+    """With --site, the options and grid-file lists the site's configuration overrides are errors."""
+    given = _given(args, _NOT_WITH_SITE)
+    if given:
+        raise UsageError("{}: {}".format(" ".join(given), _SITE_DECIDES))
+    in_file = [axis for axis in BUILT_IN_AXES if axis in from_file]
+    if in_file:
+        raise GridError("{}: {}: {}".format(args.grid, ", ".join(in_file), _SITE_DECIDES))
+
+
 def checked_traces(paths):
     """The TRACE arguments as the grid's traces axis; UsageError names what is wrong (a trace given twice)."""
     try:
@@ -184,14 +203,18 @@ def _run_grid(args):
         raise UsageError("{}: only with --pbs DIR".format(" ".join(_given(args, _PBS_ONLY))))
     settings = _settings(args)
     from_file = read_grid_file(args.grid) if args.grid else {}
+    if settings.site is not None:
+        _refuse_with_site(args, from_file)
     traces = checked_traces(args.paths) if args.paths else None
     grid = grid_of(from_file, {"traces": traces, "policy": args.policy, "backfill_depth": args.backfill_depth,
-                               "extension": args.extension, "predictors": args.predictors})
-    inputs = list(grid["traces"]) + ([args.grid] if args.grid else [])
+                               "extension": args.extension, "predictors": args.predictors}, settings.site is not None)
+    inputs = list(grid["traces"]) + [path for path in (args.grid, settings.site) if path]
     if args.pbs is not None:
         check_targets([("--pbs", args.pbs, True)], inputs)
     else:
         outputs = _outputs(args, inputs)
+    if settings.site is not None:
+        load_site(settings.site)  # once, before any trace is read or cell runs: a malformed file stops here
     malformed = sum(check_trace(path, settings) for path in grid["traces"])
     cells = expand(grid)
     if args.pbs is not None:

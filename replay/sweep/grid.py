@@ -33,13 +33,18 @@ from ..simulation.extension import EXTENSIONS
 from ..simulation.policies import POLICIES
 from ..simulation.runs import DEFAULT_PREDICTORS, MAX_BACKFILL_DEPTH
 
-__all__ = ["AXES", "DEFAULTS", "Cell", "GridError", "parse_values", "read_grid_file", "grid_of", "expand"]
+__all__ = ["AXES", "DEFAULTS", "BUILT_IN_AXES", "Cell", "GridError", "parse_values", "read_grid_file", "grid_of",
+           "expand"]
 
 AXES = ("traces", "policy", "backfill_depth", "extension", "predictors")
 """The grid's dimensions, outermost first: the order cells are numbered in."""
 
 DEFAULTS = {"policy": ("fifo",), "backfill_depth": (1,), "extension": ("pbs",), "predictors": DEFAULT_PREDICTORS}
 """Values of an axis neither the command line nor the grid file gives (simulate's own defaults)."""
+
+BUILT_IN_AXES = ("policy", "backfill_depth", "extension")
+"""The built-in scheduler's axes: with a site (``--site``) its own configuration decides them, and a cell has
+None there."""
 
 
 class GridError(ReplayError, ValueError):
@@ -56,8 +61,9 @@ class Cell(NamedTuple):
     predictor: str
 
     def label(self):
-        """``trace=..., policy=..., ...``: how messages name the cell."""
-        return ", ".join("{}={}".format(field, value) for field, value in zip(self._fields, self))
+        """``trace=..., policy=..., ...``: how messages name the cell (an axis a site decides left out)."""
+        return ", ".join("{}={}".format(field, value) for field, value in zip(self._fields, self)
+                         if value is not None)
 
 
 def _choice(registry):
@@ -170,9 +176,10 @@ def read_grid_file(path):
     return grid
 
 
-def grid_of(from_file, from_command_line):
-    """The full grid: the command line's lists over the grid file's, over ``DEFAULTS``."""
-    grid = dict(DEFAULTS)
+def grid_of(from_file, from_command_line, site=False):
+    """The full grid: the command line's lists over the grid file's, over ``DEFAULTS``; with a ``site``, None on
+    ``BUILT_IN_AXES`` (the caller has refused them)."""
+    grid = dict(DEFAULTS, **({axis: (None,) for axis in BUILT_IN_AXES} if site else {}))
     grid.update(from_file)
     grid.update({axis: values for axis, values in from_command_line.items() if values is not None})
     if not grid.get("traces"):

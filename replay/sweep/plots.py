@@ -16,14 +16,21 @@ _FIGURES = (("wait_mean_s", "sweep_wait_mean.png", "mean wait, hours", 1.0 / _HO
             ("bsld_mean", "sweep_bsld_mean.png", "mean bounded slowdown", 1.0))
 
 
+def _scenario(row, at):
+    """A bar group's label: the trace, then the built-in scheduler's settings, or the site's PBS (``--site``)."""
+    if row[at["policy"]] is None:
+        return "{}\nthe site's PBS".format(os.path.basename(row[at["trace"]]))
+    return "{}\n{}, backfill {}, {}".format(os.path.basename(row[at["trace"]]), row[at["policy"]],
+                                         row[at["backfill_depth"]], row[at["extension"]])
+
+
 def _bars(table, key, scale):
     """``(scenarios, {predictor: [value per scenario]})`` from the sweep table's rows."""
     keys = [column.key for column in table.columns]
     at = {name: keys.index(name) for name in ("trace", "policy", "backfill_depth", "extension", "predictor", key)}
     scenarios, values = [], {}
     for row in table.rows:
-        scenario = "{}\n{}, backfill {}, {}".format(os.path.basename(row[at["trace"]]), row[at["policy"]],
-                                          row[at["backfill_depth"]], row[at["extension"]])
+        scenario = _scenario(row, at)
         if scenario not in scenarios:
             scenarios.append(scenario)
         value = row[at[key]]

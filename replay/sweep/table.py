@@ -68,7 +68,7 @@ def missing(index, cell, reason):
 
 def _grid_note(cells):
     sizes = ["{} {}".format(axis, len({getattr(cell, field) for cell in cells}))
-             for axis, field in zip(AXES, Cell._fields)]
+             for axis, field in zip(AXES, Cell._fields) if any(getattr(cell, field) is not None for cell in cells)]
     return "grid: {} = {} cells".format(" x ".join(sizes), len(cells))
 
 

@@ -241,3 +241,22 @@ def test_runjob_after_queued_keeps_the_queuejob_soft_walltime_of_a_job_started_s
     soon = simulate_jobs(jobs, PREDICTORS["v1"], Cluster.of_cores(1), settings._replace(runjob_after_queued_s=620))
     assert [done.soft_walltime_started_s for done in always] == [1000, 100, 300, 275]
     assert [done.soft_walltime_started_s for done in soon] == [1000, 1000, 1000, 275]
+
+
+@pytest.mark.parametrize("options", [["--policy", "fifo"], ["--backfill-depth", "2"], ["--extension", "double"],
+                                     ["--no-strict-ordering"], ["--selective"], ["--cycle-interval", "60"],
+                                     ["--starvation-threshold", "1:00:00"], ["--runjob-after-queued", "1:00:00"]])
+def test_what_the_site_decides_is_refused_with_site(swf, options, capsys):
+    """With --site, an option of the built-in scheduler would be ignored: one line naming it, status 2."""
+    from replay.cli import main
+    status = main(["simulate", swf, "--site", os.path.join(ROOT, "traces", "sites", "strict")] + options)
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1
+    assert "{}: not with --site: the site's PBS decides them".format(options[0]) in err
+
+
+def test_given_settings_replace_only_their_defaults():
+    """settings_of takes what the command line gave and PBS's defaults for the rest."""
+    settings = simulate.settings_of(parse("x.swf", "--policy", "sjf", "--no-strict-ordering"))
+    assert (settings.policy, settings.strict_ordering, settings.backfill_depth, settings.cycle_interval_s) == (
+        "sjf", False, 1, 600)

@@ -10,6 +10,7 @@ import sys
 from predictor.cmdline.arguments import duration, whole_number
 from predictor.cmdline.outputs import OutputPaths, check_outputs, publish
 from predictor.cmdline.progress import ProgressBar
+from predictor.errors import UsageError
 
 from ..shared.errors import ReplayError
 from ..shared.options import add_input_arguments, add_wide_argument, predictor_names
@@ -34,7 +35,8 @@ from .runs import (
 )
 from .site import site_notes
 
-__all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "add_setting_arguments", "settings_of", "run"]
+__all__ = ["SUMMARY", "EXAMPLES", "SITE_DECIDED", "add_arguments", "add_setting_arguments", "settings_of",
+           "refuse_with_site", "run"]
 
 SUMMARY = "replay a trace through a simulated PBS scheduler"
 EXAMPLES = ("python -m replay simulate traces/hpc2n-2002-accounting",
@@ -52,7 +54,7 @@ def add_arguments(parser):
     parser.add_argument("--predictors", type=predictor_names, default=resolved(DEFAULT_PREDICTORS), metavar="NAMES",
                         help="comma-separated (default: {}); ALGORITHM:param=value sets parameters, "
                              "e.g. tang:percentile=70".format(",".join(DEFAULT_PREDICTORS)))
-    parser.add_argument("--policy", choices=sorted(POLICIES), default=_DEFAULTS.policy,
+    parser.add_argument("--policy", choices=sorted(POLICIES),
                         help="job order: fifo (submission, default), sjf (shortest soft walltime first: SPF), "
                              "saf (smallest planned area first), wfp (Tang et al. eq. 5: (wait / planned)^3 x "
                              "cores, highest first); small-first (jobs predicted small first, Zrigui et al., "
@@ -65,19 +67,20 @@ def add_arguments(parser):
     parser.add_argument("--runjob-after-queued", dest="runjob_after_queued_s", type=duration,
                         metavar="[[HH:]MM:]SS", help="runjob predicts again only for jobs that waited this long "
                                                      "(CESNET's production hook: 01:00:00); default: every job")
-    parser.add_argument("--backfill-depth", type=whole_number(0, MAX_BACKFILL_DEPTH), default=_DEFAULTS.backfill_depth,
-                        metavar="N", help="top jobs with a reservation (default 1; 0: no backfilling)")
-    parser.add_argument("--extension", choices=sorted(EXTENSIONS), default=_DEFAULTS.extension,
+    parser.add_argument("--backfill-depth", type=whole_number(0, MAX_BACKFILL_DEPTH), metavar="N",
+                        help="top jobs with a reservation (default 1; 0: no backfilling)")
+    parser.add_argument("--extension", choices=sorted(EXTENSIONS),
                         help="soft-walltime extension: pbs (S, 2S, 3S..., default), double (S, 2S, 4S...), or "
                              "Rubio et al.'s corrections simple (+1 h at each limit reached) and power "
                              "(+15 min, +30 min, +1 h ... each time the limit is reached)")
-    add_setting_arguments(parser)
+    add_setting_arguments(parser, defaults=False)
+    parser.set_defaults(bsld_tau_s=DEFAULT_BSLD_TAU_S)  # the scheduler's settings stay None: settings_of
     parser.add_argument("--site", metavar="DIR",
                         help="schedule as the site's own PBS does: a folder with qmgr.txt, sched_config, "
                              "resource_group and pbsnodes.json, each optional (docs/site.md); the sort formula, "
-                             "fairshare, run limits, queues and vnodes come from there, and --policy, "
-                             "--backfill-depth, --extension, --no-strict-ordering, --selective and --cycle-interval "
-                             "are not used")
+                             "fairshare, run limits, queues and vnodes come from there: --policy, "
+                             "--backfill-depth, --extension, --no-strict-ordering, --selective, --cycle-interval, "
+                             "--starvation-threshold and --runjob-after-queued are refused")
     parser.add_argument("--json", metavar="FILE", help="write the metrics as JSON ('-': stdout)")
     parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
     parser.add_argument("--jobs-csv", metavar="FILE",
@@ -118,10 +121,26 @@ def add_setting_arguments(parser, defaults=True):
 
 
 def settings_of(args):
-    """The ``SchedulerSettings`` the options give: the command line's values, once."""
-    return SchedulerSettings(args.strict_ordering, args.backfill_depth, args.policy, args.extension,
-                             args.selective, args.cycle_interval_s, args.default_walltime_s,
-                             args.starvation_threshold_s, args.runjob_after_queued_s)
+    """The ``SchedulerSettings`` the options give: the command line's values, once, the defaults' for the others."""
+    given = {field: getattr(args, field) for field in _DEFAULTS._fields if getattr(args, field) is not None}
+    return _DEFAULTS._replace(**given)
+
+
+SITE_DECIDES = ("not with --site: the site's PBS decides them (its qmgr.txt and sched_config; soft walltimes "
+                "extended by PBS's rule)")
+SITE_DECIDED = {"policy": "--policy", "backfill_depth": "--backfill-depth", "extension": "--extension",
+                "strict_ordering": "--no-strict-ordering", "selective": "--selective",
+                "cycle_interval_s": "--cycle-interval", "starvation_threshold_s": "--starvation-threshold",
+                "runjob_after_queued_s": "--runjob-after-queued"}
+"""The built-in scheduler's options (dest -> option), which a site's own configuration replaces."""
+
+
+def refuse_with_site(args):
+    """UsageError naming the options of ``SITE_DECIDED`` the command line gave: with --site they would be
+    ignored."""
+    given = [option for dest, option in SITE_DECIDED.items() if getattr(args, dest, None) is not None]
+    if given:
+        raise UsageError("{}: {}".format(" ".join(given), SITE_DECIDES))
 
 
 def _workers(args):
@@ -130,6 +149,8 @@ def _workers(args):
 
 def run(args):
     """Read, simulate once per predictor, report; the exit status (1: some lines were malformed)."""
+    if args.site is not None:
+        refuse_with_site(args)
     outputs = check_outputs(OutputPaths(args.json, args.csv, args.jobs_csv, args.plot),
                             list(args.paths) + ([args.site] if args.site else []))
     site = _read_site(args.site)

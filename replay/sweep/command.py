@@ -20,7 +20,7 @@ from predictor.cmdline.parser import examples_epilog
 from predictor.errors import UsageError
 
 from ..shared.options import add_input_arguments, add_wide_argument
-from ..simulation.command import add_setting_arguments
+from ..simulation.command import SITE_DECIDES, add_setting_arguments, refuse_with_site
 from ..simulation.extension import EXTENSIONS
 from ..simulation.policies import POLICIES
 from .arrayjob import outcomes, read_manifest, write_result, write_sweep
@@ -104,11 +104,6 @@ def _shared_arguments(group):
                        "--selective and --cycle-interval are refused")
 
 
-_NOT_WITH_SITE = BUILT_IN_AXES + ("strict_ordering", "selective", "cycle_interval_s")
-"""What the site's own configuration decides with --site: given, it would be ignored."""
-_SITE_DECIDES = ("not with --site: the site's PBS decides them (its qmgr.txt and sched_config; soft walltimes "
-                 "extended by PBS's rule)")
-
 _OPTION_OF = {"strict_ordering": "--no-strict-ordering", "cycle_interval_s": "--cycle-interval",
               "default_walltime_s": "--default-walltime", "bsld_tau_s": "--bsld-tau"}
 """Options whose ``dest`` is not their name."""
@@ -181,13 +176,12 @@ def _write_array(args, cells, settings):
 
 
 def _refuse_with_site(args, from_file):
-    """With --site, the options and grid-file lists the site's configuration overrides are errors."""
-    given = _given(args, _NOT_WITH_SITE)
-    if given:
-        raise UsageError("{}: {}".format(" ".join(given), _SITE_DECIDES))
+    """With --site, the options and grid-file lists the site's configuration overrides are errors, as in
+    simulate."""
+    refuse_with_site(args)
     in_file = [axis for axis in BUILT_IN_AXES if axis in from_file]
     if in_file:
-        raise GridError("{}: {}: {}".format(args.grid, ", ".join(in_file), _SITE_DECIDES))
+        raise GridError("{}: {}: {}".format(args.grid, ", ".join(in_file), SITE_DECIDES))
 
 
 def checked_traces(paths):

@@ -35,7 +35,6 @@ SUMMARY = "many simulate runs over a grid, here or as a PBS job array"
 EXAMPLES = ("python -m replay sweep --predictors v1,v3 --policy fifo,sjf --backfill-depth 1,10 "
             "traces/HPC2N-2002-subset.swf",
             "python -m replay sweep --pbs sweep1 --grid grid.txt --walltime 2:00:00   # then the qsub line it prints",
-            "python -m replay sweep --site site/ --predictors user,v1,v3 accounting/   # as the site's own PBS",
             "python -m replay sweep collect sweep1 --csv sweep1.csv --plot sweep1-figures")
 
 _USAGE = """%(prog)s [GRID OPTIONS] TRACE...

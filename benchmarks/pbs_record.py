@@ -18,8 +18,9 @@ server's files must then still be readable here). It:
    each job (``qrls``) at its offset from the start;
 3. waits until every job has ended, then writes OUTDIR/accounting/YYYYMMDD
    (this recording's lines only, unchanged), the site folder OUTDIR/site/
-   (``qmgr.txt``, ``sched_config``, ``resource_group``, ``pbsnodes.json``, and
-   ``qmgr-sched.txt`` with the scheduler object's attributes) and
+   (``qmgr.txt``, ``sched_config``, ``resource_group``, ``pbsnodes.json``,
+   ``qmgr-sched.txt`` with the scheduler object's attributes, ``mom_config``
+   and the scheduler's fairshare ``usage`` file) and
    OUTDIR/recording.json (the workload, the job ids, when each job was
    released, the PBS version);
 4. always -- also after an error or Ctrl-C -- puts back what it changed: the
@@ -46,7 +47,6 @@ import os
 import re
 import shlex
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -182,28 +182,6 @@ def ended_jobs(lines, job_ids):
         if len(parts) >= 3 and parts[2] in wanted and parts[1] == "E":
             ended.add(parts[2])
     return ended
-
-
-USAGE_HEADER = struct.Struct("=9s7xd")
-USAGE_ENTRY = struct.Struct("=50s6xd")
-
-
-def decode_usage(data):
-    """The scheduler's fairshare usage file (version 2): ``{"last_decay": epoch, "usage": {entity: usage}}``.
-
-    Its last decay time sets when PBS decays usage next (every ``fairshare_decay_time``
-    after it), which the accounting log cannot tell.
-    """
-    tag, version = USAGE_HEADER.unpack_from(data)
-    if tag.rstrip(b"\0") != b"PBS_MAG!" or version != 2:
-        raise ValueError("not a version 2 fairshare usage file")
-    last_decay = struct.unpack_from("=q", data, USAGE_HEADER.size)[0]
-    usage, offset = {}, USAGE_HEADER.size + 8
-    while offset + USAGE_ENTRY.size <= len(data):
-        name, amount = USAGE_ENTRY.unpack_from(data, offset)
-        usage[name.split(b"\0")[0].decode()] = amount
-        offset += USAGE_ENTRY.size
-    return {"last_decay": last_decay, "usage": usage}
 
 
 def qsub_arguments(job):
@@ -624,7 +602,9 @@ def new_file(path, text):
 
 
 def write_site(server, outdir):
-    """The site folder an admin would produce: qmgr.txt, sched_config, resource_group, pbsnodes.json."""
+    """The site folder an admin would produce: qmgr.txt, sched_config, resource_group, pbsnodes.json, the
+    MoM's configuration (mom_config: how often it reports usage) and the scheduler's fairshare usage file
+    (usage: when it decays)."""
     site = os.path.join(outdir, "site")
     os.makedirs(site, exist_ok=True)
     new_file(os.path.join(site, "qmgr.txt"), server.qmgr("print server"))
@@ -632,6 +612,11 @@ def write_site(server, outdir):
     for name in ("sched_config", "resource_group"):
         new_file(os.path.join(site, name), server.read("sched_priv/" + name) or "")
     new_file(os.path.join(site, "pbsnodes.json"), server.run("pbsnodes", "-av", "-F", "json"))
+    new_file(os.path.join(site, "mom_config"), server.read("mom_priv/config") or "")
+    usage = usage_bytes(server)
+    if usage is not None:
+        with open(os.path.join(site, "usage"), "xb") as target:
+            target.write(usage)
 
 
 def write_accounting(accounting, job_ids, outdir):
@@ -676,13 +661,26 @@ def record(server, workload, outdir, timeout_s):
     return summary
 
 
-def usage_file(server):
-    """The fairshare usage file decoded, or None when the scheduler kept none."""
+def usage_bytes(server):
+    """The scheduler's fairshare usage file, or None when it kept none."""
     try:
         with open(server.path("sched_priv/usage"), "rb") as source:
-            return decode_usage(source.read())
-    except (OSError, ValueError, struct.error):
+            return source.read()
+    except OSError:
         return None
+
+
+def usage_file(server):
+    """The fairshare usage file decoded (``{"last_decay": epoch, "usage": {entity: usage}}``), or None when
+    the scheduler kept none or it is not a version 2 file."""
+    from replay.shared.errors import SiteError
+    from replay.site.usage import decode_usage
+    data = usage_bytes(server)
+    try:
+        usage = None if data is None else decode_usage(data)
+    except SiteError:
+        return None
+    return None if usage is None else {"last_decay": usage.last_decay, "usage": dict(usage.usage)}
 
 
 def pbs_version(server):

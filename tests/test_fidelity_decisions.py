@@ -168,10 +168,36 @@ def test_fairshare_usage_replayed_from_the_logs(tmp_path):
     lines = busy_log()
     lines[2] = lines[2].replace("user=ana", "user=bob")
     acc, _ = read(tmp_path, lines)
-    policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10))
+    policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10,
+                                                        usage_report_lag_s=0))
     site = site_model(None, acc)._replace(policy=policy)
     state = check_decisions(acc, site)[1].state
     assert state.fairshare.usage("ana") == 1 + 2 * 2 and state.fairshare.usage("bob") == 1
+
+
+def test_a_release_is_a_cycle_that_accrues_usage(tmp_path):
+    """A job released after its submission (etime 104) asked for a cycle then: the running job's usage
+    accrues up to 104, and with the MoM's reporting lag (1.5 s) up to 102."""
+    lines = busy_log(third_etime=104)
+    lines[2] = lines[2].replace("user=ana", "user=bob")
+    acc, _ = read(tmp_path, lines)
+    for lag, used_s in ((0, 4), (1.5, 2)):
+        policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10,
+                                                            usage_report_lag_s=lag))
+        state = check_decisions(acc, site_model(None, acc)._replace(policy=policy))[1].state
+        assert state.fairshare.usage("ana") == 1 + 2 * used_s
+
+
+def test_an_exiting_job_accrues_no_usage(tmp_path):
+    """Once its process has ended (start + resources_used.walltime = 105) a job accrues nothing: the
+    release at 107 adds no usage."""
+    lines = busy_log(third_etime=107)
+    lines[2] = lines[2].replace("user=ana", "user=bob")
+    acc, _ = read(tmp_path, lines)
+    policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10,
+                                                        usage_report_lag_s=0))
+    state = check_decisions(acc, site_model(None, acc)._replace(policy=policy))[1].state
+    assert state.fairshare.usage("ana") == 1 + 2 * 2
 
 
 def test_second_cycle_sees_new_starts_one_second_later(tmp_path):

@@ -129,3 +129,14 @@ def test_held_job_whose_q_states_its_qtime(tmp_path):
     """A held job whose Q record gives etime = qtime is eligible at the later etime of its S record."""
     acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100), s("00:30", "1.s", 100, 130, 131)])
     assert acc.jobs[0].job.eligible_time == 130
+
+
+def test_cpu_load_from_the_e_record(tmp_path):
+    """A job's CPU load is its E record's cput over ncpus * walltime: 2 ncpus busy 5 s with 5 s of cput is
+    a load of 0.5; without cput it is taken as fully busy."""
+    ended = e("00:10", "1.s", 100, 100, 100, 106).replace("resources_used.walltime", "resources_used.cput=00:00:05 "
+                                                                                         "resources_used.walltime")
+    acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100), s("00:00", "1.s", 100, 100, 100), ended,
+                             q("00:00", "2.s", 100, 100), s("00:00", "2.s", 100, 100, 100),
+                             e("00:10", "2.s", 100, 100, 100, 106)])
+    assert [record.job.cpu_load for record in acc.jobs] == [0.5, 1.0]

@@ -20,6 +20,7 @@ TREE = (ShareGroup("phys", 10, "root", 30), ShareGroup("chem", 11, "root", 10),
 class Running(NamedTuple):
     job: PbsJob
     start: int
+    exiting: bool = False
 
 
 def job(index=0, user="ana", group="g", queue="workq", ncpus=1, walltime=100, account=None):
@@ -118,7 +119,7 @@ def test_decay_never_increases_usage(charges, later, factor):
 
 def test_sample_accrues_running_jobs_between_cycles():
     """Each cycle adds the increase of the usage resource since the previous cycle; a new job from 0."""
-    fs = tree(usage_resource="walltime", decay_time_s=0)
+    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
     fs.sample(100, [Running(job(1), 40)])
     assert fs.usage("ana") == 1 + 60
     fs.sample(130, [Running(job(1), 40)])
@@ -127,7 +128,7 @@ def test_sample_accrues_running_jobs_between_cycles():
 
 def test_a_job_ending_between_cycles_loses_its_last_stretch():
     """A job no longer running at a cycle adds nothing for the time since the previous cycle."""
-    fs = tree(usage_resource="walltime", decay_time_s=0)
+    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
     fs.sample(100, [Running(job(1), 40)])
     fs.sample(500, [])
     assert fs.usage("ana") == 61
@@ -135,15 +136,48 @@ def test_a_job_ending_between_cycles_loses_its_last_stretch():
 
 def test_default_usage_is_cpu_time():
     """fairshare_usage_res defaults to cput: ncpus busy for the elapsed time in a simulation."""
-    fs = tree(decay_time_s=0)
+    fs = tree(decay_time_s=0, usage_report_lag_s=0)
     fs.sample(10, [Running(job(1, ncpus=4), 0)])
     assert fs.usage("ana") == 41
+
+
+def test_usage_as_the_mom_reported_it():
+    """A running job is charged its elapsed time less the MoM's reporting lag, in whole seconds."""
+    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=1.5)
+    fs.sample(100, [Running(job(1), 90)])
+    assert fs.usage("ana") == 1 + 8
+    fs.sample(101, [Running(job(1), 90)])
+    assert fs.usage("ana") == 1 + 9
+
+
+def test_default_lag_is_pbs_default_mom_polling():
+    """Without a MoM configuration, PBS's $max_check_poll of 120 s: a job reports 60.5 s late."""
+    fs = tree(usage_resource="walltime", decay_time_s=0)
+    fs.sample(100, [Running(job(1), 40)])
+    assert fs.usage("ana") == 1
+
+
+def test_exiting_job_accrues_nothing_more():
+    """A job whose process has ended is no longer running to the scheduler: no usage after that."""
+    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
+    fs.sample(100, [Running(job(1), 40)])
+    fs.sample(130, [Running(job(1), 40, exiting=True)])
+    assert fs.usage("ana") == 61
+
+
+@pytest.mark.parametrize("anchor, first, expected", [(1795702133, 1795701960, 1795701953),
+                                                     (1000, 1000, 1000), (1000, 1059, 1000), (1000, 940, 940)])
+def test_decay_on_the_usage_files_grid(anchor, first, expected):
+    """With the usage file's last decay, the first cycle puts the clock on that decay's grid."""
+    fs = tree(decay_time_s=60, decay_anchor=anchor)
+    fs.decay(first)
+    assert fs.last_decay == expected
 
 
 @given(st.lists(st.integers(0, 1000), min_size=1, max_size=6))
 def test_without_decay_usage_is_the_elapsed_time_at_the_last_sample(gaps):
     """A job sampled at every cycle is charged its whole elapsed time up to the last sample."""
-    fs = tree(usage_resource="walltime", decay_time_s=0)
+    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
     now = 0
     for gap in gaps:
         now += gap
@@ -262,3 +296,11 @@ def test_walk_with_temporary_charges_as_seen_on_a_real_server():
         fs.charge_started(picked)
         walk.resort(fs)
     assert order == [621, 623, 622]
+
+
+def test_cput_usage_follows_the_jobs_cpu_load():
+    """fairshare_usage_res cput charges the CPU time the job uses: nothing for a job that keeps no CPU busy."""
+    fs = tree(decay_time_s=0, usage_report_lag_s=0)
+    fs.sample(10, [Running(job(1, ncpus=4)._replace(cpu_load=0.0), 0), Running(job(2, user="bob")._replace(
+        cpu_load=0.5), 0)])
+    assert (fs.usage("ana"), fs.usage("bob")) == (1, 6)

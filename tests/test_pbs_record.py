@@ -7,7 +7,6 @@ workloads, and that every kept recording is complete.
 
 import json
 import os
-import struct
 import sys
 
 import pytest
@@ -157,27 +156,6 @@ def test_ended_jobs_are_those_with_an_e_record():
 
 
 # --- the fairshare usage file ---------------------------------------------------------------------------
-
-def usage_file_bytes(last_decay, entries):
-    """A version 2 usage file laid out as OpenPBS 23.06's write_usage writes it on x86-64."""
-    data = b"PBS_MAG!\0" + bytes(7) + struct.pack("=d", 2.0) + struct.pack("=q", last_decay)
-    for name, usage in entries:
-        data += name.encode().ljust(50, b"\0") + bytes(6) + struct.pack("=d", usage)
-    return data
-
-
-def test_usage_file_decoded_with_its_last_decay():
-    """The last decay time and each entity's usage are read; names end at their first NUL."""
-    data = usage_file_bytes(1795694703, [("TREEROOT", 186.0), ("fid_ana", 96.5), ("unknown", 1.0)])
-    assert pbs_record.decode_usage(data) == {
-        "last_decay": 1795694703, "usage": {"TREEROOT": 186.0, "fid_ana": 96.5, "unknown": 1.0}}
-
-
-def test_other_file_is_not_a_usage_file():
-    """A file without the magic tag is refused, not misread."""
-    with pytest.raises(ValueError):
-        pbs_record.decode_usage(bytes(64))
-
 
 # --- workloads -----------------------------------------------------------------------------------------
 

@@ -181,19 +181,22 @@ def _end_in_a_later_second(ends, group, start):
 
 
 class _FairshareReplay:
-    """Fairshare usage replayed from the logs: decayed and sampled at every start, end and submission."""
+    """Fairshare usage replayed from the logs: decayed and sampled at every cycle the logs imply, after
+    each submission, start and end record and at each release (a job's eligible time, after the records
+    of that second)."""
 
     def __init__(self, accounting, fairshare):
         self.fairshare, self.sweep, self.next = fairshare, _Sweep(accounting), 0
-        instants = []
+        records = []
         for record in accounting.jobs:
             if record.queued_order:
-                instants.append((record.job.submit_time, record.queued_order))
+                records.append((record.job.submit_time, record.queued_order))
             for run in record.runs:
-                instants.append((run.start, run.start_order))
+                records.append((run.start, run.start_order))
                 if run.end_order is not None:
-                    instants.append((run.end, run.end_order))
-        self.instants = sorted(instants, key=lambda instant: instant[1])
+                    records.append((run.end, run.end_order))
+        records.sort(key=lambda instant: instant[1])
+        self.instants = sorted(records + _releases(accounting, records), key=lambda instant: instant[::-1])
 
     def at(self, order):
         """The usage as the scheduler knew it just before the record at ``order``."""
@@ -202,6 +205,18 @@ class _FairshareReplay:
             self.fairshare.sample(when, _running(self.sweep.at(position + 1), position + 1, when))
             self.next += 1
         return self.fairshare
+
+
+def _releases(accounting, records):
+    """``(eligible time, position of the last record at or before it)`` of every job released after its
+    submission: the release asked for a cycle, which the logs do not record."""
+    times, releases = [time for time, _ in records], []
+    for record in accounting.jobs:
+        eligible = record.job.eligible_time
+        position = bisect.bisect_right(times, eligible) - 1
+        if eligible > record.job.submit_time and position >= 0:
+            releases.append((eligible, records[position][1]))
+    return releases
 
 
 def new_fairshare(policy):

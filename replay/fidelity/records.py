@@ -37,8 +37,9 @@ _UNSET = "UNSET"
 
 class Run(NamedTuple):
     """One run of a job: its S record's ``start`` and position, its E (or R) record's ``end`` and position
-    (None while still running when the logs end), the vnodes it held (``exec_vnode`` pieces) and how long
-    its process ran (``resources_used.walltime``; None if not recorded).
+    (None while still running when the logs end), the vnodes it held (``exec_vnode`` pieces), how long
+    its process ran (``resources_used.walltime``; None if not recorded) and the CPU time it used
+    (``resources_used.cput``; None if not recorded).
 
     Between the end of its process and its E record the job is *exiting*: the server is finishing it,
     and PBS's scheduler plans its end one second from now."""
@@ -49,6 +50,7 @@ class Run(NamedTuple):
     end: Optional[int] = None
     end_order: Optional[int] = None
     used_s: Optional[int] = None
+    cput_s: Optional[int] = None
 
     def exiting_at(self, now):
         """True if the job's process had ended by ``now`` while the job still held its vnodes."""
@@ -179,7 +181,15 @@ def _job(draft, index, eligible):
                   fields.get("project", ""), fields.get("queue", ""), chunks,
                   place, _duration(fields, "walltime"), _duration(fields, "soft_walltime"),
                   _int(fields, "qtime", 0), eligible, occupancy, _int(fields, "Priority", 0), resources,
-                  fields.get("account"))
+                  fields.get("account"), _cpu_load(first, resources))
+
+
+def _cpu_load(run, resources):
+    """The share of its ncpus the run kept busy (``cput / (ncpus * walltime)``), 1 when the log does not say."""
+    ncpus = dict(resources).get("ncpus", 1)
+    if run is None or run.cput_s is None or not run.used_s or not isinstance(ncpus, int) or ncpus <= 0:
+        return 1.0
+    return run.cput_s / float(ncpus * run.used_s)
 
 
 _ALTERED = {_RESOURCE + "soft_walltime": "soft_walltime_s", _RESOURCE + "walltime": "walltime_s",
@@ -278,9 +288,10 @@ class _Reader:
         if not draft.runs:
             draft.etime = _released(draft.etime, _int(fields, "etime", 0))
         if draft.runs and draft.runs[-1].end_order is None:
-            used = fields.get("resources_used.walltime")
+            used, cput = fields.get("resources_used.walltime"), fields.get("resources_used.cput")
             draft.runs[-1] = draft.runs[-1]._replace(end=end, end_order=self.order,
-                                                     used_s=None if used is None else parse_amount("walltime", used))
+                                                     used_s=None if used is None else parse_amount("walltime", used),
+                                                     cput_s=None if cput is None else parse_amount("walltime", cput))
 
     def _running_before_the_logs(self, job_id, fields):
         """A job whose E is its first record: it ran from before the first record read (position 0)."""

@@ -25,9 +25,16 @@ Usage
     between two cycles counts nothing. A job started by a cycle counts from zero at the next one. (Seen
     on a real 23.06.06 server with ``fairshare_usage_res: walltime``: two 20 s jobs were charged 13 s
     and 10 s, what the MoM had reported at the last cycle that saw them running.)
+    ``resources_used`` is what the MoM last reported, and it reports every few seconds (see
+    ``replay.site.mom_config``): the model takes a job's reported walltime as its elapsed time less
+    ``usage_report_lag_s``, in whole seconds. (On a real 23.06.06 server whose usage file was read after
+    every cycle, the charges came in steps about 3 s apart with MoM polls of 1 to 2 s; with the usage it
+    wrote, the model's decisions agreed with all 56 of the server's.)
     Then, once for every ``fairshare_decay_time`` fully passed since the last decay, every node's usage
     is multiplied by ``fairshare_decay_factor``, never going below 1; the last decay time is kept on
-    the decay boundary. Usage only accrues with ``fair_share`` on.
+    the decay boundary. The first decay time is the policy's ``decay_anchor`` moved onto the grid
+    before the first cycle (the usage file's last decay), else the first cycle. Usage only accrues with
+    ``fair_share`` on.
 
 Ordering
     Jobs of the entity that used least for its share come first: PBS walks both entities' paths from
@@ -46,13 +53,14 @@ Formula values
 
 Not modelled: the usage file a scheduler starts from (``pbsfs``); that PBS, when it restarts or is
 sent a HUP, rebuilds each group's usage from its entities' (each counted with its starting 1), so group
-usage jumps; usage as the MoM last reported it (the model uses the exact elapsed time); sites' local
-modifications.
+usage jumps; the MoM's exact polling instants (the model uses a mean lag); sites' local modifications.
 """
+
+import math
 
 from .formula import compile_formula, resource_values, stored
 
-__all__ = ["Fairshare", "simulated_resources_used", "MIN_USAGE", "ROOT", "UNKNOWN"]
+__all__ = ["Fairshare", "simulated_resources_used", "reported_elapsed_s", "MIN_USAGE", "ROOT", "UNKNOWN"]
 
 MIN_USAGE = 1.0
 """The usage every node starts at and never decays below (``FAIRSHARE_MIN_USAGE``)."""
@@ -80,11 +88,18 @@ class _Node:
         self.path = (parent.path if parent is not None else ()) + (self,)
 
 
-def simulated_resources_used(job, elapsed_s, cpu_load=1.0):
+def reported_elapsed_s(elapsed_s, lag_s):
+    """The walltime a MoM has reported, on average, for a job running ``elapsed_s``: ``lag_s`` less, in
+    whole seconds, never negative."""
+    return max(0, int(math.floor(elapsed_s - lag_s)))
+
+
+def simulated_resources_used(job, elapsed_s, cpu_load=None):
     """``resources_used`` of ``job`` after running ``elapsed_s`` in a simulation: walltime, ncpus and
-    cput (ncpus busy at ``cpu_load``)."""
+    cput (ncpus busy at ``cpu_load``, default the job's own)."""
     ncpus = job.resource("ncpus", 1)
-    return {"walltime": elapsed_s, "ncpus": ncpus, "cput": int(ncpus * elapsed_s * cpu_load)}
+    load = job.cpu_load if cpu_load is None else cpu_load
+    return {"walltime": elapsed_s, "ncpus": ncpus, "cput": int(ncpus * elapsed_s * load)}
 
 
 class Fairshare:
@@ -166,9 +181,9 @@ class Fairshare:
     def decay(self, now):
         """Decay once for every ``fairshare_decay_time`` fully passed since the last decay (the first
         call only sets the clock); the last decay time stays on the decay boundary."""
+        period, anchor = self.policy.decay_time_s, self.policy.decay_anchor
         if self.last_decay is None:
-            self.last_decay = now
-        period = self.policy.decay_time_s
+            self.last_decay = now if anchor is None or not period else now - (now - anchor) % period
         if not period or now - self.last_decay <= period:
             return
         elapsed = now - self.last_decay
@@ -188,13 +203,17 @@ class Fairshare:
         return self._usage_formula(values)
 
     def sample(self, now, running, used=None):
-        """Start a cycle at ``now`` with ``running`` (items with ``job`` and ``start``): accrue each job's
-        usage since the previous sample (from zero for a job not running then), decay, and drop the
-        temporary charges. ``used(item, now)`` gives a job's resources_used (default
-        ``simulated_resources_used`` at full CPU load)."""
-        used = used or (lambda item, at: simulated_resources_used(item.job, at - item.start))
+        """Start a cycle at ``now`` with ``running`` (items with ``job``, ``start`` and ``exiting``): accrue
+        each job's usage since the previous sample (from zero for a job not running then), decay, and drop
+        the temporary charges. ``used(item, now)`` gives a job's resources_used (default
+        ``simulated_resources_used`` at the job's CPU load, as the MoM reports it: ``usage_report_lag_s`` late).
+        An exiting job is no longer a running one to PBS's scheduler: it accrues nothing more."""
+        lag = self.policy.usage_report_lag_s
+        used = used or (lambda item, at: simulated_resources_used(item.job, reported_elapsed_s(at - item.start, lag)))
         sample, unused = {}, None
         for item in running:
+            if getattr(item, "exiting", False):
+                continue
             values = resource_values(item.job)
             values.update(used(item, now))
             entity = self.entity(item.job)

@@ -28,7 +28,9 @@ class PbsJob(NamedTuple):
     that sort formulas and limits read. ``eligible_time`` is when the job may first run (PBS
     ``etime``: a held job or one waiting on a dependency is not eligible before its release).
     ``runtime_s`` is how long it holds its resources once started, known only to a simulation.
-    ``account`` is its ``Account_Name``, None when it has none (a fairshare entity).
+    ``account`` is its ``Account_Name``, None when it has none (a fairshare entity). ``cpu_load`` is the
+    share of its ncpus it keeps busy, which its ``cput`` grows by: from a log's ``resources_used.cput``
+    where known (``sleep`` keeps none), else 1.
     """
 
     index: int
@@ -47,6 +49,7 @@ class PbsJob(NamedTuple):
     priority: int = 0
     resources: Tuple[Tuple[str, object], ...] = ()
     account: Optional[str] = None
+    cpu_load: float = 1.0
 
     def resource(self, name, default=0):
         """The job-wide ``Resource_List`` value of ``name``, else the chunks' sum, else ``default``."""

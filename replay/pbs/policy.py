@@ -53,7 +53,10 @@ class FairsharePolicy(NamedTuple):
     """Fairshare as configured: the entity (``euser``, ``egroup``, ``Account_Name``, ``queue``, ...), the
     resource whose usage is counted (``fairshare_usage_res``, an expression like a sort formula), the decay, the
     share tree, the shares of the ``unknown`` group, and ``enforce_no_shares`` (a job whose entity has no
-    share of the tree never runs)."""
+    share of the tree never runs). ``usage_report_lag_s`` is how far a running job's ``resources_used``, as
+    the MoM last reported it, lags its real use (from the MoM's ``$max_check_poll``, 120 s by default);
+    ``decay_anchor`` a time the scheduler decayed usage at (the usage file's last decay; None: the first
+    cycle), which sets the grid every later decay falls on."""
 
     entity: str = "euser"
     usage_resource: str = "cput"
@@ -62,6 +65,8 @@ class FairsharePolicy(NamedTuple):
     tree: Tuple[ShareGroup, ...] = ()
     unknown_shares: int = 0
     enforce_no_shares: bool = True
+    usage_report_lag_s: float = 60.5
+    decay_anchor: Optional[int] = None
 
 
 class QueuePolicy(NamedTuple):

@@ -3,7 +3,9 @@
 The folder holds, each optional: ``qmgr.txt`` (``qmgr -c 'print server'``, possibly followed by ``qmgr -c
 'print sched'``), ``qmgr-sched.txt`` (``qmgr -c 'print sched'``, where ``opt_backfill_fuzzy`` lives),
 ``sched_config`` (missing: the file PBS installs), ``resource_group`` and ``pbsnodes.json`` (``pbsnodes -av
--F json``; missing: the vnodes of qmgr's ``print node`` lines, if any).
+-F json``; missing: the vnodes of qmgr's ``print node`` lines, if any), ``mom_config`` (a copy of the MoM's
+``mom_priv/config``: how often it reports jobs' usage; missing: PBS's defaults) and ``usage`` (a copy of
+the scheduler's ``sched_priv/usage``: when fairshare usage decays; missing: from the first cycle).
 
 Every setting is one of three categories, decided in one table, ``CATEGORIES``:
 
@@ -26,17 +28,21 @@ from typing import NamedTuple, Tuple
 from ..pbs.policy import SchedulingPolicy
 from ..pbs.vnodes import Vnode
 from ..shared.errors import SiteError
+from .mom_config import read_mom_config
 from .pbsnodes import nodes_from_qmgr, read_pbsnodes, vnodes_of
 from .qmgr import DEFAULT_SCHED, parse_qmgr, qmgr_objects
 from .resource_group import group_lines, read_resource_group
 from .sched_config import read_sched_config, shipped_sched_config
 from .scheduling import scheduling_policy
+from .usage import decode_usage
 
 __all__ = ["Setting", "Site", "read_site", "classify", "is_listed", "CATEGORIES", "MODELLED", "NO_EFFECT",
            "NOT_MODELLED"]
 
-FILES = ("qmgr.txt", "qmgr-sched.txt", "sched_config", "resource_group", "pbsnodes.json")
-"""The files of a site folder, each optional."""
+FILES = ("qmgr.txt", "qmgr-sched.txt", "sched_config", "resource_group", "pbsnodes.json", "mom_config")
+"""The text files of a site folder, each optional."""
+USAGE_FILE = "usage"
+"""The scheduler's binary fairshare usage file, optional."""
 QMGR_FILES = ("qmgr.txt", "qmgr-sched.txt")
 """``qmgr -c 'print server'``, and ``qmgr -c 'print sched'`` (which may also follow in qmgr.txt itself)."""
 
@@ -107,6 +113,8 @@ CATEGORIES = {
                       "resource_unset_infinite server_dyn_res peer_queue",
     },
     "resource": {NO_EFFECT: "type", NOT_MODELLED: "flag"},
+    "mom_config": {MODELLED: "$min_check_poll $max_check_poll",
+                   NOT_MODELLED: "$ideal_load $max_load $kbd_idle $cputmult $wallmult"},
     "resource_group": {MODELLED: "group"},
 }
 """Every setting's category, by where it is set (qmgr object kind, sched_config, resource_group)."""
@@ -173,8 +181,8 @@ def classify(source, name, value, context=_Context(False, False)):
         return NO_EFFECT if value_is_false(value) else NOT_MODELLED
     if key in OFF_NOT_MODELLED and value_is_false(value):
         return NOT_MODELLED
-    if key not in _TABLE:
-        return NO_EFFECT if source == "sched_config" else NOT_MODELLED
+    if key not in _TABLE:  # PBS ignores sched_config names it does not know; a MoM line acts on the job itself
+        return NO_EFFECT if source in ("sched_config", "mom_config") else NOT_MODELLED
     category = _TABLE[key]
     if key in SWITCHES_OFF and value_is_false(value) or VALUED_NO_EFFECT.get(key) == value:
         return NO_EFFECT
@@ -203,28 +211,54 @@ def read_site(path):
         raise SiteError("{}: not a folder holding qmgr.txt, sched_config, resource_group or pbsnodes.json".format(
             path))
     texts = {name: _read(path, name) for name in FILES}
+    usage_data = _read_usage(path)
     try:
-        return _site(texts)
+        return _site(texts, None if usage_data is None else decode_usage(usage_data, USAGE_FILE))
     except SiteError as err:  # the messages start with the file's name: say which folder it is in
         raise SiteError(os.path.join(path, str(err))) from None
 
 
-def _site(texts):
-    """The Site of the folder's texts (None for a missing file)."""
+def _site(texts, usage=None):
+    """The Site of the folder's texts (None for a missing file) and decoded usage file (None: none)."""
     objects = qmgr_objects(sum((parse_qmgr(texts[name] or "", name) for name in QMGR_FILES), ()))
     sched_config = (read_sched_config(texts["sched_config"], "sched_config") if texts["sched_config"] is not None
                     else shipped_sched_config())
     tree = read_resource_group(texts["resource_group"] or "", "resource_group")
     policy, remarks = scheduling_policy(objects, sched_config, tree, "qmgr.txt")
+    mom_config = read_mom_config(texts["mom_config"] or "", "mom_config")
+    policy = _with_fairshare_timing(policy, mom_config, usage)
     node_entries, node_file = _node_entries(texts["pbsnodes.json"], objects)
     vnodes, left_out = vnodes_of(node_entries, node_file)
     context = _Context(policy.fairshare is not None, _preemption_possible(policy, objects))
     lines = group_lines(texts["resource_group"] or "")
     settings = (_qmgr_settings(objects, context) + _sched_config_settings(sched_config, context)
                 + _group_settings(tree, lines, context)
-                + (_node_settings(node_entries, context) if node_file == "pbsnodes.json" else ()))
+                + (_node_settings(node_entries, context) if node_file == "pbsnodes.json" else ())
+                + _mom_settings(mom_config, context))
     remarks = list(sched_config.readings) + remarks + _left_out_remarks(left_out, node_file)
     return Site(policy, vnodes, policy.scheduler_iteration_s, settings, tuple(remarks))
+
+
+def _with_fairshare_timing(policy, mom_config, usage):
+    """``policy`` with fairshare's usage reporting lag (from the MoM's polling) and decay grid (from the
+    usage file)."""
+    if policy.fairshare is None:
+        return policy
+    return policy._replace(fairshare=policy.fairshare._replace(
+        usage_report_lag_s=mom_config.report_lag_s, decay_anchor=None if usage is None else usage.last_decay))
+
+
+def _read_usage(path):
+    """The bytes of the ``usage`` file of folder ``path``, None if there is none."""
+    full = os.path.join(path, USAGE_FILE)
+    if not os.path.exists(full):
+        return None
+    try:
+        with open(full, "rb") as handle:
+            data = handle.read()
+    except OSError as err:
+        raise SiteError("{}: cannot be read: {}".format(full, err)) from None
+    return data
 
 
 def _read(path, name):
@@ -290,6 +324,11 @@ def _group_settings(tree, lines, context):
 def _node_settings(entries, context):
     return tuple(Setting("pbsnodes.json", entry.line, "node {} {}".format(entry.name, key), str(value),
                          classify("node", key, value, context)) for entry in entries for key, value in entry.attributes)
+
+
+def _mom_settings(mom_config, context):
+    return tuple(Setting("mom_config", line, name, value, classify("mom_config", name, value, context))
+                 for line, name, value in mom_config.lines)
 
 
 def _left_out_remarks(left_out, node_file):

@@ -11,7 +11,11 @@ generate_series, then measures in one run, with the hooks' own driver
   check, policy, the query, the prediction, setting soft_walltime, the log line.
 * tang, warm and bare: the same two with the hook configured for ``tang`` (every
   job of the user's key that ended in the last 30 days, its percentile computed
-  by PostgreSQL, ``TANG_PERCENTILE``), interleaved with the v3 series;
+  by PostgreSQL from the key's checkpoints, ``TANG_PERCENTILE_CHECKPOINTED``,
+  schema version 7), interleaved with the v3 series;
+* tang, scan query: the straightforward statement for the same key
+  (``TANG_PERCENTILE``: count and percentile over every job of the window), the
+  same answer read from every row;
 * tang, rows to Python: what the hooks did before PostgreSQL took the
   percentile: every row of the window fetched, tang computed in Python;
 * a heavy user: ``--heavy-jobs`` (100,000) jobs of one user, project and
@@ -65,7 +69,13 @@ import pbs_standin as pbs  # noqa: E402  (the PBS double lives with the tests)
 from predictor.algorithms import EVERY_ROW, tang  # noqa: E402
 from predictor.db.schema import init_schema  # noqa: E402
 from predictor.jobs import HistoryRow  # noqa: E402
-from predictor.queries import RECENT_HISTORY, RECENT_HISTORY_SINCE, TANG_PERCENTILE, percentile_fraction  # noqa: E402
+from predictor.queries import (  # noqa: E402
+    RECENT_HISTORY,
+    RECENT_HISTORY_SINCE,
+    TANG_PERCENTILE,
+    TANG_PERCENTILE_CHECKPOINTED,
+    percentile_fraction,
+)
 from predictor.server import driver, runtime  # noqa: E402
 from predictor.server.dsn import connect_params  # noqa: E402
 from predictor.server.events import DEFAULT_PROJECT  # noqa: E402
@@ -161,6 +171,11 @@ def database_exists(dsn, name):
         conn.close()
 
 
+def load_average():
+    """The machine's 1-minute load average, for the record of how busy it was during the run."""
+    return round(os.getloadavg()[0], 2)
+
+
 def load(dsn, rows, users, heavy_jobs):
     """Insert the rows in 1M chunks (one transaction each), the heavy user's, then VACUUM ANALYZE for index-only
     scans."""
@@ -232,7 +247,13 @@ def v3_query(users, rng):
 
 def tang_query(users, rng):
     """tang's default key (user, project, walltime) over the last 30 days, 85th percentile, computed by
-    PostgreSQL."""
+    PostgreSQL from the key's checkpoints: the hook's statement."""
+    return TANG_PERCENTILE_CHECKPOINTED, (
+        random_user(users, rng), DEFAULT_PROJECT, random_walltime(users, rng), int(time.time()) - TANG_WINDOW_S, 85)
+
+
+def tang_scan_query(users, rng):
+    """The same, by the straightforward statement: count and percentile over every job of the window."""
     return TANG_PERCENTILE["user+project+walltime"], (
         percentile_fraction(85), random_user(users, rng), DEFAULT_PROJECT, random_walltime(users, rng),
         int(time.time()) - TANG_WINDOW_S)
@@ -285,6 +306,7 @@ def time_warm_and_bare(configs, reader_dsn, users, count, rng, python_count):
              "bare_query_psycopg2": lambda: bare_query_psycopg2_s(cursor, users, rng),
              "tang_warm": lambda: hook_event_s(HOOK_FILE, configs["tang"], users, rng),
              "tang_bare_query": lambda: bare_query_s(conn, tang_query, users, rng),
+             "tang_scan_query": lambda: bare_query_s(conn, tang_scan_query, users, rng),
              "tang_rows_to_python": lambda: tang_in_python_s(slow_conn, users, rng)}
     try:
         cursor = c_conn.cursor()
@@ -326,6 +348,7 @@ def ratio(numerator, denominator):
 def measure(configs, reader_dsn, per_event_hook, args):
     rng = random.Random(20260410)
     restart_interpreter()
+    load_before = load_average()
     try:
         samples = time_warm_and_bare(configs, reader_dsn, args.users, args.events, rng, args.events)
         heavy = time_warm_and_bare(configs, reader_dsn, 0, args.heavy_events, rng,
@@ -335,6 +358,7 @@ def measure(configs, reader_dsn, per_event_hook, args):
     finally:
         restart_interpreter()
     results = {name: percentiles(values) for name, values in samples.items()}
+    results["load_average_1min"] = {"start": load_before, "end": load_average()}
     results.update(("heavy_user_" + name, percentiles(values)) for name, values in heavy.items()
                    if name != "bare_query_psycopg2")
     results.update(cold=percentiles(cold), connection_per_event=percentiles(per_event))
@@ -342,7 +366,12 @@ def measure(configs, reader_dsn, per_event_hook, args):
     results["ratio_warm_to_bare_query_psycopg2"] = ratio(results["warm"], results["bare_query_psycopg2"])
     results["ratio_connection_per_event_to_warm"] = ratio(results["connection_per_event"], results["warm"])
     results["ratio_tang_warm_to_v3_warm"] = ratio(results["tang_warm"], results["warm"])
+    results["ratio_tang_scan_to_tang_bare_query"] = ratio(results["tang_scan_query"], results["tang_bare_query"])
     if heavy:
+        results["ratio_heavy_user_tang_scan_to_tang_bare_query"] = ratio(results["heavy_user_tang_scan_query"],
+                                                                         results["heavy_user_tang_bare_query"])
+        results["ratio_heavy_user_tang_warm_to_v3_warm"] = ratio(results["heavy_user_tang_warm"],
+                                                                 results["heavy_user_warm"])
         results["ratio_heavy_user_rows_to_python_to_tang_warm"] = ratio(results["heavy_user_tang_rows_to_python"],
                                                                         results["heavy_user_tang_warm"])
     results["goal"] = {

@@ -4,8 +4,11 @@ Not a test. Creates a throwaway database on the local server, writes N E
 records (shaped like a real OpenPBS 23.06 E line, ~30 fields each) into daily
 files, ingests them with ``predictor.ingest.ingester.Ingester`` and reports records/s,
 next to the parse-only rate (no database) to show where the time goes.
+``--one-by-one N``: also N jobs upserted one statement each, as the jobobit hook
+does (the hooks' driver, pg8000), 20 users' jobs in end-time order, per-job
+median and p99.
 
-    python benchmarks/ingest_bench.py [--records 1000000] [--files 10]
+    python benchmarks/ingest_bench.py [--records 1000000] [--files 10] [--one-by-one 0]
 """
 
 import argparse
@@ -21,6 +24,9 @@ from predictor.accounting.logfile import LogFile
 from predictor.db.schema import init_schema
 from predictor.ingest.chunks import parse_chunk
 from predictor.ingest.ingester import Ingester
+from predictor.jobs import CompletedJob
+from predictor.server.dsn import connect_params
+from predictor.server.store import HookHistory
 
 ADMIN_DSN = os.environ.get("PBS_SOFTWALLTIME_TEST_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
 
@@ -78,6 +84,8 @@ def main():
     parser.add_argument("--files", type=int, default=10)
     parser.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2, 4],
                         help="worker-process counts to measure, each into a fresh table")
+    parser.add_argument("--one-by-one", type=int, default=0, metavar="N",
+                        help="also upsert N jobs one statement each (the jobobit hook's way) into a fresh table")
     args = parser.parse_args()
     name = "swt_bench_" + uuid.uuid4().hex[:8]
     dsn = dsn_with(ADMIN_DSN, dbname=name)
@@ -86,11 +94,14 @@ def main():
         size_mb = sum(os.path.getsize(os.path.join(directory, n)) for n in os.listdir(directory)) / 1e6
         parsed, parse_s = parse_only(directory)
         results = [(workers, ingest_fresh(dsn, name, directory, workers)) for workers in args.workers]
+    one_by_one = one_by_one_fresh(dsn, name, args.one_by_one) if args.one_by_one else None
     print("{} E records in {} files, {:.0f} MB, {} CPUs".format(args.records, args.files, size_mb, os.cpu_count()))
     print("parse only, 1 process   : {:8.0f} records/s ({} jobs, {:.1f} s)".format(parsed / parse_s, parsed, parse_s))
     for workers, (stats, ingest_s, again, again_s) in results:
         print("ingest, {} parse workers : {:8.0f} records/s ({} jobs loaded, {:.1f} s; re-run read {} lines "
               "in {:.2f} s)".format(workers, stats.jobs / ingest_s, stats.jobs, ingest_s, again.lines, again_s))
+    if one_by_one:
+        print("one job per statement   : median {:.3f} ms, p99 {:.3f} ms ({} jobs)".format(*one_by_one))
 
 
 def ingest_fresh(dsn, name, directory, workers):
@@ -103,6 +114,26 @@ def ingest_fresh(dsn, name, directory, workers):
         return stats, ingest_s, again, again_s
     finally:
         admin(ADMIN_DSN, "DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
+
+def one_by_one_fresh(dsn, name, count):
+    """``count`` single-job upserts through the hooks' store into a new database: (median ms, p99 ms, count)."""
+    admin(ADMIN_DSN, "CREATE DATABASE " + name)
+    try:
+        init_schema(dsn)
+        samples = []
+        with HookHistory(connect_params(dsn), read_only=False) as store:
+            for index in range(count):
+                runtime = 60 + index * 7919 % 3600
+                job = CompletedJob("{}.one".format(index), "user{}".format(index % 20), runtime,
+                                   1775000000 + index * 3, walltime_s=3600, project="_pbs_project_default")
+                started = time.perf_counter()
+                store.add(job)
+                samples.append(time.perf_counter() - started)
+        samples.sort()
+        return samples[len(samples) // 2] * 1000, samples[int(0.99 * len(samples))] * 1000, count
+    finally:
+        admin(ADMIN_DSN, "DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
+
 
 if __name__ == "__main__":
     main()

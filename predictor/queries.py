@@ -4,7 +4,7 @@ Both sides read it: the hooks (``predictor.server``) and the admin commands (``p
 """
 
 __all__ = ["APPLICATION_NAME", "COLUMNS", "RECENT_HISTORY", "RECENT_HISTORY_SINCE", "PROJECT_HISTORY_SINCE",
-           "TANG_PERCENTILE", "RATIO_KEY_BITS", "TANG_EXACT_ROWS",
+           "TANG_PERCENTILE", "TANG_PERCENTILE_CHECKPOINTED", "RATIO_KEY_BITS", "TANG_EXACT_ROWS",
            "percentile_fraction",
            "CREATE_STAGING", "COPY_STAGING",
            "UPSERT_STAGED", "UPSERT_ONE", "PROGRESS_GET", "PROGRESS_PUT", "job_values"]
@@ -72,6 +72,16 @@ key being ``min(runtime, walltime)`` for the forms ending in walltime. Parameter
 oldest end time. The rows of the user's key with a project and a walltime are one range of completed_jobs_tang
 (schema version 6); the user's key's, of completed_jobs_user_recent; the project key's, of
 completed_jobs_project_recent."""
+
+TANG_PERCENTILE_CHECKPOINTED = (
+    "SELECT eligible, used FROM tang_percentile(%s::text, %s::text, %s::integer, %s::bigint, %s::integer)"
+)
+"""tang's default key (user, project, walltime) through its checkpoints (schema version 7,
+sql/007_tang_checkpoints.sql): ``(eligible rows, min(runtime, walltime) at the nearest rank)``, the same answer as
+``TANG_PERCENTILE["user+project+walltime"]`` (or ``"user+no project+walltime"``, project None) without reading
+every job of the window: two checkpoints, the jobs around them (about 2 x 64) and one bucket of the window's jobs.
+The rank is ``ceil(percentile x rows / 100)`` in integers. Parameters: user, project (None: none), walltime, the
+oldest end time, the percentile (a whole number)."""
 
 TANG_EXACT_ROWS = 10 ** 8
 """``percentile_fraction`` is exact below this many eligible rows."""

@@ -50,6 +50,12 @@ READER_REFUSED = [
     "CREATE SEQUENCE public.s",
     "CREATE FUNCTION public.f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
     "CREATE INDEX ON completed_jobs (queue)",
+    "INSERT INTO tang_checkpoints VALUES ('x', '', 1, 1, '{}')",
+    "UPDATE tang_checkpoints SET counts = '{}'",
+    "DELETE FROM tang_checkpoints",
+    "UPDATE tang_settings SET checkpoint_rows = 1",
+    "SELECT tang_refresh('x', NULL, 1, 0)",
+    "DROP TRIGGER tang_checkpoints_insert ON completed_jobs",
 ]
 """What the prediction role (queuejob, runjob, modifyjob, predict) must not do.
 Temporary tables and large objects, which PostgreSQL lets any role create, are
@@ -89,6 +95,14 @@ WRITER_REFUSED = [
     "CREATE FUNCTION public.f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
     "CREATE OR REPLACE FUNCTION record_ingest_progress(path text, head_sha1 text, tail_sha1 text, "
     "offset_bytes bigint, line_no bigint) RETURNS void LANGUAGE sql AS 'SELECT 1'",
+    "INSERT INTO tang_checkpoints VALUES ('x', '', 1, 1, '{}')",
+    "UPDATE tang_checkpoints SET counts = '{}'",
+    "DELETE FROM tang_checkpoints",
+    "TRUNCATE tang_checkpoints",
+    "UPDATE tang_settings SET checkpoint_rows = 1",
+    "SELECT tang_refresh('x', NULL, 1, 0)",
+    "ALTER TABLE completed_jobs DISABLE TRIGGER tang_checkpoints_insert",
+    "DROP TRIGGER tang_checkpoints_insert ON completed_jobs",
 ]
 """What the write role (ingest, jobobit) must not do: it records jobs and the ingester's progress through two
 functions, nothing else (no lock that stalls the predictions, no update of every row)."""
@@ -124,6 +138,7 @@ def test_roles_can_do_their_work(database):
     """The control for the refusals above: the reader reads; the writer records a job and a file's progress
     through its functions, and stages in a temp table."""
     assert attempt(database.reader_dsn, "SELECT count(*) FROM completed_jobs") is None
+    assert attempt(database.reader_dsn, "SELECT * FROM tang_percentile('x', NULL, 1, 0, 85)") is None
     job = ("x.svr", "x", None, None, None, None, None, 1, None, None, None, 1, None)
     assert attempt(database.writer_dsn, psycopg2.extensions.adapt(job).getquoted().decode().join(
         ["SELECT record_completed_jobs(ARRAY[ROW", "::completed_jobs])"])) is None

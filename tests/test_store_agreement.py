@@ -100,9 +100,10 @@ def test_project_query_plan_is_index_only(db, writer):
 
 
 def test_tang_query_plan_is_one_index_range(db, writer):
-    """tang's default key reads its window as one range of completed_jobs_tang, index only."""
+    """The straightforward statement for tang's default key reads its window from an index of the key, index
+    only."""
     plan = _plan_with_rows(db, writer, TANG_PERCENTILE["user+project+walltime"], (0.85, "u1", "p1", 100, 20))
-    assert "Index Only Scan using completed_jobs_tang " in plan and "Seq Scan" not in plan
+    assert "Index Only Scan using completed_jobs_tang" in plan and "Seq Scan" not in plan
 
 
 # R = used/walltime with the largest walltimes: neighbours that differ by about 2**-62, R = 1, R over 1 (killed).

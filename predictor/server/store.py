@@ -16,6 +16,7 @@ from ..queries import (
     RECENT_HISTORY,
     RECENT_HISTORY_SINCE,
     TANG_PERCENTILE,
+    TANG_PERCENTILE_CHECKPOINTED,
     UPSERT_ONE,
     job_values,
     percentile_fraction,
@@ -53,11 +54,17 @@ class HookHistory:
 
     def tang_percentile(self, key, request, since, percentile, deadline=None):
         """``(eligible rows, their nearest-rank percentile R as a Fraction or None)`` for tang's ``key`` and the
-        job ``request``, computed by PostgreSQL (no row leaves it); ``since``: the oldest end time (None: any)."""
+        job ``request``, computed by PostgreSQL (no row leaves it); ``since``: the oldest end time (None: any).
+        The default key reads its checkpoints (``TANG_PERCENTILE_CHECKPOINTED``), the others every row of the
+        window (``TANG_PERCENTILE``)."""
         form, values = _tang_values(key, request)
         if form is None:
             return 0, None
         oldest = -2 ** 63 if since is None else since
+        if key == "user+project+walltime":
+            rows, used = self._run(TANG_PERCENTILE_CHECKPOINTED, (request.user, request.project, request.walltime_s,
+                                                                  oldest, percentile), deadline, fetch=True)[0]
+            return rows, None if used is None else Fraction(used, request.walltime_s)
         rows, ratio_key = self._run(TANG_PERCENTILE[form], (percentile_fraction(percentile),) + values + (oldest,),
                                     deadline, fetch=True)[0]
         if ratio_key is None:

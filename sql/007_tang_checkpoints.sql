@@ -103,43 +103,69 @@ BEGIN
 END
 $$;
 
--- Keys are refreshed in the order of their lock, so that two statements never wait on each other.
--- An UPDATE that leaves a job's key, end time and runtime as they were changes no checkpoint.
+-- The keys a statement changed (an UPDATE that leaves a job's key, end time and runtime as they were
+-- changes none), each with the earliest end time changed. Their locks are taken first, in one order, so
+-- that two statements never wait on each other; then, with what is committed by then in view, only the
+-- keys that have a checkpoint at or after that end time, or at least checkpoint_rows jobs from their
+-- newest checkpoint on, are rebuilt (for the others there is nothing to do).
 CREATE OR REPLACE FUNCTION tang_refresh_keys() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    keys refcursor;
+    users text[];
+    projects text[];
+    walltimes integer[];
+    ends bigint[];
+    spacing integer;
     changed record;
 BEGIN
     IF TG_OP = 'TRUNCATE' THEN
         TRUNCATE public.tang_checkpoints;
         RETURN NULL;
     ELSIF TG_OP = 'INSERT' THEN
-        OPEN keys FOR SELECT user_name, project, walltime_s, min(end_time) AS changed_end FROM new_jobs
-            WHERE walltime_s > 0 GROUP BY user_name, project, walltime_s
-            ORDER BY hashtext(user_name || '/' || coalesce('=' || project, '') || '/' || walltime_s) & 255,
-                     user_name, project, walltime_s;
+        SELECT array_agg(k.user_name), array_agg(k.project), array_agg(k.walltime_s), array_agg(k.changed_end)
+            INTO users, projects, walltimes, ends
+            FROM (SELECT user_name, project, walltime_s, min(end_time) AS changed_end FROM new_jobs
+                  WHERE walltime_s > 0 GROUP BY user_name, project, walltime_s) k;
     ELSIF TG_OP = 'DELETE' THEN
-        OPEN keys FOR SELECT user_name, project, walltime_s, min(end_time) AS changed_end FROM old_jobs
-            WHERE walltime_s > 0 GROUP BY user_name, project, walltime_s
-            ORDER BY hashtext(user_name || '/' || coalesce('=' || project, '') || '/' || walltime_s) & 255,
-                     user_name, project, walltime_s;
+        SELECT array_agg(k.user_name), array_agg(k.project), array_agg(k.walltime_s), array_agg(k.changed_end)
+            INTO users, projects, walltimes, ends
+            FROM (SELECT user_name, project, walltime_s, min(end_time) AS changed_end FROM old_jobs
+                  WHERE walltime_s > 0 GROUP BY user_name, project, walltime_s) k;
     ELSE
-        OPEN keys FOR WITH
-            before AS (SELECT job_id, user_name, project, walltime_s, end_time, runtime_s FROM old_jobs),
-            after AS (SELECT job_id, user_name, project, walltime_s, end_time, runtime_s FROM new_jobs),
-            changed_jobs AS ((TABLE before EXCEPT TABLE after) UNION ALL (TABLE after EXCEPT TABLE before))
-            SELECT user_name, project, walltime_s, min(end_time) AS changed_end FROM changed_jobs
-            WHERE walltime_s > 0 GROUP BY user_name, project, walltime_s
-            ORDER BY hashtext(user_name || '/' || coalesce('=' || project, '') || '/' || walltime_s) & 255,
-                     user_name, project, walltime_s;
+        SELECT array_agg(k.user_name), array_agg(k.project), array_agg(k.walltime_s), array_agg(k.changed_end)
+            INTO users, projects, walltimes, ends
+            FROM (WITH
+                      before AS (SELECT job_id, user_name, project, walltime_s, end_time, runtime_s FROM old_jobs),
+                      after AS (SELECT job_id, user_name, project, walltime_s, end_time, runtime_s FROM new_jobs),
+                      changed_jobs AS ((TABLE before EXCEPT TABLE after) UNION ALL (TABLE after EXCEPT TABLE before))
+                  SELECT user_name, project, walltime_s, min(end_time) AS changed_end FROM changed_jobs
+                  WHERE walltime_s > 0 GROUP BY user_name, project, walltime_s) k;
     END IF;
+    IF users IS NULL THEN
+        RETURN NULL;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('pbs-softwalltime tang'), l.slot)
+        FROM (SELECT DISTINCT hashtext(k.user_name || '/' || coalesce('=' || k.project, '') || '/' || k.walltime_s)
+                              & 255 AS slot
+              FROM unnest(users, projects, walltimes) AS k(user_name, project, walltime_s)) l
+        ORDER BY l.slot;
+    SELECT s.checkpoint_rows INTO spacing FROM public.tang_settings s;
+    FOR changed IN
+        SELECT k.user_name, k.project, k.walltime_s, k.changed_end
+        FROM unnest(users, projects, walltimes, ends) AS k(user_name, project, walltime_s, changed_end),
+             LATERAL (SELECT coalesce(max(t.end_time), -9223372036854775808) AS end_time
+                      FROM public.tang_checkpoints t
+                      WHERE t.user_name = k.user_name AND t.project_key = coalesce('=' || k.project, '')
+                        AND t.walltime_s = k.walltime_s) AS newest
+        WHERE newest.end_time >= k.changed_end
+           OR (SELECT count(*) FROM (SELECT 1 FROM public.tang_key_jobs(k.user_name, k.project, k.walltime_s,
+                                                                        newest.end_time, 9223372036854775807)
+                                     LIMIT spacing) j) >= spacing
+        ORDER BY hashtext(k.user_name || '/' || coalesce('=' || k.project, '') || '/' || k.walltime_s) & 255,
+                 k.user_name, k.project, k.walltime_s
     LOOP
-        FETCH keys INTO changed;
-        EXIT WHEN NOT FOUND;
         PERFORM public.tang_refresh(changed.user_name, changed.project, changed.walltime_s, changed.changed_end);
     END LOOP;
-    CLOSE keys;
     RETURN NULL;
 END
 $$;

@@ -188,16 +188,16 @@ def test_a_release_is_a_cycle_that_accrues_usage(tmp_path):
         assert state.fairshare.usage("ana") == 1 + 2 * used_s
 
 
-def test_an_exiting_job_accrues_no_usage(tmp_path):
-    """Once its process has ended (start + resources_used.walltime = 105) a job accrues nothing: the
-    release at 107 adds no usage."""
+def test_usage_stops_at_the_end_of_the_process(tmp_path):
+    """A job whose process ended at 105 (start + resources_used.walltime) is charged up to 105 by the
+    release at 107, and no further."""
     lines = busy_log(third_etime=107)
     lines[2] = lines[2].replace("user=ana", "user=bob")
     acc, _ = read(tmp_path, lines)
     policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10,
                                                         usage_report_lag_s=0))
     state = check_decisions(acc, site_model(None, acc)._replace(policy=policy))[1].state
-    assert state.fairshare.usage("ana") == 1 + 2 * 2
+    assert state.fairshare.usage("ana") == 1 + 2 * 5
 
 
 def test_second_cycle_sees_new_starts_one_second_later(tmp_path):

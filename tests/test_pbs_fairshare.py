@@ -1,6 +1,6 @@
 """Fairshare as OpenPBS 23.06's scheduler keeps it (fairshare.cpp, init_scheduling_cycle)."""
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import pytest
 from hypothesis import given
@@ -21,6 +21,7 @@ class Running(NamedTuple):
     job: PbsJob
     start: int
     exiting: bool = False
+    process_s: Optional[int] = None
 
 
 def job(index=0, user="ana", group="g", queue="workq", ncpus=1, walltime=100, account=None):
@@ -157,12 +158,13 @@ def test_default_lag_is_pbs_default_mom_polling():
     assert fs.usage("ana") == 1
 
 
-def test_exiting_job_accrues_nothing_more():
-    """A job whose process has ended is no longer running to the scheduler: no usage after that."""
-    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
-    fs.sample(100, [Running(job(1), 40)])
-    fs.sample(130, [Running(job(1), 40, exiting=True)])
-    assert fs.usage("ana") == 61
+def test_usage_stops_at_the_end_of_the_process():
+    """A job whose process ran 70 s is charged at most 70 s, however long the server takes to end it."""
+    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=1.5)
+    fs.sample(100, [Running(job(1), 40, process_s=70)])
+    fs.sample(130, [Running(job(1), 40, exiting=True, process_s=70)])
+    fs.sample(135, [Running(job(1), 40, exiting=True, process_s=70)])
+    assert fs.usage("ana") == 1 + 68
 
 
 @pytest.mark.parametrize("anchor, first, expected", [(1795702133, 1795701960, 1795701953),

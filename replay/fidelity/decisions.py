@@ -118,7 +118,7 @@ def _running(records, order, now):
     for record in records:
         run = record.run_at(order)
         if run is not None:
-            running.append(Running(record.job_at(order), run.start, run.allocation, run.exiting_at(now)))
+            running.append(Running(record.job_at(order), run.start, run.allocation, run.exiting_at(now), run.used_s))
     return running
 
 

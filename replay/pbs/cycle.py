@@ -48,12 +48,14 @@ __all__ = ["Running", "State", "Decision", "decide"]
 
 class Running(NamedTuple):
     """A running job: started at ``start`` on ``allocation`` (its ``exec_vnode``). ``exiting``: its process
-    has ended and the server is finishing it (PBS state E); PBS then plans its end one second from now."""
+    has ended and the server is finishing it (PBS state E); PBS then plans its end one second from now.
+    ``process_s``: how long its process runs, when known (a log's ``resources_used.walltime``)."""
 
     job: PbsJob
     start: int
     allocation: Allocation
     exiting: bool = False
+    process_s: Optional[int] = None
 
 
 class State(NamedTuple):

@@ -94,6 +94,13 @@ def reported_elapsed_s(elapsed_s, lag_s):
     return max(0, int(math.floor(elapsed_s - lag_s)))
 
 
+def _ran_s(item, now):
+    """How long the process of running ``item`` has run at ``now``: its elapsed time, at most ``process_s``."""
+    process_s = getattr(item, "process_s", None)
+    elapsed = now - item.start
+    return elapsed if process_s is None else min(elapsed, process_s)
+
+
 def simulated_resources_used(job, elapsed_s, cpu_load=None):
     """``resources_used`` of ``job`` after running ``elapsed_s`` in a simulation: walltime, ncpus and
     cput (ncpus busy at ``cpu_load``, default the job's own)."""
@@ -203,17 +210,17 @@ class Fairshare:
         return self._usage_formula(values)
 
     def sample(self, now, running, used=None):
-        """Start a cycle at ``now`` with ``running`` (items with ``job``, ``start`` and ``exiting``): accrue
-        each job's usage since the previous sample (from zero for a job not running then), decay, and drop
-        the temporary charges. ``used(item, now)`` gives a job's resources_used (default
-        ``simulated_resources_used`` at the job's CPU load, as the MoM reports it: ``usage_report_lag_s`` late).
-        An exiting job is no longer a running one to PBS's scheduler: it accrues nothing more."""
+        """Start a cycle at ``now`` with ``running`` (items with ``job``, ``start`` and optionally
+        ``process_s``): accrue each job's usage since the previous sample (from zero for a job not running
+        then), decay, and drop the temporary charges. ``used(item, now)`` gives a job's resources_used
+        (default ``simulated_resources_used`` at the job's CPU load, as the MoM reports it:
+        ``usage_report_lag_s`` late, and no further than the end of its process: what the MoM reported by
+        then is charged at the next cycle, the server keeping the job running until its end-of-job
+        message)."""
         lag = self.policy.usage_report_lag_s
-        used = used or (lambda item, at: simulated_resources_used(item.job, reported_elapsed_s(at - item.start, lag)))
+        used = used or (lambda item, at: simulated_resources_used(item.job, reported_elapsed_s(_ran_s(item, at), lag)))
         sample, unused = {}, None
         for item in running:
-            if getattr(item, "exiting", False):
-                continue
             values = resource_values(item.job)
             values.update(used(item, now))
             entity = self.entity(item.job)

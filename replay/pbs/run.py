@@ -121,7 +121,8 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                     clock.push(now + scheduler_iteration_s, Event.ITERATION)
             if queued:
                 _mark_exiting(now, running, exiting_after_s or {})
-                for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed):
+                for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed,
+                                  exiting_after_s or {}):
                     clock.push(now + job.runtime_s + latency_s, Event.END, job)
                     unconfirmed.add(job.name)
     return runs
@@ -152,9 +153,10 @@ def _mark_exiting(now, running, exiting_after_s):
             running[name] = item._replace(exiting=True)
 
 
-def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed=()):
+def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed=(), exiting_after_s=None):
     """One scheduler cycle at ``now``: the jobs ``decide`` starts move from ``queued`` to ``running``;
-    returns them. The jobs named in ``unconfirmed`` are seen as starting one second from now."""
+    returns them. The jobs named in ``unconfirmed`` are seen as starting one second from now; a job's
+    process runs ``exiting_after_s`` (default: its whole ``runtime_s``)."""
     current = tuple(sorted((item._replace(start=now + 1) if item.job.name in unconfirmed else item
                             for item in running.values()), key=lambda item: (item.start, item.job.index)))
     if fairshare is not None:
@@ -168,7 +170,8 @@ def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks
         del queued[job.name]
         job = hooks.started(job, now)
         started.append((job, allocation))
-        running[job.name] = Running(job, now, allocation)
+        process_s = (exiting_after_s or {}).get(job.name, job.runtime_s)
+        running[job.name] = Running(job, now, allocation, process_s=process_s)
         runs[job.name] = SimulatedRun(now, now + job.runtime_s, allocation)
     return [job for job, _ in started]
 

@@ -111,3 +111,25 @@ def test_array_job_collects_into_the_local_table(pbs, installed, trace, shared_f
     collected = run_here(["sweep", "collect", directory])
     assert collected == run_here(["sweep"] + GRID + ["--jobs", "2", trace])
     assert collected[0] == 0 and "PBS scheduling sweep: {} cells".format(CELLS) in collected[1]
+
+
+def test_site_sweep_subjobs_read_the_copy_in_the_sweep_directory(pbs, installed, trace, shared_folder, array_job):
+    """--site with --pbs: the subjobs read DIR/site, the admin's folder being closed to them by then, and the
+    collected table is the local run's."""
+    site = os.path.join(shared_folder, "site")
+    shutil.copytree(os.path.join(REPO, "traces", "sites", "fairshare"), site)
+    grid = ["--site", site, "--predictors", "user,v3"]
+    directory = os.path.join(shared_folder, "work", "site-array")
+    written = pbs.as_user("PYTHONPATH={} {} -m replay sweep --pbs {} {} {}".format(
+        shlex.quote(installed), SYSTEM_PYTHON, shlex.quote(directory), " ".join(grid), shlex.quote(trace)))
+    os.chmod(site, 0o700)  # root's alone from now on
+    try:
+        job_id = pbs.as_user(written.stdout.strip()).stdout.strip()
+        array_job.append(job_id)
+        pbs.wait_state(job_id, ("F",), timeout=ARRAY_TIMEOUT_S)
+        assert subjob_exit_statuses(pbs, job_id) == [0, 0]
+    finally:
+        os.chmod(site, 0o755)
+    collected = run_here(["sweep", "collect", directory])
+    assert collected == run_here(["sweep"] + grid + ["--jobs", "2", trace])
+    assert collected[0] == 0 and "every cell: the site's PBS (--site)" in collected[1]

@@ -99,11 +99,13 @@ def test_the_array_runs_on_its_own_copy_of_the_site(trace, site, tmp_path, capsy
     """--pbs copies the site into DIR/site: with the admin's folder gone, the subjobs started elsewhere give the
     table the local run prints."""
     grid = ("--site", site, "--predictors", "user,v3", "--wide")
+    open(os.path.join(site, "notes.txt"), "w").write("a file the reader does not know travels too\n")
+    os.mkdir(os.path.join(site, "old"))  # a folder does not
     status, local, _ = sweep(capsys, *grid, trace)
     assert status == 0
     directory = str(tmp_path / "array")
     assert sweep(capsys, "--pbs", directory, *grid[:-1], trace)[0] == 0
-    assert sorted(os.listdir(os.path.join(directory, "site"))) == ["qmgr.txt", "sched_config"]
+    assert sorted(os.listdir(os.path.join(directory, "site"))) == ["notes.txt", "qmgr.txt", "sched_config"]
     assert json.load(open(os.path.join(directory, "manifest.json")))["settings"]["site"] == "site"
     shutil.rmtree(site)
     cells._SITES.clear()  # a subjob is a new process: nothing read yet

@@ -8,7 +8,7 @@ what the subjobs left. A sweep directory holds:
 * ``sweep.pbs``: the job script, ``#PBS -J 1-N``, subjob i running cell i
   (``python -m replay sweep cell DIR $PBS_ARRAY_INDEX``); a one-cell grid is a
   plain job, since PBS refuses a one-subjob array;
-* ``site/``: with ``--site``, a copy of the site's files as they were read when the sweep was written, which
+* ``site/``: with ``--site``, a copy of the site's folder's files as they were when the sweep was written, which
   every subjob reads (the admin's own folder need not be visible from the compute nodes, nor stay unchanged);
 * ``results/cell-NNNNN.json``: one per cell that ran (``cells.cell_result``),
   written whole or not at all (a temporary file renamed);
@@ -77,13 +77,13 @@ def _write(path, text):
 
 
 def _copy_site(folder, directory):
-    """The site's files (those ``replay.site`` reads) copied into ``directory/site``."""
-    from ..site.settings import FILES
+    """Every file at the top of the site's folder copied into ``directory/site``: whatever the site reader takes
+    from there, now or in a later version."""
     target = os.path.join(directory, _SITE)
     try:
         os.makedirs(target, exist_ok=True)
-        for name in FILES:
-            if os.path.exists(os.path.join(folder, name)):
+        for name in sorted(os.listdir(folder)):
+            if os.path.isfile(os.path.join(folder, name)):
                 shutil.copyfile(os.path.join(folder, name), os.path.join(target, name))
     except OSError as err:
         raise ReplayError("{}: cannot copy the site into {}: {}".format(folder, target, err.strerror or err)) \

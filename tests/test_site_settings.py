@@ -178,6 +178,15 @@ def test_missing_folder_is_a_site_error(tmp_path):
         read_site(str(tmp_path / "nowhere"))
 
 
+@pytest.mark.parametrize("name", ["sched_config", "usage"])
+def test_a_file_that_cannot_be_opened_is_a_site_error_not_a_missing_one(tmp_path, name):
+    """Only a file that is not there takes PBS's defaults: one there that cannot be opened (here a symbolic link
+    loop; for a job user, a folder closed to it) is a SiteError naming it."""
+    os.symlink(name, str(tmp_path / name))
+    with pytest.raises(SiteError, match="{}: cannot be read".format(name)):
+        read_site(str(tmp_path))
+
+
 def test_sched_config_without_a_setting_takes_pbs_built_in_default(tmp_path):
     """A sched_config that does not mention by_queue turns it off, as PBS does."""
     folder = site_copy(tmp_path, "neutral", sched_config="strict_ordering: true ALL\n")

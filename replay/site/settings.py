@@ -249,26 +249,27 @@ def _with_fairshare_timing(policy, mom_config, usage):
 
 
 def _read_usage(path):
-    """The bytes of the ``usage`` file of folder ``path``, None if there is none."""
+    """The bytes of the ``usage`` file of folder ``path``, None if there is none (see ``_read``)."""
     full = os.path.join(path, USAGE_FILE)
-    if not os.path.exists(full):
-        return None
     try:
         with open(full, "rb") as handle:
             data = handle.read()
+    except FileNotFoundError:
+        return None
     except OSError as err:
         raise SiteError("{}: cannot be read: {}".format(full, err)) from None
     return data
 
 
 def _read(path, name):
-    """The text of ``path/name``, None if there is no such file."""
+    """The text of ``path/name``, None if there is no such file. One that is there but cannot be opened is an
+    error, not a missing file (``os.path.exists`` says False for a file in a folder closed to this user)."""
     full = os.path.join(path, name)
-    if not os.path.exists(full):
-        return None
     try:
         with open(full, encoding="utf-8") as handle:
             return handle.read()
+    except FileNotFoundError:
+        return None
     except (OSError, UnicodeDecodeError) as err:
         raise SiteError("{}: cannot be read: {}".format(full, err)) from None
 

@@ -32,6 +32,8 @@ REACHED = {
     "sortkey": (43, 26, 0.10, 0.07),  # busy: the whole run drifts as strict-depth3's
     "fairshare": (39, 31, 0.10, GOAL_WAIT),  # usage as the MoM reported it, whose instants no log holds
     "fairshare-egroup": (40, 16, 0.11, 1.33),  # as fairshare, by group
+    "fairshare-2": (52, 25, 0.26, 1.22),  # the fairshare workload again, with mom_config and usage; busy, drifts
+    "fairshare-egroup-2": (44, 30, 0.08, 0.16),  # the fairshare-egroup workload again, with mom_config and usage
     "limits": (45, 23, 0.11, 0.23),  # busy: the whole run drifts as strict-depth3's
     "vnodes": (50, 38, 0.09, 0.23),  # the replay's own vnode choices differ, and later starts with them
     "queues": (45, 21, GOAL_WAIT, 0.14),  # busy: the whole run drifts as strict-depth3's

@@ -94,6 +94,23 @@ def test_every_sched_config_name_has_one_category():
     assert sorted(set(PBS_SETTINGS) - set(listed)) == [] and len(listed) == len(set(listed))
 
 
+def test_every_mom_directive_has_one_category():
+    """Each $ directive OpenPBS 23.06's MoM reads from its configuration is in the table, once; an unknown
+    one is reported as not modelled, a static resource line has no effect."""
+    directives = ("action alien_attach alien_kill alps_client alps_confirm_empty_timeout alps_release_wait_time "
+                  "alps_release_jitter alps_release_timeout vnode_per_numa_node alps_confirm_switch_timeout "
+                  "attach_allow checkpoint_path clienthost configversion cputmult enforce ideal_load jobdir_root "
+                  "kbd_idle logevent max_check_poll max_load max_poll_downtime min_check_poll momname nrun_factor "
+                  "port prologalarm sister_join_job_alarm job_launch_delay restart_background restart_transmogrify "
+                  "restrict_user restrict_user_exceptions restrict_user_maxsysid restricted "
+                  "gen_nodefile_on_sister_mom spool_size suspendsig tmpdir vnodedef_additive usecp wallmult "
+                  "reject_root_scripts report_hook_checksums").split()
+    listed = [name for names in CATEGORIES["mom_config"].values() for name in names.split()]
+    assert sorted(listed) == sorted("$" + name for name in directives)
+    assert classify("mom_config", "$not_a_directive", "1") == NOT_MODELLED
+    assert classify("mom_config", "scratch", "100gb") == NO_EFFECT
+
+
 def test_neutral_site_is_pbs_as_shipped():
     """The real neutral server: PBS's shipped policy with its queue workq, its vnode, nothing not modelled."""
     site = read_site(os.path.join(DATA, "neutral"))

@@ -113,8 +113,17 @@ CATEGORIES = {
                       "resource_unset_infinite server_dyn_res peer_queue",
     },
     "resource": {NO_EFFECT: "type", NOT_MODELLED: "flag"},
-    "mom_config": {MODELLED: "$min_check_poll $max_check_poll",
-                   NOT_MODELLED: "$ideal_load $max_load $kbd_idle $cputmult $wallmult"},
+    "mom_config": {
+        MODELLED: "$min_check_poll $max_check_poll",
+        NO_EFFECT: "$action $alien_attach $alien_kill $alps_client $alps_confirm_empty_timeout "
+                   "$alps_release_wait_time $alps_release_jitter $alps_release_timeout $vnode_per_numa_node "
+                   "$alps_confirm_switch_timeout $attach_allow $checkpoint_path $clienthost $configversion $enforce "
+                   "$jobdir_root $logevent $max_poll_downtime $momname $nrun_factor $port $prologalarm "
+                   "$sister_join_job_alarm $job_launch_delay $restart_background $restart_transmogrify "
+                   "$restrict_user $restrict_user_exceptions $restrict_user_maxsysid $restricted "
+                   "$gen_nodefile_on_sister_mom $spool_size $suspendsig $tmpdir $vnodedef_additive $usecp "
+                   "$reject_root_scripts $report_hook_checksums",
+        NOT_MODELLED: "$ideal_load $max_load $kbd_idle $cputmult $wallmult"},
     "resource_group": {MODELLED: "group"},
 }
 """Every setting's category, by where it is set (qmgr object kind, sched_config, resource_group)."""
@@ -181,8 +190,10 @@ def classify(source, name, value, context=_Context(False, False)):
         return NO_EFFECT if value_is_false(value) else NOT_MODELLED
     if key in OFF_NOT_MODELLED and value_is_false(value):
         return NOT_MODELLED
-    if key not in _TABLE:  # PBS ignores sched_config names it does not know; a MoM line acts on the job itself
-        return NO_EFFECT if source in ("sched_config", "mom_config") else NOT_MODELLED
+    if source == "mom_config" and not name.startswith("$"):
+        return NO_EFFECT  # a static host resource: pbsnodes.json holds its value
+    if key not in _TABLE:
+        return NO_EFFECT if source == "sched_config" else NOT_MODELLED
     category = _TABLE[key]
     if key in SWITCHES_OFF and value_is_false(value) or VALUED_NO_EFFECT.get(key) == value:
         return NO_EFFECT
@@ -196,8 +207,10 @@ def classify(source, name, value, context=_Context(False, False)):
 
 
 def is_listed(source, name):
-    """Whether ``CATEGORIES`` names setting ``name`` of ``source`` (hooks are classified as a whole)."""
-    return source in ("hook", "pbshook") or (source, name.split(".")[0]) in _TABLE
+    """Whether ``CATEGORIES`` names setting ``name`` of ``source`` (hooks are classified as a whole, and so
+    are a MoM's static host resources)."""
+    return (source in ("hook", "pbshook") or (source, name.split(".")[0]) in _TABLE
+            or source == "mom_config" and not name.startswith("$"))
 
 
 def value_is_false(value):

@@ -224,3 +224,18 @@ def test_an_end_in_the_next_second_starts_a_new_decision(tmp_path):
     acc, _ = read(tmp_path, lines + [one_cpu(q("00:09", "d.s", 109, 109)).replace("ncpus=1", "ncpus=3"),
                                      s("00:09", "d.s", 109, 109, 109, "(n1:ncpus=3)")])
     assert [started for _, started in groups(acc)][1:3] == [("b.s",), ("c.s",)]
+
+
+def test_a_process_ended_the_second_before_may_still_be_running(tmp_path):
+    """Job 1's process ended at 104 and its E record follows job 3's start at 105: PBS had not heard of the
+    end, planned job 1 to its walltime, so job 3 (soft walltime 1 min) backfilled before top job 2. Read as exiting
+    (the likeliest), job 1 would free its cpu at 106 and job 3 could not start: the decision agrees on the
+    other reading."""
+    ended = one_cpu(e("00:05", "1.s", 100, 100, 100, 105, "(n1:ncpus=1)")).replace(
+        "resources_used.walltime=00:00:05", "resources_used.walltime=00:00:04")
+    lines = [one_cpu(q("00:00", "1.s", 100, 100)), one_cpu(s("00:00", "1.s", 100, 100, 100, "(n1:ncpus=1)")),
+             q("00:01", "2.s", 101, 101), one_cpu(q("00:02", "3.s", 102, 102, "Resource_List.soft_walltime=00:01:00")),
+             one_cpu(s("00:05", "3.s", 102, 102, 105, "(n1:ncpus=1)")), ended]
+    acc, _ = read(tmp_path, lines)
+    check = check_decisions(acc, site_model(None, acc)._replace(policy=STRICT))[1]
+    assert check.group.started == ("3.s",) and check.agrees and check.left_out == 1

@@ -17,12 +17,13 @@ start; the decision agrees when the two sets of jobs are equal.
 
 Whole seconds leave things open. A job that became eligible in the same second as the cycle may have
 been seen by PBS or not (the accounting log has no sub-second times and no record of a release from
-hold); a job whose process ended in that second may already have been exiting or not; a job whose E
+hold); a job whose process ended in that second or the one before may already have been exiting or not
+(the server hears of an end from the execution host up to two seconds later); a job whose E
 record was written in that second, before the group's first S, may have ended after the cycle began
 (the server writes S records when the execution host confirms the start, after the cycle decided).
 Such a decision is *ambiguous*: the model is asked with the likeliest reading first (every such job
 eligible, every such process end exiting, every such E processed), then with the others (the last
-same-second jobs in submission order left out, one more each time; same-second process ends taken as
+same-second jobs in submission order left out, one more each time; those process ends taken as
 still running; same-second E records taken as jobs still exiting), and the decision agrees if one of
 these readings gives PBS's set. When a reading gives part of PBS's set, the rest may have been started
 by a second cycle in the same second, triggered by the later end: it is checked as such a cycle. The
@@ -340,11 +341,12 @@ def _readings(situation):
 
 
 def _unsure_exiting(records, order, now):
-    """Names of the running jobs whose process ended in the very second ``now``: PBS may not know yet."""
+    """Names of the running jobs whose process ended in the second ``now`` or the one before: PBS may not
+    know yet (its server hears of most ends a second after them)."""
     names = []
     for record in records:
         run = record.run_at(order)
-        if run is not None and run.used_s is not None and run.start + run.used_s == now:
+        if run is not None and run.used_s is not None and now - 1 <= run.start + run.used_s <= now:
             names.append(record.job.name)
     return names
 

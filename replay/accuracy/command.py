@@ -13,6 +13,7 @@ from predictor.cmdline.progress import ProgressBar
 
 from ..shared.options import add_input_arguments, add_wide_argument, predictor_names
 from ..shared.predictors import ACCURACY_PREDICTORS, resolved
+from ..traces.columns import JobColumns
 from ..traces.readers import read_trace
 
 __all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "run"]
@@ -68,9 +69,15 @@ def _replay(trace, predictors, instants, runjob_after_queued_s=None):
         progress.close()
 
 
+def _has_soft_walltimes(jobs):
+    if isinstance(jobs, JobColumns):
+        return jobs.has_values("soft_walltime_s")
+    return any(job.soft_walltime_s is not None for job in jobs)
+
+
 def _default_predictors(trace):
     """ACCURACY_PREDICTORS, without ``recorded`` when no job has a soft walltime in the log."""
-    if any(job.soft_walltime_s is not None for job in trace.jobs):
+    if _has_soft_walltimes(trace.jobs):
         return resolved(ACCURACY_PREDICTORS), ()
     names = tuple(name for name in ACCURACY_PREDICTORS if name != "recorded")
     return resolved(names), ("no soft walltime recorded in the log: predictor 'recorded' left out",)
@@ -81,7 +88,7 @@ def run(args):
     from .metrics import accuracy_report, warmup_count
     from .predictions import job_table
     outputs = check_outputs(OutputPaths(args.json, args.csv, args.jobs_csv, args.plot), args.paths)
-    trace, rejects = read_trace(args.paths, args.format, args.max_errors)
+    trace, rejects = read_trace(args.paths, args.format, args.max_errors, as_columns=True)
     predictors, notes = (args.predictors, ()) if args.predictors else _default_predictors(trace)
     instants = ("submit", "start") if args.at == "both" else (args.at,)
     predictions = _replay(trace, predictors, instants, args.runjob_after_queued_s)

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..shared.predictors import history_project
+from ..traces.columns import JobColumns
 
 __all__ = ["TraceColumns", "Completions", "Histories", "field", "codes", "NO_PREDICTION"]
 
@@ -33,6 +34,8 @@ _EXACT_BELOW = 2 ** 31
 
 def field(jobs, name, missing=None):
     """The jobs' ``name`` field as int64 seconds; ``missing`` stands for None (None: the field has no None)."""
+    if isinstance(jobs, JobColumns):
+        return jobs.numbers(name, missing)
     values = map(operator.attrgetter(name), jobs)
     if missing is not None:
         values = list(values)
@@ -45,6 +48,50 @@ def codes(values):
     values = list(values)
     numbers = {value: number for number, value in enumerate(dict.fromkeys(values))}
     return np.fromiter(map(numbers.__getitem__, values), np.int64, len(values)), len(numbers)
+
+
+def _first_appearance(keys):
+    """``codes`` of int64 ``keys``: each distinct key numbered 0, 1, 2 ... in order of first appearance."""
+    distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    rank = np.empty(distinct.size, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(distinct.size)
+    return rank[inverse.reshape(-1)], int(distinct.size)
+
+
+def _project_keys(jobs):
+    """Per job of ``JobColumns``, a number per distinct ``history_project`` (its project, else its group), -1
+    for none."""
+    projects, project_names = jobs.name_codes("project")
+    groups, group_names = jobs.name_codes("group")
+    numbers = {name: number for number, name in enumerate(dict.fromkeys(project_names + group_names))}
+    project_keys = np.array([numbers[name] for name in project_names] + [-1], dtype=np.int64)
+    group_keys = np.array([numbers[name] for name in group_names] + [-1], dtype=np.int64)
+    return np.where(projects >= 0, project_keys[projects], group_keys[groups])
+
+
+def owner_codes(jobs, owner):
+    """``codes`` of the jobs' users (``owner`` "user") or ``history_project`` ("project")."""
+    if isinstance(jobs, JobColumns):
+        return _first_appearance(jobs.name_codes("user")[0] if owner == "user" else _project_keys(jobs))
+    return codes(map(operator.attrgetter("user") if owner == "user" else history_project, jobs))
+
+
+def _job_id_at(jobs):
+    """``job_id(index)`` of ``jobs``."""
+    if isinstance(jobs, JobColumns):
+        return jobs.job_id
+    return lambda index: jobs[index].job_id
+
+
+def _job_ids(jobs):
+    return jobs.job_ids() if isinstance(jobs, JobColumns) else map(operator.attrgetter("job_id"), jobs)
+
+
+def _distinct_numbers(users, numbers):
+    """Whether the pairs ``(users[i], numbers[i])`` are distinct."""
+    order = np.lexsort((numbers, users))
+    users, numbers = users[order], numbers[order]
+    return not ((users[1:] == users[:-1]) & (numbers[1:] == numbers[:-1])).any()
 
 
 class TraceColumns:
@@ -61,14 +108,14 @@ class TraceColumns:
             times[field] for field in ("submit_time", "start_time", "end_time"))
         self.runtime_s = field(jobs, "runtime_s")
         self.walltime_s = field(jobs, "walltime_s", missing=NO_PREDICTION)
-        self.users, self.user_count = codes(map(operator.attrgetter("user"), jobs))
+        self.users, self.user_count = owner_codes(jobs, "user")
         self.has_owner = True
         self._project_codes = None
 
     def project_codes(self):
         """Each job's project (``history_project``) as a code 0, 1, 2 ...; no project is a code too."""
         if self._project_codes is None:
-            self._project_codes = codes(map(history_project, self.jobs))[0]
+            self._project_codes = owner_codes(self.jobs, "project")[0]
         return self._project_codes
 
     def of_projects(self):
@@ -77,8 +124,11 @@ class TraceColumns:
         projects = copy.copy(self)
         projects.users = self.project_codes()
         projects.user_count = int(projects.users.max()) + 1 if projects.users.size else 0
-        projects.has_owner = np.fromiter((history_project(job) is not None for job in self.jobs), bool,
-                                         len(self.jobs))
+        if isinstance(self.jobs, JobColumns):
+            projects.has_owner = _project_keys(self.jobs) >= 0
+        else:
+            projects.has_owner = np.fromiter((history_project(job) is not None for job in self.jobs), bool,
+                                             len(self.jobs))
         return projects
 
     def ranged(self):
@@ -89,12 +139,13 @@ class TraceColumns:
         if (self.user_count + 1) * span >= 2 ** 62 or max(np.abs(self.runtime_s).max(),
                                                            np.abs(self.walltime_s).max()) >= _EXACT_BELOW:
             return False
-        job_ids = map(operator.attrgetter("job_id"), self.jobs)
-        hashes = np.sort(np.fromiter(map(hash, job_ids), np.int64, len(self.jobs)))
+        numbers = self.jobs.job_numbers() if isinstance(self.jobs, JobColumns) else None
+        if numbers is not None:  # a job id is its number written out: distinct numbers, distinct job ids
+            return _distinct_numbers(self.users, numbers)
+        hashes = np.sort(np.fromiter(map(hash, _job_ids(self.jobs)), np.int64, len(self.jobs)))
         if not (hashes[1:] == hashes[:-1]).any():
             return True  # distinct hashes: distinct job ids
-        job_ids = map(operator.attrgetter("job_id"), self.jobs)
-        return len(set(zip(self.users.tolist(), job_ids))) == len(self.jobs)
+        return len(set(zip(self.users.tolist(), _job_ids(self.jobs)))) == len(self.jobs)
 
 
 class Completions:
@@ -138,8 +189,9 @@ def _order_ties_by_job_id(order, keys, jobs):
     gaps = np.diff(tied) > 1
     run_starts = tied[np.concatenate(([True], gaps))]
     run_ends = tied[np.concatenate((gaps, [True]))] + 2
+    job_id = _job_id_at(jobs)
     for start, end in zip(run_starts.tolist(), run_ends.tolist()):
-        order[start:end] = sorted(order[start:end].tolist(), key=lambda index: jobs[index].job_id)
+        order[start:end] = sorted(order[start:end].tolist(), key=job_id)
 
 
 class Histories(NamedTuple):

@@ -46,6 +46,7 @@ import numpy as np
 
 from predictor.cmdline.tables import Column, Report, Table, column_legend, queue_masks, runtime_class_masks
 
+from ..traces.columns import JobColumns
 from .histories import codes, field
 from .predictions import NO_PREDICTION
 from .sums import exact_sum
@@ -171,8 +172,18 @@ class _Columns:
         else:  # the codes number the users of every job, not only the measured ones: the counts are the same
             self.runtime, self.walltime = read.runtime_s[first:], read.walltime_s[first:]
             self.user_codes = read.users[first:]
-        queues = list(map(operator.attrgetter("queue"), measured))
-        self.queues = np.array(list(map({None: "-", "": "-"}.get, queues, queues)), dtype=object)  # queue or "-"
+        self.queues = _queues(measured)
+
+
+def _queues(jobs):
+    """The jobs' queue names as an object array, "-" for none."""
+    if isinstance(jobs, JobColumns):
+        queue_codes, names = jobs.name_codes("queue")
+        shown = np.empty(len(names) + 1, dtype=object)  # code -1: the last, "-"
+        shown[:] = [name or "-" for name in names] + ["-"]
+        return shown[queue_codes]
+    queues = list(map(operator.attrgetter("queue"), jobs))
+    return np.array(list(map({None: "-", "": "-"}.get, queues, queues)), dtype=object)  # queue or "-"
 
 
 def _summary_rows(columns, predictions, first):

@@ -47,6 +47,7 @@ from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
 from ..shared.predictors import history_capacity, history_owner, history_project, predictor_legend
+from ..traces.columns import JobColumns
 from .histories import NO_PREDICTION, TraceColumns
 from .vectorised import VectorisedTrace
 
@@ -82,6 +83,12 @@ class Predictions(NamedTuple):
 
 
 def _times(jobs, field):
+    if isinstance(jobs, JobColumns):
+        missing = jobs.first_missing(field)
+        if missing is not None:
+            raise ValueError("job {}: no {} (the accuracy replay needs recorded times)".format(
+                jobs.job_id(missing), field))
+        return jobs.numbers(field)
     try:
         return np.fromiter(map(operator.attrgetter(field), jobs), dtype=np.int64, count=len(jobs))
     except TypeError:

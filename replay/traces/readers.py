@@ -19,6 +19,7 @@ from predictor.cmdline.rejects import RejectPrinter
 
 from ..shared.errors import TraceError
 from . import swf
+from .columns import JobColumns
 from .files import raw_lines
 from .trace import ReadStats
 
@@ -76,9 +77,13 @@ def _check_paths(paths, fmt):
     return formats[0]
 
 
-def load_trace(paths, fmt="auto", on_reject=None, on_progress=None):
+def load_trace(paths, fmt="auto", on_reject=None, on_progress=None, as_columns=False):
     """Read ``paths`` (PBS log files/directories, or one SWF file) into a ``Trace``; ``on_progress(bytes done,
-    bytes)`` as the reading goes."""
+    bytes)`` as the reading goes.
+
+    The trace's jobs are a list of ``Job``, or with ``as_columns`` a ``JobColumns`` (the same jobs, held as
+    arrays: a few tens of bytes a job instead of hundreds), unless a value does not fit a column.
+    """
     paths = tuple(paths)
     source_format = _check_paths(paths, fmt)
     stats = ReadStats()
@@ -88,18 +93,27 @@ def load_trace(paths, fmt="auto", on_reject=None, on_progress=None):
     else:
         from . import pbslog  # its worker pool and the accounting parser are only needed for PBS logs
         trace = pbslog.read_accounting(paths, stats, on_reject, on_progress=on_progress)
-    if not trace.jobs:
+    if not len(trace.jobs):
         raise TraceError("no job that ran in {}: {}".format(", ".join(paths), "; ".join(stats.notes(0))))
-    return trace
+    return trace._replace(jobs=_held(trace.jobs, as_columns))
 
 
-def read_trace(paths, fmt="auto", max_errors=20):
+def _held(jobs, as_columns):
+    """``jobs`` as a list, or as ``JobColumns`` if asked and they fit."""
+    if not as_columns:
+        return jobs if isinstance(jobs, list) else list(jobs)
+    if isinstance(jobs, JobColumns):
+        return jobs
+    return JobColumns.of_jobs(jobs) or jobs
+
+
+def read_trace(paths, fmt="auto", max_errors=20, as_columns=False):
     """``(trace, rejects)`` of ``paths``: the first ``max_errors`` malformed lines shown on stderr by ``rejects``
-    (a ``RejectPrinter``), which counts them all."""
+    (a ``RejectPrinter``), which counts them all; ``as_columns``: as ``load_trace``."""
     rejects = RejectPrinter(max_errors)
     progress = ProgressBar("reading", unit="B", unit_scale=True)  # drawn on a terminal only
     try:
-        trace = load_trace(paths, fmt, rejects, progress)
+        trace = load_trace(paths, fmt, rejects, progress, as_columns)
     finally:
         progress.close()
         rejects.close()

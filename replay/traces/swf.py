@@ -19,7 +19,6 @@ signal, is written as 5).
 """
 
 import functools
-import itertools
 import re
 import sys
 
@@ -28,6 +27,7 @@ import numpy as np
 from predictor.jobs import MAX_EPOCH
 
 from . import swfscan
+from .columns import NONE, JobColumns, integer_arrays, joined, name_columns, named
 from .files import collection_paused, raw_lines, whole_file
 from .trace import Job, Trace
 
@@ -152,68 +152,71 @@ def _skipped(columns, stats):
     return no_submit | no_run | no_processors
 
 
-def _names(prefix, numbers, unknown=None):
-    """``_name`` of each of ``numbers``, each name made once."""
-    names = {number: _name(prefix, number) or unknown for number in set(numbers)}
-    return [names[number] for number in numbers]
-
-
-def _known(values):
-    return [value if value >= 0 else None for value in values.tolist()]
-
-
 def _node_counts(ncpus, line_indexes, node_sizes):
-    """``_nodes`` of each job, with the header's processors per node as it stood at the job's line."""
+    """``_nodes`` of each job (None: ``NONE``), with the header's processors per node as it stood at the job's
+    line."""
     if len(node_sizes) == 1 or (len(node_sizes) == 2 and not len(line_indexes[line_indexes < node_sizes[1][0]])):
         per_node = node_sizes[-1][1]  # the usual: the header, then the jobs
-        return (-(-ncpus // per_node)).tolist() if per_node else [None] * len(ncpus)
+        return -(-ncpus // per_node) if per_node else np.full(len(ncpus), NONE, dtype=np.int64)
     changed_at = np.array([index for index, _ in node_sizes])
     sizes = np.array([size or 0 for _, size in node_sizes])
     per_node = sizes[np.searchsorted(changed_at, line_indexes, side="right") - 1]
     nodes = -(-ncpus // np.maximum(per_node, 1))
-    return [count if size else None for count, size in zip(nodes.tolist(), per_node.tolist())]
+    return np.where(per_node != 0, nodes, NONE)
 
 
-_ROWS_AT_A_TIME = 1 << 14
-_NEW_JOB = functools.partial(tuple.__new__, Job)
-"""``Job`` from a tuple of all its fields, without a Python call per job."""
+def _exit_statuses(statuses):
+    exits = np.full(len(statuses), NONE, dtype=np.int64)
+    for status, exit_status in _EXIT_OF_STATUS.items():
+        exits[statuses == status] = exit_status
+    return exits
 
 
-def _jobs_of_rows(columns, lines, node_sizes):
-    """The ``Job`` of each row of ``columns`` (field -> values), as ``_job`` makes it."""
-    ncpus = np.where(columns[4] >= 0, columns[4], columns[7])
-    start = columns[1] + columns[2]
-    fields = (map(str, columns[0].tolist()), _names("u", columns[11].tolist(), "unknown"), columns[1].tolist(),
-              columns[3].tolist(), _known(columns[8]), ncpus.tolist(), start.tolist(), (start + columns[3]).tolist(),
-              _node_counts(ncpus, lines, node_sizes), _names("q", columns[14].tolist()), itertools.repeat(None),
-              itertools.repeat(None), [_EXIT_OF_STATUS.get(status) for status in columns[10].tolist()],
-              _names("g", columns[12].tolist()), itertools.repeat(None),
-              _known(np.where(columns[7] != ncpus, columns[7], -1)))
-    return list(map(_NEW_JOB, zip(*fields)))
+def _known(values):
+    return np.where(values >= 0, values, NONE)
 
 
-def _fast_jobs(scan, node_sizes, stats):
-    """``(line indexes, submit times, jobs)`` of the lines numpy read that ran, as ``_job`` makes them, in
-    submission order (then line order); ``node_sizes``: ``[(line index, processors per node from there on)]``."""
+def _fast_columns(scan, node_sizes, stats):
+    """``(line indexes, job numbers, integer columns, name columns)`` of the lines numpy read that ran, as
+    ``_job`` makes their jobs, in file order; ``node_sizes``: ``[(line index, processors per node from there
+    on)]``."""
     ran = np.flatnonzero(~_skipped(dict(zip(_USED, scan.values.T)), stats))
-    ran = ran[np.lexsort((scan.fast[ran], scan.values[ran, _USED.index(1)]))]  # rows in submission order
     lines = scan.fast[ran]
-    jobs = []
-    for first in range(0, len(ran), _ROWS_AT_A_TIME):  # a slice's Python objects stay in the cache
-        rows = ran[first:first + _ROWS_AT_A_TIME]  # gathered a slice at a time: no second copy of every row
-        jobs += _jobs_of_rows(dict(zip(_USED, scan.values[rows].T)), scan.fast[rows], node_sizes)
-    return lines, scan.values[ran, _USED.index(1)], jobs
+
+    def used(field):  # one field of the rows that ran at a time: no second copy of every row
+        return scan.values[ran, _USED.index(field)]
+
+    submit, runtime, procs, requested = used(1), used(3), used(4), used(7)
+    ncpus = np.where(procs >= 0, procs, requested)
+    start = submit + used(2)
+    integers = {"submit_time": submit, "runtime_s": runtime, "walltime_s": _known(used(8)), "ncpus": ncpus,
+                "start_time": start, "end_time": start + runtime, "nodes": _node_counts(ncpus, lines, node_sizes),
+                "soft_walltime_s": None, "exit_status": _exit_statuses(used(10)), "occupancy_s": None,
+                "requested_ncpus": np.where((requested >= 0) & (requested != ncpus), requested, NONE)}
+    names = {"user": named(used(11), lambda number: _name("u", number) or "unknown"),
+             "queue": named(used(14), functools.partial(_name, "q")), "project": None,
+             "group": named(used(12), functools.partial(_name, "g"))}
+    return lines, used(0), integers, names
 
 
-def _submission_order(fast, careful):
-    """The jobs of ``_fast_jobs`` and of ``careful`` (``[(line index, Job)]``) by submit time, then line."""
-    lines, submits, jobs = fast
-    if not careful:
-        return jobs
-    lines = np.concatenate((lines, [index for index, _ in careful]))
-    submits = np.concatenate((submits, [job.submit_time for _, job in careful]))
-    both = jobs + [job for _, job in careful]
-    return [both[index] for index in np.lexsort((lines, submits)).tolist()]
+def _columns(fast, careful):
+    """The ``JobColumns`` of ``_fast_columns`` and of ``careful`` (``[(line index, Job)]``), by submit time,
+    then line."""
+    lines, numbers, integers, names = fast
+    jobs = [job for _, job in careful]
+    careful_integers = integer_arrays(jobs)
+    careful_names = name_columns(jobs)
+    order = np.lexsort((np.concatenate((lines, [index for index, _ in careful])).astype(np.int64),
+                        np.concatenate((integers["submit_time"], careful_integers["submit_time"]))))
+    numbers = np.concatenate((numbers, [int(job.job_id) for job in jobs])).astype(np.int64)[order]
+    for field, values in integers.items():
+        parts = [np.full(count, NONE, dtype=np.int64) if part is None else part
+                 for count, part in ((len(lines), values), (len(jobs), careful_integers[field]))]
+        integers[field] = np.concatenate(parts)[order]
+        integers[field] = integers[field] if (integers[field] != NONE).any() else None
+    names = {field: joined(((len(lines), coded), (len(jobs), careful_names[field])), order)
+             for field, coded in names.items()}
+    return JobColumns.of_arrays(numbers, integers, names)
 
 
 def _read_header(text, header):
@@ -311,7 +314,7 @@ def read_swf(path, stats, on_reject, on_progress=None):
             if _procs_per_node(header) != node_sizes[-1][1]:
                 node_sizes.append((index, _procs_per_node(header)))
         del data  # the file's bytes are read: the jobs are made from the scan's numbers, without them alongside
-        jobs = _submission_order(_fast_jobs(scan, node_sizes, stats), careful)
+        jobs = _columns(_fast_columns(scan, node_sizes, stats), careful)
     return _trace(path, jobs, stats, header)
 
 

@@ -2,7 +2,7 @@
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_fidelity_records import e, line, q, read, s
+from test_fidelity_records import HEAD, REQUEST, e, line, q, read, s
 
 from replay.fidelity.decisions import check_decisions, decision_groups, summarise
 from replay.fidelity.machine import SiteModel, site_model
@@ -239,3 +239,34 @@ def test_a_process_ended_the_second_before_may_still_be_running(tmp_path):
     acc, _ = read(tmp_path, lines)
     check = check_decisions(acc, site_model(None, acc)._replace(policy=STRICT))[1]
     assert check.group.started == ("3.s",) and check.agrees and check.left_out == 1
+
+
+def test_three_cycles_in_one_second(tmp_path):
+    """Jobs 1 and 2 end at 110, each asking for a cycle: PBS ran X (both still exiting, one cpu free), then
+    Y (one end processed), then Z (both), never the 2-cpu job W that two free cpus would have started
+    at once; top job T waits for 3 cpus. Only a reading with one cycle per end gives PBS's starts."""
+    def job(clock, name, ncpus, soft=None, start=None, end=None):
+        request = REQUEST.replace("ncpus=2", "ncpus={}".format(ncpus))
+        extra = " Resource_List.soft_walltime=00:00:0{}".format(soft) if soft else ""
+        records = [line(clock, "Q", name, "{} ctime=100 qtime=100 etime=100 {} Resource_List.walltime=00:10:00{}"
+                        .format(HEAD, request, extra))]
+        if start is not None:
+            records.append(line(clock, "S", name, "{} ctime=100 qtime=100 etime=100 start={} "
+                                "exec_vnode=(n1:ncpus={}) {}".format(HEAD, start, ncpus, request)))
+        if end is not None:
+            records.append(line("00:10", "E", name, "{} ctime=100 qtime=100 etime=100 start={} "
+                                "exec_vnode=(n1:ncpus={}) {} end={} Exit_status=0 resources_used.walltime=00:00:10"
+                                .format(HEAD, start, ncpus, request, end)))
+        return records
+    lines = (job("00:00", "1.s", 1, start=100)[:2] + job("00:00", "2.s", 1, start=100)[:2]
+             + job("00:00", "3.s", 1, start=100)[:2] + job("00:00", "T.s", 3) + job("00:00", "W.s", 2, soft=1)
+             + job("00:00", "X.s", 1, soft=1) + job("00:00", "Y.s", 1, soft=1) + job("00:00", "Z.s", 1, soft=1)
+             + job("00:00", "1.s", 1, start=100, end=110)[2:] + job("00:00", "2.s", 1, start=100, end=110)[2:])
+    for name in ("X.s", "Y.s", "Z.s"):
+        lines.append(line("00:10", "S", name, "{} ctime=100 qtime=100 etime=100 start=110 exec_vnode=(n1:ncpus=1) "
+                          "{}".format(HEAD, REQUEST.replace("ncpus=2", "ncpus=1"))))
+    acc, rejected = read(tmp_path, lines)
+    site = SiteModel(STRICT, (Vnode("n1", "n1", (("ncpus", 4),)),), 600, (), ())
+    check = check_decisions(acc, site)[-1]
+    assert rejected == [] and check.group.started == ("X.s", "Y.s", "Z.s")
+    assert check.agrees and check.model_started == ("X.s", "Y.s", "Z.s")

@@ -26,7 +26,7 @@ eligible, every such process end exiting, every such E processed), then with the
 same-second jobs in submission order left out, one more each time; those process ends taken as
 still running; same-second E records taken as jobs still exiting), and the decision agrees if one of
 these readings gives PBS's set. When a reading gives part of PBS's set, the rest may have been started
-by a second cycle in the same second, triggered by the later end: it is checked as such a cycle. The
+by later cycles in the same second, one triggered by each end: it is checked as the next cycle, and so on. The
 report counts ambiguous decisions and those that agree only on a reading other than the first.
 
 PBS cycles that started nothing leave no record, so only instants with starts are compared.
@@ -330,14 +330,15 @@ def _subsets(items):
 
 
 def _readings(situation):
-    """``(changes, running, queued)``: the likeliest reading of the second first (every same-second end
-    processed, every same-second process end exiting, every same-second job eligible), then the others."""
+    """``(changes, running, queued, back)``: the likeliest reading of the second first (every same-second
+    end processed, every same-second process end exiting, every same-second job eligible), then the
+    others; ``back`` holds the same-second ends the reading takes as not yet processed."""
     for back in _subsets(situation.ended_now):
         for still in _subsets(situation.unsure_exiting):
             running = [item._replace(exiting=False) if item.job.name in still else item
                        for item in situation.running] + list(back)
             for left_out, queued in _eligible_readings(situation.group, situation.queued):
-                yield len(back) + len(still) + left_out, running, queued
+                yield len(back) + len(still) + left_out, running, queued, back
 
 
 def _unsure_exiting(records, order, now):
@@ -359,12 +360,12 @@ def _ask(model, situation, running, queued):
 
 def _compare(model, situation):
     """The ``DecisionCheck`` of one group: the first reading that gives PBS's set, else the likeliest one;
-    when a reading gives part of PBS's set and jobs ended that second, the rest may be a second cycle
-    of the same second, checked with the part started."""
+    when a reading gives part of PBS's set and jobs ended that second, the rest may be a later cycle of
+    the same second, checked with the part started (and so on: each end of the second may ask for one)."""
     group, first, split = situation.group, None, None
     ambiguous = bool(situation.unsure_exiting or situation.ended_now) or any(
         job.eligible_time == group.time and job.name not in group.started for job in situation.queued)
-    for changes, running, queued in itertools.islice(_readings(situation), MAX_READINGS):
+    for changes, running, queued, back in itertools.islice(_readings(situation), MAX_READINGS):
         state, decision, started = _ask(model, situation, running, queued)
         agrees = sorted(started) == sorted(group.started)
         check = DecisionCheck(group, started, agrees, ambiguous, changes, state, decision)
@@ -372,17 +373,18 @@ def _compare(model, situation):
             return check
         first = first or check
         if split is None and started and set(started) < set(group.started) and situation.ended_now:
-            split = check
+            split = check, back
     if split is not None:
-        rest = _second_cycle(model, situation, split)
+        rest = _next_cycle(model, situation, *split)
         if rest.agrees:
-            return split._replace(model_started=split.model_started + rest.model_started, agrees=True,
-                                  left_out=split.left_out + 1)
+            return split[0]._replace(model_started=split[0].model_started + rest.model_started, agrees=True,
+                                     left_out=split[0].left_out + rest.left_out + 1)
     return first
 
 
-def _second_cycle(model, situation, part):
-    """The check of the starts ``part`` left, as a cycle of the same second after it (every end processed).
+def _next_cycle(model, situation, part, unprocessed):
+    """The check of the starts ``part`` left, as a cycle of the same second after it, the ends it took as
+    not yet processed (``unprocessed``) still open: processed by then, or not.
 
     The jobs the first cycle started are not yet confirmed by their execution host, so they have no
     start time yet: PBS's scheduler takes it as one second from now (``query_job``, throughput mode)."""
@@ -392,7 +394,7 @@ def _second_cycle(model, situation, part):
     return _compare(model, situation._replace(
         group=situation.group._replace(started=tuple(name for name in situation.group.started if name not in done)),
         running=situation.running + started, queued=tuple(job for job in situation.queued if job.name not in done),
-        ended_now=()))
+        ended_now=tuple(unprocessed)))
 
 
 def summarise(checks):

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import swf_texts
 
-from replay.traces import swfscan
+from replay.traces import swf, swfscan
 from replay.traces.swf import read_swf, read_swf_lines
 from replay.traces.trace import ReadStats
 
@@ -29,6 +29,17 @@ def test_fast_reader_reads_what_the_line_reader_reads(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("swf") / "trace.swf"
     path.write_bytes(data)
     assert read(read_swf, path) == read(read_swf_lines, path)
+
+
+@settings(max_examples=200)
+@given(data=swf_texts(), read_size=st.integers(1, 200))
+def test_a_file_read_a_few_bytes_at_a_time_reads_the_same(tmp_path_factory, monkeypatch, data, read_size):
+    """Blocks of whole lines, however small: the jobs, header, messages and counts of the line reader."""
+    path = tmp_path_factory.mktemp("swf") / "trace.swf"
+    path.write_bytes(data)
+    with monkeypatch.context() as patched:
+        patched.setattr(swf, "_READ_SIZE", read_size)
+        assert read(read_swf, path) == read(read_swf_lines, path)
 
 
 def test_plain_job_lines_take_the_fast_path():

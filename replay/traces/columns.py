@@ -18,7 +18,8 @@ import numpy as np
 
 from .trace import Job
 
-__all__ = ["JobColumns", "INTEGER_FIELDS", "NAME_FIELDS", "NONE", "integer_arrays", "name_columns", "named", "joined"]
+__all__ = ["JobColumns", "INTEGER_FIELDS", "NAME_FIELDS", "NONE", "compact", "widened", "integer_arrays",
+           "name_columns", "named", "joined"]
 
 NAME_FIELDS = ("user", "queue", "project", "group")
 INTEGER_FIELDS = tuple(name for name in Job._fields if name not in NAME_FIELDS and name != "job_id")
@@ -30,15 +31,26 @@ _CHUNK = 1 << 14
 _NEW_JOB = tuple.__new__
 
 
-def _compact(values):
-    """``values`` (int64, None as ``_NONE64``) as int32 when they fit (None as int32's minimum); None if all
-    are None."""
+def compact(values):
+    """``values`` (int64, None as ``NONE``) as int32 when they fit (None as int32's minimum); None if all are None.
+    An int32 column is kept as it is."""
+    if values.dtype == np.int32:
+        return values if (values != _INT32.min).any() else None
     known = values != _NONE64
     if not known.any():
         return None
     if int(values[known].min()) > _INT32.min and int(values[known].max()) <= _INT32.max:
         return np.where(known, values, _INT32.min).astype(np.int32)
     return values
+
+
+def widened(column, length):
+    """A column (int32, int64, or None: all None) as int64, None as ``NONE``."""
+    if column is None:
+        return np.full(length, _NONE64, dtype=np.int64)
+    if column.dtype == np.int64:
+        return column
+    return np.where(column != _INT32.min, column.astype(np.int64), _NONE64)
 
 
 def _none_of(column):
@@ -111,8 +123,8 @@ class JobColumns:
     def of_arrays(cls, ids, integers, names):
         """From job numbers (int64) or job id strings, int64 columns with ``_NONE64`` for None (or None), and
         ``(codes, names)`` pairs (or None)."""
-        ids = _NumberIds(_compact(ids) if len(ids) else ids) if isinstance(ids, np.ndarray) else _TextIds.of(ids)
-        integers = {field: None if values is None else _compact(values) for field, values in integers.items()}
+        ids = _NumberIds(compact(ids) if len(ids) else ids) if isinstance(ids, np.ndarray) else _TextIds.of(ids)
+        integers = {field: None if values is None else compact(values) for field, values in integers.items()}
         length = len(ids.offsets) - 1 if isinstance(ids, _TextIds) else len(ids.numbers)
         return cls(length, ids, integers, dict(names))
 

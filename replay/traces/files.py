@@ -18,7 +18,7 @@ from predictor.ingest.paths import looks_like_swf
 
 from ..shared.errors import TraceError
 
-__all__ = ["raw_lines", "whole_file", "accounting_files", "collection_paused"]
+__all__ = ["raw_lines", "whole_file", "line_blocks", "Damaged", "accounting_files", "collection_paused"]
 
 
 _DAMAGED = (EOFError, zlib.error, gzip.BadGzipFile)
@@ -54,6 +54,38 @@ def whole_file(path):
             return data[len(_BOM):] if data.startswith(_BOM) else data
     except _DAMAGED:
         return None
+    except OSError as err:
+        raise _unreadable(path, err) from err
+
+
+class Damaged(Exception):
+    """A compressed file's compression is damaged (``raw_lines`` says where)."""
+
+
+def line_blocks(path, size):
+    """Yield ``(bytes, bytes read of the file, file size)``: the (decompressed) bytes of ``path`` in pieces of whole
+    lines of about ``size`` bytes (the last may end without a newline), the byte-order mark dropped; ``Damaged``
+    where the compression is. The whole file is never held at once, compressed or not."""
+    try:
+        with open_log(path) as stream:
+            underlying = getattr(stream, "fileobj", stream)  # a gzip file's compressed bytes, for the progress
+            total = os.fstat(underlying.fileno()).st_size
+            rest, first = b"", True
+            while True:
+                chunk = stream.read(size)  # size bytes unless the file ends: a buffered read waits for them
+                if not chunk:
+                    break
+                if first:
+                    chunk, first = (chunk[len(_BOM):] if chunk.startswith(_BOM) else chunk), False
+                data = rest + chunk
+                cut = data.rfind(b"\n") + 1
+                if cut:
+                    yield data[:cut], underlying.tell(), total
+                rest = data[cut:]
+            if rest:
+                yield rest, total, total
+    except _DAMAGED as err:
+        raise Damaged(str(err)) from err
     except OSError as err:
         raise _unreadable(path, err) from err
 

@@ -18,6 +18,7 @@ running job gives); the writer maps back (any exit status >= 256, killed by a
 signal, is written as 5).
 """
 
+import copy
 import functools
 import re
 import sys
@@ -27,8 +28,8 @@ import numpy as np
 from predictor.jobs import MAX_EPOCH
 
 from . import swfscan
-from .columns import NONE, JobColumns, integer_arrays, joined, name_columns, named
-from .files import collection_paused, raw_lines, whole_file
+from .columns import NONE, JobColumns, compact, integer_arrays, joined, name_columns, named, widened
+from .files import Damaged, collection_paused, line_blocks, raw_lines
 from .trace import Job, Trace
 
 __all__ = ["read_swf", "read_swf_lines", "write_swf", "FIELD_NAMES"]
@@ -176,27 +177,53 @@ def _known(values):
     return np.where(values >= 0, values, NONE)
 
 
-def _fast_columns(scan, node_sizes, stats):
-    """``(line indexes, job numbers, integer columns, name columns)`` of the lines numpy read that ran, as
-    ``_job`` makes their jobs, in file order; ``node_sizes``: ``[(line index, processors per node from there
-    on)]``."""
+def _ran_rows(scan, first_line, stats):
+    """Field index (and "line") -> values of the lines of ``scan`` numpy read whose job ran, in file order, int32
+    where they fit; the others counted in ``stats``."""
     ran = np.flatnonzero(~_skipped(dict(zip(_USED, scan.values.T)), stats))
-    lines = scan.fast[ran]
+    rows = {field: _small(scan.values[ran, index]) for index, field in enumerate(_USED)}
+    rows["line"] = _small(scan.fast[ran] + first_line)
+    return rows
 
-    def used(field):  # one field of the rows that ran at a time: no second copy of every row
-        return scan.values[ran, _USED.index(field)]
 
-    submit, runtime, procs, requested = used(1), used(3), used(4), used(7)
-    ncpus = np.where(procs >= 0, procs, requested)
+def _small(values):
+    if not values.size or (int(values.min()) >= np.iinfo(np.int32).min and int(values.max()) <= np.iinfo(np.int32).max):
+        return values.astype(np.int32)
+    return values
+
+
+def _joined_rows(parts):
+    """The ``_ran_rows`` of every block as one, the blocks' arrays let go as they are joined."""
+    keys = list(parts[0]) if parts else list(_USED) + ["line"]
+    rows = {}
+    for key in keys:
+        rows[key] = np.concatenate([part.pop(key) for part in parts] or [np.zeros(0, dtype=np.int32)])
+    return rows
+
+
+def _fast_columns(rows, node_sizes):
+    """``(line indexes, job numbers, integer columns, name columns)`` of ``rows`` (``_joined_rows``, emptied
+    here), as ``_job`` makes their jobs, in file order; ``node_sizes``: ``[(line index, processors per node from
+    there on)]``."""
+    def used(field):
+        return rows.pop(field).astype(np.int64)
+
+    lines, numbers = rows.pop("line"), rows.pop(0)
+    submit, runtime, requested = used(1), used(3), used(7)
+    ncpus = used(4)
+    ncpus = np.where(ncpus >= 0, ncpus, requested)
     start = submit + used(2)
-    integers = {"submit_time": submit, "runtime_s": runtime, "walltime_s": _known(used(8)), "ncpus": ncpus,
-                "start_time": start, "end_time": start + runtime, "nodes": _node_counts(ncpus, lines, node_sizes),
-                "soft_walltime_s": None, "exit_status": _exit_statuses(used(10)), "occupancy_s": None,
-                "requested_ncpus": np.where((requested >= 0) & (requested != ncpus), requested, NONE)}
+    integers = {"submit_time": compact(submit), "runtime_s": compact(runtime), "walltime_s": compact(_known(used(8))),
+                "start_time": compact(start), "end_time": compact(start + runtime)}
+    del start, runtime
+    integers.update(nodes=compact(_node_counts(ncpus, lines, node_sizes)),
+                    exit_status=compact(_exit_statuses(used(10))),
+                    requested_ncpus=compact(np.where((requested >= 0) & (requested != ncpus), requested, NONE)),
+                    ncpus=compact(ncpus), soft_walltime_s=None, occupancy_s=None)
     names = {"user": named(used(11), lambda number: _name("u", number) or "unknown"),
              "queue": named(used(14), functools.partial(_name, "q")), "project": None,
              "group": named(used(12), functools.partial(_name, "g"))}
-    return lines, used(0), integers, names
+    return lines, numbers, integers, names
 
 
 def _columns(fast, careful):
@@ -206,15 +233,17 @@ def _columns(fast, careful):
     jobs = [job for _, job in careful]
     careful_integers = integer_arrays(jobs)
     careful_names = name_columns(jobs)
-    order = np.lexsort((np.concatenate((lines, [index for index, _ in careful])).astype(np.int64),
-                        np.concatenate((integers["submit_time"], careful_integers["submit_time"]))))
-    numbers = np.concatenate((numbers, [int(job.job_id) for job in jobs])).astype(np.int64)[order]
-    for field, values in integers.items():
-        parts = [np.full(count, NONE, dtype=np.int64) if part is None else part
-                 for count, part in ((len(lines), values), (len(jobs), careful_integers[field]))]
-        integers[field] = np.concatenate(parts)[order]
-        integers[field] = integers[field] if (integers[field] != NONE).any() else None
-    names = {field: joined(((len(lines), coded), (len(jobs), careful_names[field])), order)
+    fast_count = len(lines)
+    order = np.lexsort((np.concatenate((lines.astype(np.int64), [index for index, _ in careful])).astype(np.int64),
+                        np.concatenate((widened(integers["submit_time"], fast_count),
+                                        careful_integers["submit_time"]))))
+    del lines
+    numbers = np.concatenate((numbers.astype(np.int64), [int(job.job_id) for job in jobs])).astype(np.int64)[order]
+    for field in list(integers):
+        joined_values = np.concatenate((widened(integers.pop(field), fast_count), careful_integers[field]))
+        integers[field] = compact(joined_values[order])
+        del joined_values
+    names = {field: joined(((fast_count, coded), (len(jobs), careful_names[field])), order)
              for field, coded in names.items()}
     return JobColumns.of_arrays(numbers, integers, names)
 
@@ -290,32 +319,64 @@ def read_swf_lines(path, stats, on_reject):
     return _trace(path, jobs, stats, header)
 
 
-def read_swf(path, stats, on_reject, on_progress=None):
-    """Read one SWF file into a ``Trace`` (jobs in submission order).
+_READ_SIZE = 1 << 20
+"""Bytes read at a time: a block's bytes and numpy's temporaries stay small; the file is never held whole."""
 
-    numpy reads the plainly well-formed job lines of the whole file at once
-    (``swfscan``); the other lines are read one by one, as ``read_swf_lines``
-    reads them all, in file order, so headers, extra fields and errors come
-    out the same. ``on_progress(bytes done, bytes)`` as the scan goes.
-    """
-    data = whole_file(path)
-    if data is None:
-        return read_swf_lines(path, stats, on_reject)
-    with collection_paused():
-        scan = swfscan.scan_lines(data, _USED, _MAX_VALUE, on_progress=on_progress)
-        stats.files += 1
-        stats.lines += len(scan.starts)
-        header, careful, node_sizes = {}, [], [(-1, None)]
+
+class _Reading:
+    """What reading the blocks of a file gathers: the header, the careful lines' jobs, the numpy-read rows."""
+
+    def __init__(self):
+        self.header, self.careful, self.node_sizes, self.parts, self.lines = {}, [], [(-1, None)], [], 0
+        self.rejects = []
+
+    def block(self, path, data, stats):
+        """Read one block of whole lines: numpy the plain lines, the careful reader the others, in file order."""
+        scan = swfscan.scan_lines(data, _USED, _MAX_VALUE)
+        first, header = self.lines, self.header
         bounds = zip(scan.careful.tolist(), scan.starts[scan.careful].tolist(), scan.ends[scan.careful].tolist())
         for index, start, end in bounds:
-            job = _read_line(path, index + 1, data[start:end].rstrip(b"\r\n"), header, stats, on_reject)
+            index += first
+            job = _read_line(path, index + 1, data[start:end].rstrip(b"\r\n"), header, stats,
+                             lambda *reject: self.rejects.append(reject))
             if job is not None:
-                careful.append((index, job))
-            if _procs_per_node(header) != node_sizes[-1][1]:
-                node_sizes.append((index, _procs_per_node(header)))
-        del data  # the file's bytes are read: the jobs are made from the scan's numbers, without them alongside
-        jobs = _columns(_fast_columns(scan, node_sizes, stats), careful)
-    return _trace(path, jobs, stats, header)
+                self.careful.append((index, job))
+            if _procs_per_node(header) != self.node_sizes[-1][1]:
+                self.node_sizes.append((index, _procs_per_node(header)))
+        self.parts.append(_ran_rows(scan, first, stats))
+        self.lines += len(scan.starts)
+
+
+def read_swf(path, stats, on_reject, on_progress=None):
+    """Read one SWF file into a ``Trace`` (jobs in submission order, as ``JobColumns``).
+
+    The file is read a block of lines at a time (``_READ_SIZE``, decompressed
+    as it goes): numpy reads the plainly well-formed job lines (``swfscan``),
+    keeping only the fields used; the other lines are read one by one, as
+    ``read_swf_lines`` reads them all, in file order, so headers, extra
+    fields and errors come out the same. A file whose compression is damaged
+    is read again by ``read_swf_lines``, which says where it breaks (the lines
+    rejected before the damage are reported once, by it).
+    ``on_progress(bytes done, bytes)`` after each block.
+    """
+    before = copy.deepcopy(vars(stats))
+    reading = _Reading()
+    try:
+        with collection_paused():
+            for data, done, total in line_blocks(path, _READ_SIZE):
+                reading.block(path, data, stats)
+                if on_progress is not None:
+                    on_progress(done, total)
+    except Damaged:
+        vars(stats).update(before)
+        return read_swf_lines(path, stats, on_reject)
+    stats.files += 1
+    stats.lines += reading.lines
+    for reject in reading.rejects:
+        on_reject(*reject)
+    with collection_paused():
+        jobs = _columns(_fast_columns(_joined_rows(reading.parts), reading.node_sizes), reading.careful)
+    return _trace(path, jobs, stats, reading.header)
 
 
 class _Numbering:

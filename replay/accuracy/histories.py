@@ -161,9 +161,17 @@ class Completions:
         _order_ties_by_job_id(order, self.keys, columns.jobs)
         self.order = order
         self.first_of_user = np.concatenate(([0], np.cumsum(np.bincount(columns.users, minlength=columns.user_count))))
-        self.runtime_s = columns.runtime_s[order]
-        self.walltime_s = columns.walltime_s[order]
         self._shared = {}
+
+    @property
+    def runtime_s(self):
+        """The completions' runtimes (made when asked: the tables built from them are kept, not they)."""
+        return self.columns.runtime_s[self.order]
+
+    @property
+    def walltime_s(self):
+        """The completions' walltimes (NO_PREDICTION: none), made when asked."""
+        return self.columns.walltime_s[self.order]
 
     def count_before(self, users, times):
         """Per job, the position of the first of ``users``' completions at or after ``times``."""
@@ -204,7 +212,8 @@ class Histories(NamedTuple):
     def at(cls, completions, times):
         """The histories of every job at its own instant ``times[j]`` (its submission or its start)."""
         users = completions.columns.users
-        return cls(completions.first_of_user[users], completions.count_before(users, times))
+        oldest = completions.shared("first of the user's", lambda: completions.first_of_user[users])  # any instant
+        return cls(oldest, completions.count_before(users, times))
 
     def last(self, window):
         """Where the last ``window`` rows of each history begin."""

@@ -265,16 +265,22 @@ def _replayed(jobs, predictors, on_progress, instants):
 
 
 def _vectorised_values(trace, predictors, instants, values):
-    """Fills ``values`` with the predictors that have a vectorised form; the indexes of the others."""
+    """Fills ``values`` with the predictors that have a vectorised form; the indexes of the others.
+
+    One instant after the other, so that only one instant's histories are held.
+    """
     walked = []
-    for index, predictor in enumerate(predictors):
-        computed = trace.values(predictor, instants)
-        if computed is None:
-            walked.append(index)
-        else:
-            for slot, instant_values in enumerate(computed):
-                values[slot, :, index] = instant_values
-    return walked
+    for slot, instant in enumerate(instants):
+        for index, predictor in enumerate(predictors):
+            if index in walked:
+                continue
+            computed = trace.values(predictor, (instant,))
+            if computed is None:
+                walked.append(index)
+            else:
+                values[slot, :, index] = computed[0]
+        trace.forget_histories()
+    return sorted(walked)
 
 
 def job_table(jobs, predictions, first=0):

@@ -194,13 +194,13 @@ class _Owners:
         self.columns = columns
         self.ranged = columns.ranged()
         self.completions = Completions(columns) if self.ranged else None
-        self._histories = {}
+        self.histories = {}
 
     def histories_at(self, instant):
-        if instant not in self._histories:
+        if instant not in self.histories:
             times = getattr(self.columns, _INSTANT_TIMES[instant])
-            self._histories[instant] = Histories.at(self.completions, times)
-        return self._histories[instant]
+            self.histories[instant] = Histories.at(self.completions, times)
+        return self.histories[instant]
 
 
 class VectorisedTrace:
@@ -227,6 +227,11 @@ class VectorisedTrace:
             static = _STATIC_FORMS[predictor.name](self.columns)
             return [static] * len(instants)
         return None
+
+    def forget_histories(self):
+        """Let go of the histories computed so far (an instant's are not read again once its values are made)."""
+        for owners in self._owners.values():
+            owners.histories.clear()
 
     def _owners_of(self, by_project):
         if by_project not in self._owners:

@@ -18,7 +18,8 @@ from predictor.ingest.paths import looks_like_swf
 
 from ..shared.errors import TraceError
 
-__all__ = ["raw_lines", "whole_file", "line_blocks", "Damaged", "accounting_files", "collection_paused"]
+__all__ = ["raw_lines", "whole_file", "line_blocks", "Damaged", "accounting_files", "collection_paused",
+           "give_back_freed_memory"]
 
 
 _DAMAGED = (EOFError, zlib.error, gzip.BadGzipFile)
@@ -117,3 +118,19 @@ def collection_paused():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def give_back_freed_memory():
+    """Return to the system the memory a read freed (glibc keeps it otherwise).
+
+    Reading leaves the heap full of holes where the blocks' small arrays and
+    the parsed records were; the replay's large arrays are mapped apart and
+    never reuse them, so without this the holes would count in the command's
+    memory to the end. Nothing happens where the C library has no
+    ``malloc_trim`` (not glibc).
+    """
+    try:
+        import ctypes
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass

@@ -20,7 +20,7 @@ from predictor.cmdline.rejects import RejectPrinter
 from ..shared.errors import TraceError
 from . import swf
 from .columns import JobColumns
-from .files import raw_lines
+from .files import give_back_freed_memory, raw_lines
 from .trace import ReadStats
 
 __all__ = ["load_trace", "detect_format", "FORMATS", "read_trace"]
@@ -95,7 +95,9 @@ def load_trace(paths, fmt="auto", on_reject=None, on_progress=None, as_columns=F
         trace = pbslog.read_accounting(paths, stats, on_reject, on_progress=on_progress)
     if not len(trace.jobs):
         raise TraceError("no job that ran in {}: {}".format(", ".join(paths), "; ".join(stats.notes(0))))
-    return trace._replace(jobs=_held(trace.jobs, as_columns))
+    trace = trace._replace(jobs=_held(trace.jobs, as_columns))
+    give_back_freed_memory()
+    return trace
 
 
 def _held(jobs, as_columns):

@@ -6,9 +6,10 @@ files, ingests them with ``predictor.ingest.ingester.Ingester`` and reports reco
 next to the parse-only rate (no database) to show where the time goes.
 ``--one-by-one N``: also N jobs upserted one statement each, as the jobobit hook
 does (the hooks' driver, pg8000), 20 users' jobs in end-time order, per-job
-median and p99.
+median and p99; ``--async-commit``: that database does not wait for the disk at
+commit (synchronous_commit off), which leaves the statement's own cost.
 
-    python benchmarks/ingest_bench.py [--records 1000000] [--files 10] [--one-by-one 0]
+    python benchmarks/ingest_bench.py [--records 1000000] [--files 10] [--one-by-one 0] [--async-commit]
 """
 
 import argparse
@@ -86,6 +87,8 @@ def main():
                         help="worker-process counts to measure, each into a fresh table")
     parser.add_argument("--one-by-one", type=int, default=0, metavar="N",
                         help="also upsert N jobs one statement each (the jobobit hook's way) into a fresh table")
+    parser.add_argument("--async-commit", action="store_true",
+                        help="--one-by-one's database does not wait for the disk at commit")
     args = parser.parse_args()
     name = "swt_bench_" + uuid.uuid4().hex[:8]
     dsn = dsn_with(ADMIN_DSN, dbname=name)
@@ -94,7 +97,7 @@ def main():
         size_mb = sum(os.path.getsize(os.path.join(directory, n)) for n in os.listdir(directory)) / 1e6
         parsed, parse_s = parse_only(directory)
         results = [(workers, ingest_fresh(dsn, name, directory, workers)) for workers in args.workers]
-    one_by_one = one_by_one_fresh(dsn, name, args.one_by_one) if args.one_by_one else None
+    one_by_one = one_by_one_fresh(dsn, name, args.one_by_one, args.async_commit) if args.one_by_one else None
     print("{} E records in {} files, {:.0f} MB, {} CPUs".format(args.records, args.files, size_mb, os.cpu_count()))
     print("parse only, 1 process   : {:8.0f} records/s ({} jobs, {:.1f} s)".format(parsed / parse_s, parsed, parse_s))
     for workers, (stats, ingest_s, again, again_s) in results:
@@ -115,11 +118,13 @@ def ingest_fresh(dsn, name, directory, workers):
     finally:
         admin(ADMIN_DSN, "DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
 
-def one_by_one_fresh(dsn, name, count):
+def one_by_one_fresh(dsn, name, count, async_commit=False):
     """``count`` single-job upserts through the hooks' store into a new database: (median ms, p99 ms, count)."""
     admin(ADMIN_DSN, "CREATE DATABASE " + name)
     try:
         init_schema(dsn)
+        if async_commit:
+            admin(ADMIN_DSN, "ALTER DATABASE {} SET synchronous_commit = off".format(name))
         samples = []
         with HookHistory(connect_params(dsn), read_only=False) as store:
             for index in range(count):

@@ -60,7 +60,7 @@ $$;
 -- Rebuild the key's checkpoints from changed_end on (those before it hold no changed job).
 CREATE OR REPLACE FUNCTION tang_refresh(key_user text, key_project text, key_walltime integer, changed_end bigint)
 RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     key_code text := coalesce('=' || key_project, '');
     spacing integer;
@@ -107,9 +107,11 @@ $$;
 -- changes none), each with the earliest end time changed. Their locks are taken first, in one order, so
 -- that two statements never wait on each other; then, with what is committed by then in view, only the
 -- keys that have a checkpoint at or after that end time, or at least checkpoint_rows jobs from their
--- newest checkpoint on, are rebuilt (for the others there is nothing to do).
+-- newest checkpoint on, are rebuilt (for the others there is nothing to do). Generic plans: planning
+-- these statements again for each one-job statement (the jobobit hook's) would cost more than running them.
 CREATE OR REPLACE FUNCTION tang_refresh_keys() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan
+AS $$
 DECLARE
     users text[];
     projects text[];

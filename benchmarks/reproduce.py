@@ -1,18 +1,21 @@
 """Every paper's headline figure beside ours: the table of docs/science.md, regenerated.
 
-    python benchmarks/reproduce.py TRACES_DIR [--write docs/science.md] [--work DIR]
+    python benchmarks/reproduce.py TRACES_DIR [--write docs/science.md] [--work DIR] [--only TEXT]
 
 TRACES_DIR holds the Parallel Workloads Archive traces the table is measured
 on (KTH-SP2-1996-2.2.swf, HPC2N-2002-subset.swf, CEA-Curie-2011-sample.swf; a
 missing one is left out). Each row runs the documented command (``python -m
 replay ...`` with ``--json``) and reads the same metric the paper reports; the
 paper's figure, on its own trace, stands beside it. ``--work DIR`` keeps each
-command's JSON there, so a second run only runs what is missing. Not a test:
+command's JSON there, so a second run only runs what is missing; ``--only
+TEXT`` runs only the claims whose metric contains TEXT, and with ``--write``
+keeps the file's other rows as they are. Not a test:
 it takes several minutes (the small-first runs retrain a random forest every
 simulated week).
 """
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -83,6 +86,49 @@ def _zrigui_quality(reports):
     return "{} / {} / {}".format(*(_percent(row[key]) for key in ("accuracy", "precision", "recall")))
 
 
+MODEL_ERRORS = ("0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1")
+"""The performance-model study's maximum errors, 0 to 100 %."""
+MODEL_SEED = 1
+
+
+def model_spec(error, adoption="0.2", seed=MODEL_SEED):
+    """The ``model`` predictor of one maximum error, for a random 20 % of the users."""
+    return "model:error={}:adoption={}:seed={}".format(error, adoption, seed)
+
+
+def adopters_change(report, spec):
+    """The change of the mean wait of ``spec``'s adopters under ``spec`` against nobody using the tool."""
+    return _row(report, "by_tool_use", model=spec, predictor=spec, group="adopters")["wait_mean_change"]
+
+
+def improvements(changes):
+    """Mean-wait changes as the study states them: "improved 6–23 %", or signed where some are longer."""
+    gains = [-100 * change for change in changes]
+    if min(gains) >= 0:
+        return "improved {:.0f}–{:.0f} %".format(min(gains), max(gains))
+    return "{} to {} % (negative: longer waits)".format(_signed(min(gains)), _signed(max(gains)))
+
+
+def _model(reports):
+    changes = [adopters_change(reports[0], model_spec(error)) for error in MODEL_ERRORS]
+    baseline = _row(reports[0], "by_tool_use", model=model_spec("0"), predictor="user", group="adopters")
+    return "{} (error 0 %: {:.0f} %, 100 %: {:.0f} %), {} users' {:,} jobs, {} mean wait without the tool".format(
+        improvements(changes), -100 * changes[0], -100 * changes[-1], baseline["users"], baseline["jobs"],
+        _duration(baseline["wait_mean_s"]))
+
+
+def _adaboost(reports):
+    baseline = _row(reports[0], "summary", predictor="user")["bsld_mean"]
+    return "{:.1f} → {}".format(baseline, "; ".join(
+        "{:.1f} with {} ({} %)".format(after, report["extension"], _signed(100 * (after - baseline) / baseline, 1))
+        for report in reports[1:] for after in [_row(report, "summary", predictor="adaboost")["bsld_mean"]]))
+
+
+def _duration(seconds):
+    seconds = int(round(seconds))
+    return "{}:{:02d}:{:02d}".format(seconds // 3600, seconds // 60 % 60, seconds % 60)
+
+
 def _rubio(reports):
     baseline = _row(reports[0], "summary", predictor="user")["bsld_mean"]
     best = min((_row(report, "summary", predictor=name)["bsld_mean"], name, report["extension"])
@@ -96,6 +142,9 @@ _TANG_RUN = ("{trace}", "--at", "submit", "--predictors", "user,tang,tang:min_ra
 _ZRIGUI = ("simulate", "{trace}", "--predictors", "user", "--bsld-tau", "60", "--workers", "1", "--policy")
 _RUBIO = ("simulate", "{trace}", "--predictors", "user,v1,ten-minutes", "--workers", "1", "--extension")
 """Rubio et al.'s runs: the first (``pbs``) gives the baseline, the users' walltimes; the others their corrections."""
+_ADABOOST = ("simulate", "{trace}", "--predictors", "user,adaboost", "--workers", "1", "--extension")
+_MODEL_RUN = ("simulate", "{trace}", "--predictors", ",".join(("user",) + tuple(map(model_spec, MODEL_ERRORS))),
+              "--workers", "1")
 ALL = tuple(TRACES)
 
 CLAIMS = (
@@ -110,6 +159,15 @@ CLAIMS = (
           "mean bounded slowdown (τ 60 s), fifo → small-first (FCFS base, with the safeguard)",
           "−50 % on KTH-SP2; −33 % to −79 % over seven traces", ALL,
           (_ZRIGUI + ("fifo",), _ZRIGUI + ("small-first",)), _zrigui_bsld),
+    Claim("Zrigui et al.", "mean bounded slowdown (τ 60 s), sjf → small-first-sjf (SPF base, with the safeguard)",
+          "SPF −3 % to −32 % over seven traces", ("KTH-SP2", "HPC2N subset"),
+          (_ZRIGUI + ("sjf",), _ZRIGUI + ("small-first-sjf",)), _zrigui_bsld),
+    Claim("Zrigui et al.", "mean bounded slowdown (τ 60 s), saf → small-first-saf (SAF base, with the safeguard)",
+          "SAF −10 % to −51 % over seven traces", ("KTH-SP2", "HPC2N subset"),
+          (_ZRIGUI + ("saf",), _ZRIGUI + ("small-first-saf",)), _zrigui_bsld),
+    Claim("Zrigui et al.", "mean bounded slowdown (τ 60 s), wfp → small-first-wfp (WFP base, with the safeguard)",
+          "not given for WFP", ("KTH-SP2", "HPC2N subset"),
+          (_ZRIGUI + ("wfp",), _ZRIGUI + ("small-first-wfp",)), _zrigui_bsld),
     Claim("Zrigui et al.", "classification accuracy / precision / recall of small (learned from the log)",
           "KTH-SP2 86 / 79 / 90 %; HPC2N 90 / 87 / 89 %", ALL, (_ZRIGUI + ("small-first",),), _zrigui_quality),
     Claim("Rubio et al., Correcting Job Walltime in a Resource-Constrained Environment",
@@ -117,12 +175,24 @@ CLAIMS = (
           "or correction-only (ten-minutes) with simple or power correction",
           "−97.5 % to −99.9 % (COARE 29,447 → 30; Curie 958 → 19; MetaCentrum2 806 → 6; HPC2N Seth 637 → 16)",
           ALL, (_RUBIO + ("pbs",), _RUBIO + ("simple",), _RUBIO + ("power",)), _rubio),
+    Claim("Rubio et al.", "mean bounded slowdown (τ 10 s), users' walltimes → regression (AdaBoost on user, "
+          "walltime and processors of the jobs completed before) with simple or power correction",
+          "COARE 29,447 → 259; Gaia 1,182 → 412; MetaCentrum2 806 → 739; Curie 958 → 567; HPC2N Seth 637 → 2 "
+          "(the same with either correction)", ALL,
+          (_ADABOOST + ("pbs",), _ADABOOST + ("simple",), _ADABOOST + ("power",)), _adaboost),
+    Claim("the performance-model submission tool study (Francesca, Intrepid, Blue Horizon workloads)",
+          "improvement of the mean queue time of a random 20 % of the users who submit with performance-model "
+          "estimates (maximum error 0–100 %), against theirs when nobody does",
+          "6–23 % (Francesca, 24 users); 6–15 % (Intrepid); 1–20 % (Blue Horizon)", ("KTH-SP2", "HPC2N subset"),
+          (_MODEL_RUN,), _model),
 )
 
 
 def _run(arguments, work):
     """The JSON report of ``python -m replay ARGUMENTS``, from ``work`` when it was run before."""
     name = "_".join(os.path.basename(argument) for argument in arguments).replace(":", "-").replace(",", "+")
+    if len(name) > 200:  # a file name has at most 255 bytes: a long predictor list is shortened by its digest
+        name = name[:150] + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
     path = os.path.join(work, name + ".json")
     if not os.path.exists(path):
         subprocess.run([sys.executable, "-m", "replay"] + list(arguments) + ["--json", path], check=True,
@@ -133,21 +203,39 @@ def _run(arguments, work):
     return report
 
 
-def table(traces_dir, work):
-    """The markdown table: paper, metric, its figure, ours on each trace, the commands."""
+def _cells(claim, trace):
+    """The first four cells of ``claim``'s row on ``trace``: what identifies the row in the table."""
+    return "| {} | {} | {} | {} |".format(claim.paper, claim.metric, claim.published, trace)
+
+
+def table(traces_dir, work, only=None, kept=()):
+    """The markdown table: paper, metric, its figure, ours on each trace, the commands.
+
+    ``only``: run just the claims whose metric contains it; the others' rows are taken from ``kept`` (the
+    lines of the table as it was), where they are.
+    """
     lines = ["| paper | metric | published | trace | ours | command |", "|---|---|---|---|---|---|"]
     for claim in CLAIMS:
         for trace in claim.traces:
             path = os.path.join(traces_dir, TRACES[trace])
+            if only is not None and only not in claim.metric:
+                lines += [line for line in kept if line.startswith(_cells(claim, trace) + " ")]
+                continue
             if not os.path.exists(path):
                 continue
             runs = [tuple(part.format(trace=path) for part in run) for run in claim.runs]
             ours = claim.ours([_run(run, work) for run in runs])
             commands = "<br>".join("`python -m replay {}`".format(" ".join(run)).replace(path, TRACES[trace])
                                    for run in runs)
-            lines.append("| {} | {} | {} | {} | {} | {} |".format(claim.paper, claim.metric, claim.published, trace,
-                                                                  ours, commands))
+            lines.append("{} {} | {} |".format(_cells(claim, trace), ours, commands))
     return "\n".join(lines) + "\n"
+
+
+def _table_lines(path):
+    """The lines of the table between the markers of ``path``."""
+    with open(path, encoding="utf-8") as stream:
+        document = stream.read()
+    return document.partition(BEGIN)[2].partition(END)[0].splitlines()
 
 
 def _write(path, text):
@@ -164,9 +252,11 @@ def main():
     parser.add_argument("traces_dir")
     parser.add_argument("--write", metavar="FILE", help="replace the table between the markers in FILE")
     parser.add_argument("--work", metavar="DIR", default="reproduce-work", help="where the JSON reports are kept")
+    parser.add_argument("--only", metavar="TEXT", help="run only the claims whose metric contains TEXT")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    text = table(args.traces_dir, args.work)
+    kept = _table_lines(args.write) if args.write and args.only is not None else ()
+    text = table(args.traces_dir, args.work, args.only, kept)
     if args.write:
         _write(args.write, text)
     sys.stdout.write(text)

@@ -215,6 +215,25 @@ def _history_values(jobs, predictors, times, instants, on_progress):
     return [values[INSTANTS.index(instant)] for instant in instants]
 
 
+def _learned_values(jobs, predictor, times, instants):
+    """A learning predictor's value for every job at each of ``instants``: its learner sees each completion
+    at its end time, after the predictions of that instant (the tie rule)."""
+    order, block_kinds = _ordered(times, instants)
+    kinds, indexes = _decoded(order, block_kinds, len(jobs))
+    learner = predictor.learner(jobs)
+    values = {kind: np.full(len(jobs), NO_PREDICTION, dtype=np.int64) for kind in (SUBMIT, START)}
+    at = {SUBMIT: times["submit_time"], START: times["start_time"]}
+    for kind, index in zip(kinds.tolist(), indexes.tolist()):
+        job = jobs[index]
+        if kind == END:
+            learner.observe(job, job.end_time, job.runtime_s)
+            continue
+        value = learner.estimate(job, int(at[kind][index]))
+        if value is not None:
+            values[kind][index] = value
+    return [values[INSTANTS.index(instant)] for instant in instants]
+
+
 def _seconds_array(rows, columns):
     """Lists of seconds or None as an int64 array, None as NO_PREDICTION (via NaN: seconds < 2**53)."""
     values = np.array(rows, dtype=np.float64).reshape(len(rows), columns)
@@ -250,7 +269,10 @@ def _replayed(jobs, predictors, on_progress, instants):
     trace = VectorisedTrace(jobs, times) if jobs and instants else None
     walked = _vectorised_values(trace, predictors, instants, values) if trace else []
     for index in walked:
-        if predictors[index].window == 0:
+        if predictors[index].learner is not None:
+            for slot, instant_values in enumerate(_learned_values(jobs, predictors[index], times, instants)):
+                values[slot, :, index] = instant_values
+        elif predictors[index].window == 0:
             values[:, :, index] = _static_values(jobs, predictors[index])
     for by_project in (False, True):  # one walk per kind of history owner: users, projects
         history_based = [index for index in walked

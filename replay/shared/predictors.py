@@ -15,6 +15,13 @@ calls, if any: knowing it, a replay may compute the same values for a whole
 trace at once. ``description`` says what it is in plain words, with the
 parameters it runs with, for the legends.
 
+``learner``, if given, makes the predictor learn over a whole run instead
+of reading a user's history: ``learner(jobs)``, with the run's jobs, gives an
+object whose ``observe(job, end_time, runtime_s)`` is called at each
+completion and whose ``estimate(job, now)`` gives the soft walltime at each
+prediction (Rubio et al.'s AdaBoost, ``adaboost``; the performance-model tool,
+``model``). Its ``estimate(history, job)`` is not used.
+
 A command line's spec (``v3``, ``tang:percentile=70``) is resolved once, by
 its option's type, into a ``ReplayPredictor``; that object is what the
 replays, the simulation's worker processes and the legends receive. A sweep's
@@ -24,19 +31,25 @@ process parses each spec once.
 """
 
 import functools
+from fractions import Fraction
 from typing import Callable, NamedTuple, Optional, Tuple
 
 from predictor.algorithms import PARAMETERS, REGISTRY, Algorithm, clamp, make_algorithm
 from predictor.errors import ConfigError, UsageError
 
-__all__ = ["ReplayPredictor", "PREDICTORS", "ACCURACY_PREDICTORS", "history_capacity", "resolve", "predictor_list",
-           "DESCRIPTIONS", "describe", "predictor_legend", "resolved", "history_project", "history_owner"]
+from .adaboost import AdaBoostModel
+from .performance_model import PerformanceModel
+
+__all__ = ["ReplayPredictor", "PREDICTORS", "LEARNED", "ACCURACY_PREDICTORS", "history_capacity", "resolve",
+           "predictor_list", "DESCRIPTIONS", "describe", "predictor_legend", "resolved", "history_project",
+           "history_owner"]
 
 
 class ReplayPredictor(NamedTuple):
     """A named estimate: ``estimate(history, job) -> seconds or None``.
 
     ``by_project``: ``history`` is the job's project's (every user's jobs, ``history_project``), not its user's.
+    ``learner``: made once per run with the run's jobs, it learns from every completion (see the module).
     """
 
     name: str
@@ -46,6 +59,7 @@ class ReplayPredictor(NamedTuple):
     algorithm: Optional[Algorithm] = None
     description: str = ""
     by_project: bool = False
+    learner: Optional[Callable] = None
 
     def __reduce__(self):
         """A resolved predictor travels to another process as its spec (its estimate is a closure)."""
@@ -121,8 +135,70 @@ DESCRIPTIONS = {
                    "for the simulation's --extension simple or power to correct",
     "recorded": "the soft walltime the hooks set, as recorded in the accounting log",
     "clairvoyant": "the true runtime (within [1 s, walltime]), known in advance: the ideal to compare with",
+    "adaboost": "Rubio et al.'s regression: scikit-learn's AdaBoost (defaults, seed {seed}) on user, walltime and "
+                "requested processors of every job completed before the prediction, refitted every {refit_hours} h "
+                "(ours; 0: at each prediction), within [1 s, walltime]",
+    "model": "performance-model estimates (each runtime class's longest runtime, error at most {error_pct:g} %) "
+             "for {adoption_pct:g} % of the users drawn with seed {seed}; the others' own walltimes",
 }
 """The replay's own predictors in plain words (the algorithms' are in ``predictor.algorithms.REGISTRY``)."""
+
+def _unused(history, job):
+    raise TypeError("a learning predictor estimates through its learner")
+
+
+def _whole(text):
+    return int(text)
+
+
+def _fraction(text):
+    value = Fraction(text)
+    if value.denominator > 10 ** 6:
+        raise ValueError(text)
+    return value
+
+
+LEARNED = {
+    "adaboost": {"seed": (_whole, 0, "a whole number >= 0", lambda value: value >= 0),
+                 "refit_hours": (_whole, 24, "a whole number of hours >= 0", lambda value: value >= 0)},
+    "model": {"error": (_fraction, Fraction(1, 10), "a number >= 0 (0.1: 10 %)", lambda value: value >= 0),
+              "adoption": (_fraction, Fraction(1, 5), "a number from 0 to 1 (0.2: 20 % of the users)",
+                           lambda value: 0 <= value <= 1),
+              "seed": (_whole, 0, "a whole number >= 0", lambda value: value >= 0)},
+}
+"""The learning predictors' parameters: ``name: (parse, default, what it must be, check)``."""
+
+
+def _learned(name, label, parameters):
+    values = {parameter: parameters.get(parameter, default) for parameter, (_, default, _, _) in LEARNED[name].items()}
+    if name == "adaboost":
+        learner = AdaBoostModel(values["seed"], values["refit_hours"] * 3600)
+        description = DESCRIPTIONS[name].format(**values)
+    else:
+        learner = PerformanceModel(values["error"], values["adoption"], values["seed"])
+        description = DESCRIPTIONS[name].format(error_pct=float(values["error"] * 100),
+                                                adoption_pct=float(values["adoption"] * 100), seed=values["seed"])
+    return ReplayPredictor(label, 0, _unused, description=description, learner=learner)
+
+
+def _learned_parameters(spec, rest):
+    """The ``param=value[:param=value...]`` of a learning predictor's ``spec`` as a dict."""
+    known, parameters = LEARNED[spec.partition(":")[0]], {}
+    for pair in rest.split(":"):
+        parameter, equals, text = pair.partition("=")
+        if parameter not in known or not equals or parameter in parameters:
+            raise UsageError("{}: {!r} is not parameter=value with a distinct parameter among {}".format(
+                spec, pair, ", ".join(known)))
+        parse, _, wanted, check = known[parameter]
+        try:
+            value = parse(text)
+        except (ValueError, ZeroDivisionError):
+            value = None
+        if value is None or not check(value):
+            raise UsageError("{}: {} must be {}, not {!r}".format(spec, parameter, wanted, text))
+        parameters[parameter] = value
+    return parameters
+
 
 PREDICTORS = dict(
     {"user": ReplayPredictor("user", 0, lambda history, job: job.walltime_s if job.walltime_s else None,
@@ -133,7 +209,8 @@ PREDICTORS = dict(
     **{"ten-minutes": ReplayPredictor("ten-minutes", 0, _ten_minutes, description=DESCRIPTIONS["ten-minutes"])},
     clairvoyant=ReplayPredictor("clairvoyant", 0, _clairvoyant, description=DESCRIPTIONS["clairvoyant"]))
 """Every predictor the replay knows: the hooks' algorithms (``predictor.algorithms.REGISTRY``) with the
-replay's own yardsticks around them."""
+replay's own yardsticks around them, and the learning predictors with their defaults."""
+PREDICTORS.update((name, _learned(name, name, {})) for name in LEARNED)
 
 ACCURACY_PREDICTORS = ("user", "v1", "v2", "v3", "recorded")
 """The accuracy replay's default set (clairvoyant would be trivially exact there)."""
@@ -164,6 +241,8 @@ def resolve(spec):
     if spec in PREDICTORS:
         return PREDICTORS[spec]
     name, _, rest = spec.partition(":")
+    if name in LEARNED and rest:
+        return _learned(name, spec, _learned_parameters(spec, rest))
     if name not in REGISTRY or not rest:
         raise UsageError("unknown predictor {!r}: give one of {}, or ALGORITHM:parameter=value with ALGORITHM "
                          "one of {}".format(spec, ", ".join(PREDICTORS), ", ".join(REGISTRY)))

@@ -34,6 +34,7 @@ from .runs import (
     simulation_report,
 )
 from .site import site_notes
+from .tool_use import with_tool_use
 
 __all__ = ["SUMMARY", "EXAMPLES", "SITE_DECIDED", "add_arguments", "add_setting_arguments", "settings_of",
            "refuse_with_site", "run"]
@@ -171,6 +172,7 @@ def run(args):
     notes = tuple(trace.stats.notes(len(trace.jobs))) + left_out + recorded + (
         machine_note, settings_note(settings, args.bsld_tau_s)) + rerun_notes(runs, settings)
     report, columns = simulation_report(title, notes, runs, cluster, args.bsld_tau_s, args.predictors)
+    report = with_tool_use(report, runs, columns, args.predictors)
     if POLICIES[settings.policy].classifies:
         from ..classification.table import with_classification  # the classifier's forest: only for small-first
         report = with_classification(report, jobs)
@@ -207,6 +209,7 @@ def _run_site(args, site, outputs, trace, rejects):
     notes = (tuple(trace.stats.notes(len(trace.jobs))) + inputs.left_out + recorded + (inputs.machine_note,)
              + site_notes(site) + unstarted_notes(runs, jobs))
     report, columns = simulation_report(title, notes, runs, inputs.cluster, args.bsld_tau_s, args.predictors)
+    report = with_tool_use(report, runs, columns, args.predictors)
     publish(outputs, report, job_table(runs, columns), lambda directory: _plot(directory, trace, columns),
             wide=bool(args.wide))
     return 1 if rejects.count else 0

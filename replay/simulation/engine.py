@@ -138,6 +138,7 @@ class _Engine:
         self.scheduler = Scheduler(self.calendar, policy, settings.strict_ordering,
                                    settings.backfill_depth, settings.selective)
         self.history = MemoryHistory(max(predictor.window, 1))
+        self.learner = predictor.learner(self.jobs) if predictor.learner is not None else None
         # A predictor that declares what it reads gives the same value for a user's jobs agreeing on those
         # fields while the user's history is unchanged: one estimate per (user, fields) until the next end.
         self._reads = attrgetter(*predictor.reads) if predictor.window and predictor.reads else None
@@ -208,7 +209,7 @@ class _Engine:
         while index < count and submit_times[index] == now:
             job = jobs[index]
             # queuejob sees only what the user sent: no default walltime yet.
-            soft = soft_walltime(job, index)
+            soft = soft_walltime(job, index, now)
             soft_queued[index] = soft or 0  # a soft walltime is >= 1 s: 0 is none
             small = classifier is not None and self._classify(index, job)
             submit(_queued((index, now, soft or walltime_plan[index], width[index], walltime_plan[index], small)), now)
@@ -226,6 +227,8 @@ class _Engine:
         job = self.jobs[index]
         if self.classifier is not None:
             self.classifier.observe(Completion(index, now, self.runtime[index]))
+        if self.learner is not None:
+            self.learner.observe(job, now, self.runtime[index])
         if self.predictor.window:
             owner = history_owner(self.predictor, job)
             self.history.add_row(owner, _history_row((now, job.job_id, self.runtime[index], self.walltime[index],
@@ -265,7 +268,7 @@ class _Engine:
             if walltime[index] != job.walltime_s:
                 job = job._replace(walltime_s=walltime[index])  # runjob sees defaults applied
             if self._predicts_again(index, now):
-                soft_started[index] = soft_walltime(job, index) or 0
+                soft_started[index] = soft_walltime(job, index, now) or 0
             elif index not in self.reruns:  # started before: it keeps the soft walltime it ran with
                 soft_started[index] = self.soft_queued[index]
             heapq.heappush(heap, (now + self._run_for(index), _END, next(seq), index))
@@ -298,8 +301,12 @@ class _Engine:
                                         self.width[index], walltime_plan), now)
         self._news = True
 
-    def _soft_walltime(self, job, index):
-        """The predictor's soft walltime for ``job``, as PBS takes it: whole seconds in [1, walltime]; or None."""
+    def _soft_walltime(self, job, index, now):
+        """The predictor's soft walltime for ``job`` at ``now``, as PBS takes it: whole seconds in [1, walltime];
+        or None."""
+        if self.learner is not None:
+            soft = self.learner.estimate(job, now)
+            return None if soft is None else clamp(int(soft), self.walltime[index])
         reads, window = self._reads, self.predictor.window
         owner = history_owner(self.predictor, job) if window else None
         if reads is None:

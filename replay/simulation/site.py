@@ -93,26 +93,33 @@ class _PredictorHooks(Hooks):
     def __init__(self, predictor, trace_jobs):
         self.predictor, self.trace_jobs = predictor, trace_jobs
         self.history = MemoryHistory(max(predictor.window, 1))
+        self.learner = predictor.learner(trace_jobs) if predictor.learner is not None else None
         self.queued_soft, self.started_soft, self.first_reservation = {}, {}, {}
 
-    def _soft(self, job):
+    def _soft(self, job, now):
         trace_job = self.trace_jobs[job.index]
         window = self.predictor.window
-        soft = self.predictor.estimate(self.history.recent(job.user, window) if window else (), trace_job)
+        if self.learner is not None:
+            soft = self.learner.estimate(trace_job, now)
+        else:
+            soft = self.predictor.estimate(self.history.recent(job.user, window) if window else (), trace_job)
         return None if soft is None else clamp(int(soft), job.walltime_s)
 
     def queued(self, job, now):
-        soft = self.queued_soft[job.index] = self._soft(job)
+        soft = self.queued_soft[job.index] = self._soft(job, now)
         return job._replace(soft_walltime_s=soft)
 
     def started(self, job, now):
-        soft = self.started_soft[job.index] = self._soft(job)
+        soft = self.started_soft[job.index] = self._soft(job, now)
         return job._replace(soft_walltime_s=soft)
 
     def reserved(self, job, start, now):
         self.first_reservation.setdefault(job.index, start)
 
     def ended(self, job, now):
+        if self.learner is not None:
+            self.learner.observe(self.trace_jobs[job.index], now, min(self.trace_jobs[job.index].runtime_s,
+                                                                       job.runtime_s))
         if self.predictor.window:
             runtime = min(self.trace_jobs[job.index].runtime_s, job.runtime_s)
             self.history.add_row(job.user, HistoryRow(now, job.name, runtime, job.walltime_s))

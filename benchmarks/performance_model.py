@@ -7,7 +7,7 @@ Intrepid and Blue Horizon) gives a random 20 % of the users runtime
 estimates of maximum error 0 to 100 % and reports how much their mean queue
 time improves (its Figs. 4-6: 6-23 %, 6-15 %, 1-20 %), and the average error
 of the generated estimates (its Table 3). This runs the same on KTH-SP2 and
-the HPC2N subset, once per seed of the draw of the users (seed 1 is the row
+the HPC2N subset, once per seed of the draw of the users (``seed=1`` is the row
 of docs/science.md), prints both tables and, with ``--plot``, draws the
 improvement against the maximum error. The simulations are
 ``benchmarks/reproduce.py``'s, kept in the same ``--work`` folder.
@@ -81,7 +81,7 @@ def _plot(path, errors, curves):
     for (trace, seed), gains in curves.items():
         axes.plot(errors, gains, color=colours[trace], marker="o" if seed == 1 else None,
                   linewidth=2 if seed == 1 else 0.8, alpha=1 if seed == 1 else 0.5,
-                  label="{} (seed 1)".format(trace) if seed == 1 else None)
+                  label="{} (seed=1)".format(trace) if seed == 1 else None)
     axes.axhspan(6, 23, color="grey", alpha=0.15, label="published: Francesca 6–23 %")
     axes.axhline(0, color="black", linewidth=0.5)
     axes.set_xlabel("maximum error of the performance model (%)")

@@ -10,7 +10,8 @@ from replay.traces.trace import Job
 
 
 def _jobs():
-    return [Job(str(index), "u{}".format(index % 5), index * 10, 50 + index, 3600, 1 + index % 3) for index in range(40)]
+    return [Job(str(index), "u{}".format(index % 5), index * 10, 50 + index, 3600, 1 + index % 3)
+            for index in range(40)]
 
 
 def _table(specs):

@@ -135,11 +135,11 @@ DESCRIPTIONS = {
                    "for the simulation's --extension simple or power to correct",
     "recorded": "the soft walltime the hooks set, as recorded in the accounting log",
     "clairvoyant": "the true runtime (within [1 s, walltime]), known in advance: the ideal to compare with",
-    "adaboost": "Rubio et al.'s regression: scikit-learn's AdaBoost (defaults, seed {seed}) on user, walltime and "
-                "requested processors of every job completed before the prediction, refitted every {refit_hours} h "
-                "(ours; 0: at each prediction), within [1 s, walltime]",
+    "adaboost": "Rubio et al.'s regression: scikit-learn's AdaBoost (defaults, random_state={seed}) on user, "
+                "walltime and requested processors of every job completed before the prediction, refitted every "
+                "{refit_hours} h (ours; 0: at each prediction), within [1 s, walltime]",
     "model": "performance-model estimates (each runtime class's longest runtime, error at most {error_pct:g} %) "
-             "for {adoption_pct:g} % of the users drawn with seed {seed}; the others' own walltimes",
+             "for {adoption_pct:g} % of the users drawn with seed={seed}; the others' own walltimes",
 }
 """The replay's own predictors in plain words (the algorithms' are in ``predictor.algorithms.REGISTRY``)."""
 

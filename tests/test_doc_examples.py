@@ -27,6 +27,7 @@ TEMPLATES = {
     "python -m replay simulate TRACE --predictors user --policy saf --bsld-tau 60": "TRACE: each trace in turn",
     "python -m replay simulate TRACE --predictors user --policy wfp --bsld-tau 60": "TRACE: each trace in turn",
     "python -m replay simulate TRACE --predictors user,v1,ten-minutes --extension simple": "TRACE: each trace in turn",
+    "python -m replay simulate TRACE --predictors user,adaboost --extension simple": "TRACE: each trace in turn",
     "python -m replay simulate traces/hpc2n-2002-accounting --site traces/sites/strict --cores 120 --predictors "
     "user,v1,v2,v3": "a table's run: 10 to 30 minutes",
     "python -m replay simulate traces/hpc2n-2002-accounting --site traces/sites/fairshare --cores 120 --predictors "

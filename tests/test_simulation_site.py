@@ -85,3 +85,15 @@ def test_simulate_with_a_site_folder_from_a_real_server(tmp_path, capsys):
     report = json.loads(out.read_text())
     assert any("the site's PBS" in note for note in report["notes"])
     assert {row["predictor"] for row in report["tables"][0]["rows"]} == {"user", "v3"}
+
+
+@pytest.mark.parametrize("spec", ["model:error=0.2:adoption=0.5:seed=3", "adaboost"])
+def test_learning_predictors_give_the_site_model_their_estimates(bundled, spec):
+    """The performance-model tool and the AdaBoost regression (which learns from each completion) give each job
+    the same runjob soft walltime on the site model's plain policy as in the core-pool engine."""
+    engine = simulate_jobs(bundled, resolve(spec), Cluster.of_cores(120), SchedulerSettings())
+    site = SiteMachine(SchedulingPolicy(strict_ordering=True, backfill_fuzzy_s=0), one_vnode(120), 600)
+    modelled = simulate_site(bundled, resolve(spec), site)
+    assert [(done.job.job_id, done.soft_walltime_started_s) for done in modelled] == \
+        [(done.job.job_id, done.soft_walltime_started_s) for done in engine]
+    assert any(done.soft_walltime_started_s != done.job.walltime_s for done in modelled)

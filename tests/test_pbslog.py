@@ -3,9 +3,11 @@
 import gzip
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from predictor.accounting.records import completed_job, parse_fields, parse_record
-from replay.traces.pbslog import read_accounting, record_kinds, record_line
+from replay.traces.pbslog import _listed_jobs, _Runs, read_accounting, record_kinds, record_line
 from replay.traces.trace import Job, ReadStats
 
 # Written by an OpenPBS 23.06 server (../shared/pbs-facts.md).
@@ -239,3 +241,43 @@ def test_queue_order_survives_a_job_that_never_ran(tmp_path):
     trace, _ = read(tmp_path, rec("Q", "1.s"), rec("Q", "2.s"), rec("E", "1.s", "user=alice end={}".format(T)),
                     rec("Q", "3.s"), ended("3.s", T, T + 10), ended("2.s", T, T + 20))
     assert [job.job_id for job in trace.jobs] == ["2.s", "3.s"]
+
+
+
+@st.composite
+def runs(draw):
+    """``(order, Job)`` runs as the reader adds them: few job ids (some end again), tied submit times and
+    orders."""
+    job = st.builds(Job, job_id=st.sampled_from(["1.s", "2.s", "3[1].s", "Ωmega.s"]),
+                    user=st.sampled_from(["alice", "bob"]), submit_time=st.integers(0, 3),
+                    runtime_s=st.integers(0, 5), walltime_s=st.one_of(st.none(), st.integers(1, 9)),
+                    ncpus=st.integers(1, 4), start_time=st.integers(0, 9), end_time=st.integers(0, 9),
+                    queue=st.one_of(st.none(), st.just("workq")), occupancy_s=st.one_of(st.none(), st.integers(0, 9)))
+    return draw(st.lists(st.tuples(st.tuples(st.integers(0, 5), st.integers(-1, 2)), job), max_size=12))
+
+
+def _with_huge_walltime(entries, at):
+    return [(order, job._replace(walltime_s=2 ** 70) if number == at else job)
+            for number, (order, job) in enumerate(entries)]
+
+
+def _held(entries):
+    held, stats = _Runs(), ReadStats()
+    for order, job in entries:
+        held.add(order, job)
+    return list(held.jobs(stats)), stats.replaced
+
+
+def _listed(entries):
+    stats = ReadStats()
+    return _listed_jobs(entries, stats), stats.replaced
+
+
+@given(runs(), st.integers(0, 12))
+def test_runs_held_as_columns_come_out_as_a_list_gives_them(entries, huge_at):
+    """The later run of a job id replaces the earlier, then submission and first-record order, as a dict and a
+    sort of ``Job`` tuples give them; a value beyond int64 keeps the runs as a list from there on, to the same
+    end."""
+    assert _held(entries) == _listed(entries)
+    huge = _with_huge_walltime(entries, huge_at)
+    assert _held(huge) == _listed(huge)

@@ -77,31 +77,31 @@ class _NumberIds:
 
 
 class _TextIds:
-    """Job ids as one block of UTF-8 text and where each begins (``offsets[i]:offsets[i + 1]``)."""
+    """Job ids in one block of UTF-8 text: job ``i``'s is ``text[starts[i]:ends[i]]``."""
 
-    def __init__(self, text, offsets):
-        self.text_bytes, self.offsets = text, offsets
+    def __init__(self, text, starts, ends):
+        self.text_bytes, self.starts, self.ends = text, starts, ends
 
     @classmethod
     def of(cls, job_ids):
         encoded = [job_id.encode("utf-8") for job_id in job_ids]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
-        return cls(b"".join(encoded), offsets)
+        return cls(b"".join(encoded), offsets[:-1], offsets[1:])
 
     def at(self, index):
-        return self.text_bytes[int(self.offsets[index]):int(self.offsets[index + 1])].decode("utf-8")
+        return self.text_bytes[int(self.starts[index]):int(self.ends[index])].decode("utf-8")
 
     def text(self, begin, end):
-        bounds = self.offsets[begin:end + 1].tolist()
         data = self.text_bytes
-        return [data[low:high].decode("utf-8") for low, high in zip(bounds, bounds[1:])]
+        return [data[low:high].decode("utf-8")
+                for low, high in zip(self.starts[begin:end].tolist(), self.ends[begin:end].tolist())]
 
     def part(self, begin, end):
-        return _TextIds(self.text_bytes, self.offsets[begin:end + 1])
+        return _TextIds(self.text_bytes, self.starts[begin:end], self.ends[begin:end])
 
     def nbytes(self):
-        return len(self.text_bytes) + self.offsets.nbytes
+        return len(self.text_bytes) + self.starts.nbytes + self.ends.nbytes
 
 
 class JobColumns:
@@ -121,11 +121,15 @@ class JobColumns:
 
     @classmethod
     def of_arrays(cls, ids, integers, names):
-        """From job numbers (int64) or job id strings, int64 columns with ``_NONE64`` for None (or None), and
-        ``(codes, names)`` pairs (or None)."""
-        ids = _NumberIds(compact(ids) if len(ids) else ids) if isinstance(ids, np.ndarray) else _TextIds.of(ids)
+        """From job numbers (int64), job id strings, or ``(text, starts, ends)``: job ``i``'s id is UTF-8
+        ``text[starts[i]:ends[i]]``; int64 columns with ``NONE`` for None (or None), and ``(codes, names)`` pairs
+        (or None)."""
+        if isinstance(ids, np.ndarray):
+            ids = _NumberIds(compact(ids) if len(ids) else ids)
+        else:
+            ids = _TextIds(*ids) if isinstance(ids, tuple) else _TextIds.of(ids)
         integers = {field: None if values is None else compact(values) for field, values in integers.items()}
-        length = len(ids.offsets) - 1 if isinstance(ids, _TextIds) else len(ids.numbers)
+        length = len(ids.starts) if isinstance(ids, _TextIds) else len(ids.numbers)
         return cls(length, ids, integers, dict(names))
 
     @classmethod

@@ -25,20 +25,27 @@ depend on the machine's time zone (PBS writes local time; readers use the
 epoch fields, never the timestamp).
 """
 
+import array
 import functools
 import itertools
 import os
 import sys
 import time
 
+import numpy as np
+
 from predictor.accounting.records import array_subjob, is_array_parent
 from predictor.durations import format_duration
 from predictor.errors import AccountingError
 from predictor.jobs import CompletedJob
 
+from .columns import INTEGER_FIELDS, NAME_FIELDS, NONE, JobColumns
 from .files import accounting_files, collection_paused
 from .pbsscan import scans
 from .trace import Job, Trace
+
+_INTEGER_INDEXES = [Job._fields.index(field) for field in INTEGER_FIELDS]
+_NAME_INDEXES = [Job._fields.index(field) for field in NAME_FIELDS]
 
 __all__ = ["read_accounting", "record_line", "record_kinds", "record_time", "RECORD_ORDER"]
 
@@ -50,7 +57,7 @@ class _LogState:
 
     def __init__(self, stats):
         self.stats = stats
-        self.jobs = {}            # job id -> (queue order, Job)
+        self.runs = _Runs()       # the runs found, a row per E record
         self.in_flight = {}       # job id -> _QUEUED / _RUNNING / _DELETED
         self.first_seen = {}      # job id in flight -> order of its first record
         self.array_queued = {}    # parent id -> (order of its Q record, submit time)
@@ -145,14 +152,117 @@ def _ended(state, event):
         if parent in state.array_queued:  # no Q record of its own: it was queued with its parent
             parent_order, submit = state.array_queued[parent]
             order, done = (parent_order, index), done._replace(submit_time=submit)
-    job = _replay_job(done, nodes)
-    if state.jobs.pop(job_id, None) is not None:
-        state.stats.replaced += 1
-    state.jobs[job_id] = (order, job)
+    state.runs.add(order, _replay_job(done, nodes))
 
 
 def _rejected(state, event):
     raise AccountingError(event[2])
+
+
+class _Runs:
+    """The runs of the E records read, as columns (``JobColumns``' arrays, growing): a ``Job`` tuple per run
+    would be most of what reading a big site's logs holds.
+
+    A job id that ends again (a second E record) is replaced by its later run,
+    found at the end (``jobs``). Should a value not fit a column (beyond
+    int64), the runs are kept as ``(order, Job)`` from then on, as a list.
+    """
+
+    def __init__(self):
+        self.integers = [array.array("q") for _ in INTEGER_FIELDS]
+        self.names = [(array.array("i"), {}) for _ in NAME_FIELDS]
+        self.job_ids, self.job_id_ends = bytearray(), array.array("q", [0])
+        self.first_seen, self.index = array.array("q"), array.array("q")
+        self.listed = None
+
+    def add(self, order, job):
+        """One more run: ``order`` is (order of the first record of the job, subjob index or -1)."""
+        if self.listed is not None:
+            self.listed.append((order, job))
+            return
+        count = len(self.first_seen)
+        try:
+            for column, field in zip(self.integers, _INTEGER_INDEXES):
+                value = job[field]
+                if value is None:
+                    value = NONE
+                elif value == NONE:  # the one int64 that stands for None
+                    raise OverflowError(value)
+                column.append(value)
+        except (OverflowError, TypeError):
+            for column in self.integers:
+                del column[count:]
+            self.listed = self._entries() + [(order, job)]
+            return
+        for (codes, numbers), field in zip(self.names, _NAME_INDEXES):
+            name = job[field]
+            codes.append(-1 if name is None else numbers.setdefault(name, len(numbers)))
+        self.job_ids += job.job_id.encode("utf-8")
+        self.job_id_ends.append(len(self.job_ids))
+        self.first_seen.append(order[0])
+        self.index.append(order[1])
+
+    def _columns(self):
+        names = {field: (np.frombuffer(codes, dtype=np.int32), tuple(numbers)) if numbers else None
+                 for field, (codes, numbers) in zip(NAME_FIELDS, self.names)}
+        integers = {field: np.frombuffer(column, dtype=np.int64)
+                    for field, column in zip(INTEGER_FIELDS, self.integers)}
+        return integers, names
+
+    def _text_ids(self, order=None):
+        """``(text, starts, ends)`` of the job ids, rows in ``order``."""
+        ends = np.frombuffer(self.job_id_ends, dtype=np.int64)
+        starts, ends = ends[:-1], ends[1:]
+        return (self.job_ids, starts, ends) if order is None else (self.job_ids, starts[order], ends[order])
+
+    def _entries(self):
+        """``[(order, Job)]`` of the rows so far."""
+        integers, names = self._columns()
+        jobs = list(JobColumns.of_arrays(self._text_ids(), integers, names))
+        return list(zip(zip(self.first_seen.tolist(), self.index.tolist()), jobs))
+
+    def jobs(self, stats):
+        """The runs, the later of two of one job id kept (counted in ``stats.replaced``), in submission order
+        (at one submit time, the order the log first mentions the jobs)."""
+        if self.listed is not None:
+            return _listed_jobs(self.listed, stats)
+        integers, names = self._columns()
+        every = JobColumns.of_arrays(self._text_ids(), {}, names)
+        kept = _last_of_each(every)
+        stats.replaced += len(every) - int(kept.size)
+        first_seen, index = np.frombuffer(self.first_seen, np.int64), np.frombuffer(self.index, np.int64)
+        order = kept[np.lexsort((index[kept], first_seen[kept], integers["submit_time"][kept]))]
+        del kept
+        integers = {field: values[order] for field, values in integers.items()}
+        names = {field: None if coded is None else (coded[0][order], coded[1]) for field, coded in names.items()}
+        return JobColumns.of_arrays(self._text_ids(order), integers, names)
+
+
+def _last_of_each(jobs):
+    """The rows of ``jobs`` (``JobColumns``) that are the last of their job id, in row order."""
+    job_ids = jobs.job_id
+    hashes = np.fromiter(map(hash, jobs.job_ids()), np.int64, len(jobs))
+    by_hash = np.argsort(hashes, kind="stable")
+    same = np.flatnonzero(hashes[by_hash][1:] == hashes[by_hash][:-1])
+    if not same.size:
+        return np.arange(len(jobs))
+    rows = set(by_hash[same].tolist()) | set(by_hash[same + 1].tolist())  # rows sharing a hash with another
+    last = {}
+    for row in sorted(rows):
+        last[job_ids(row)] = row
+    keep = np.ones(len(jobs), dtype=bool)
+    keep[sorted(rows - set(last.values()))] = False
+    return np.flatnonzero(keep)
+
+
+def _listed_jobs(entries, stats):
+    latest = {}
+    for order, job in entries:
+        if latest.pop(job.job_id, None) is not None:
+            stats.replaced += 1
+        latest[job.job_id] = (order, job)
+    ordered = sorted(latest.values(), key=lambda entry: (entry[1].submit_time, entry[0]))
+    return [job for _, job in ordered]
 
 
 _HANDLERS = {"Q": _queued, "S": _started, "D": _deleted, "R": _rerun, "E": _ended, "!": _rejected}
@@ -198,9 +308,7 @@ def read_accounting(paths, stats, on_reject, workers=None, on_progress=None):
             if on_progress is not None:
                 on_progress(sum(sizes[:number + 1]), sum(sizes))
     _count_left_in_flight(state)
-    # Submission order; at one submit time, the order the log first mentions the jobs.
-    ordered = sorted(state.jobs.values(), key=lambda entry: (entry[1].submit_time, entry[0]))
-    return Trace([job for _, job in ordered], "pbs", tuple(paths), stats)
+    return Trace(state.runs.jobs(stats), "pbs", tuple(paths), stats)
 
 
 def _size(path):

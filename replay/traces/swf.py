@@ -357,16 +357,20 @@ def read_swf(path, stats, on_reject, on_progress=None):
     fields and errors come out the same. A file whose compression is damaged
     is read again by ``read_swf_lines``, which says where it breaks (the lines
     rejected before the damage are reported once, by it).
-    ``on_progress(bytes done, bytes)`` after each block.
+    ``on_progress(bytes done, bytes)`` before each block and at the end.
     """
     before = copy.deepcopy(vars(stats))
     reading = _Reading()
     try:
         with collection_paused():
-            for data, done, total in line_blocks(path, _READ_SIZE):
-                reading.block(path, data, stats)
+            done = 0
+            for data, read_to, total in line_blocks(path, _READ_SIZE):
                 if on_progress is not None:
-                    on_progress(done, total)
+                    on_progress(done, total)  # before the block, as from 0 at the start
+                reading.block(path, data, stats)
+                done = read_to
+            if on_progress is not None and done:
+                on_progress(done, done)
     except Damaged:
         vars(stats).update(before)
         return read_swf_lines(path, stats, on_reject)

@@ -20,6 +20,11 @@ and each command:
 * with ``--sweep``, ``python -m replay sweep SWF --predictors user,v3 --backfill-depth 1,3 --jobs 2``
   (four cells, two worker processes), on the SWF file only;
 
+with ``--baseline REV``, each command runs first with revision REV's
+``predictor`` and ``replay`` packages (extracted with ``git archive``), then
+with this checkout's, on the same inputs, so the two are compared in one run
+(the last column: the baseline's PSS over this checkout's);
+
 it prints the wall and CPU seconds (the command's and its workers'), jobs per
 second of wall time and of CPU time (the latter less moved by a busy machine), the peak
 RSS of the largest process and the peak PSS sum over the command and its
@@ -29,6 +34,7 @@ stopped (its row says so), so that a run never takes a shared machine's memory.
 
     nice -n 19 python benchmarks/scale.py [--sizes 1000000,3000000,10000000] [--inputs swf,pbs]
         [--commands replay,simulate] [--sweep] [--max-gb 8] [--kth PATH] [--json FILE] [--keep DIR]
+        [--baseline REV]
 """
 
 import argparse
@@ -188,11 +194,11 @@ class Measure:
     """One command's wall and CPU seconds (itself and its children), peak RSS of its largest process and peak
     PSS sum over it and its descendants (MB); ``stopped``: it went over ``max_mb`` of PSS and was killed."""
 
-    def __init__(self, argv, max_mb):
+    def __init__(self, argv, max_mb, cwd=ROOT):
         started = time.perf_counter()
         self.pss_peak_mb, self.stopped = 0.0, False
         with tempfile.TemporaryFile() as errors:
-            process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors,
+            process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors,
                                        start_new_session=True)
             while True:
                 pid, status, usage = os.wait4(process.pid, os.WNOHANG)
@@ -245,19 +251,34 @@ def measure_size(rows, jobs, args, folder):
     print("\n{:,} jobs, {:.1f} years, made in {:.0f} s (SWF {:,.0f} MB, PBS {} files {:,.0f} MB gzip'ed)".format(
         jobs, years, time.perf_counter() - started, os.path.getsize(swf) / 1e6, len(os.listdir(accounting)),
         sum(os.path.getsize(os.path.join(accounting, name)) for name in os.listdir(accounting)) / 1e6), flush=True)
-    print("{:<30} {:<8} {:>8} {:>8} {:>9} {:>11} {:>11} {:>11} {:>10}".format(
-        "command", "input", "wall s", "CPU s", "jobs/s", "jobs/CPU s", "largest MB", "all PSS MB", "PSS B/job"))
+    print("{:<30} {:<8} {:<10} {:>8} {:>8} {:>9} {:>11} {:>11} {:>11} {:>10} {:>6}".format(
+        "command", "input", "tree", "wall s", "CPU s", "jobs/s", "jobs/CPU s", "largest MB", "all PSS MB", "PSS B/job",
+        "ratio"))
     results = []
     for label, source, argv in commands(swf, accounting, folder, args):
-        measure = Measure([sys.executable, "-m", "replay"] + argv, args.max_gb * 1024)
-        note = "  (stopped: over {} GB)".format(args.max_gb) if measure.stopped else ""
-        print("{:<30} {:<8} {:>8.1f} {:>8.1f} {:>9,.0f} {:>11,.0f} {:>11,.0f} {:>11,.0f} {:>10,.0f}{}".format(
-            label, source, measure.wall_s, measure.cpu_s, jobs / measure.wall_s, jobs / measure.cpu_s, measure.peak_mb,
-            measure.pss_peak_mb, measure.pss_peak_mb * 2 ** 20 / jobs, note), flush=True)
-        results.append({"jobs": jobs, "command": label, "input": source, "wall_s": measure.wall_s,
-                        "cpu_s": measure.cpu_s, "peak_mb": measure.peak_mb, "pss_peak_mb": measure.pss_peak_mb,
-                        "stopped": measure.stopped})
+        baseline_pss = None
+        for tree, cwd in args.trees:
+            measure = Measure([sys.executable, "-m", "replay"] + argv, args.max_gb * 1024, cwd)
+            note = "  (stopped: over {} GB)".format(args.max_gb) if measure.stopped else ""
+            ratio = "{:.2f}".format(baseline_pss / measure.pss_peak_mb) if baseline_pss else ""
+            baseline_pss = baseline_pss or measure.pss_peak_mb
+            print("{:<30} {:<8} {:<10} {:>8.1f} {:>8.1f} {:>9,.0f} {:>11,.0f} {:>11,.0f} {:>11,.0f} {:>10,.0f} {:>6}{}"
+                  .format(label, source, tree, measure.wall_s, measure.cpu_s, jobs / measure.wall_s,
+                          jobs / measure.cpu_s, measure.peak_mb, measure.pss_peak_mb,
+                          measure.pss_peak_mb * 2 ** 20 / jobs, ratio, note), flush=True)
+            results.append({"jobs": jobs, "command": label, "input": source, "tree": tree, "wall_s": measure.wall_s,
+                            "cpu_s": measure.cpu_s, "peak_mb": measure.peak_mb, "pss_peak_mb": measure.pss_peak_mb,
+                            "stopped": measure.stopped})
     return results
+
+
+def baseline_tree(revision, directory):
+    """The ``predictor`` and ``replay`` packages of ``revision``, extracted under ``directory``."""
+    archive = subprocess.run(["git", "-C", ROOT, "archive", revision, "predictor", "replay"], check=True,
+                             stdout=subprocess.PIPE).stdout
+    os.makedirs(directory)
+    subprocess.run(["tar", "-x", "-C", directory], input=archive, check=True)
+    return directory
 
 
 def main():
@@ -274,7 +295,20 @@ def main():
     parser.add_argument("--kth", default=DEFAULT_KTH)
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--keep", metavar="DIR", help="make the inputs in DIR and keep them")
+    parser.add_argument("--baseline", metavar="REV", help="also run each command with this git revision's packages")
     args = parser.parse_args()
+    args.trees = [("this", ROOT)]
+    work = tempfile.mkdtemp(prefix="scale-baseline-")
+    try:
+        if args.baseline:
+            args.trees.insert(0, (args.baseline[:10], baseline_tree(args.baseline, os.path.join(work, "tree"))))
+        run(args)
+    finally:
+        shutil.rmtree(work)
+
+
+def run(args):
+    """Every size of ``args``: inputs made, commands measured, the results written to ``--json``."""
     print("load average at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     rows = kth_rows(args.kth)
     results = []

@@ -39,7 +39,7 @@ from predictor.durations import format_duration
 from predictor.errors import AccountingError
 from predictor.jobs import CompletedJob
 
-from .columns import INTEGER_FIELDS, NAME_FIELDS, NONE, JobColumns
+from .columns import INTEGER_FIELDS, NAME_FIELDS, NONE, JobColumns, compact
 from .files import accounting_files, collection_paused
 from .pbsscan import scans
 from .trace import Job, Trace
@@ -233,7 +233,7 @@ class _Runs:
         first_seen, index = np.frombuffer(self.first_seen, np.int64), np.frombuffer(self.index, np.int64)
         order = kept[np.lexsort((index[kept], first_seen[kept], integers["submit_time"][kept]))]
         del kept
-        integers = {field: values[order] for field, values in integers.items()}
+        integers = {field: compact(values[order]) for field, values in integers.items()}  # one at a time
         names = {field: None if coded is None else (coded[0][order], coded[1]) for field, coded in names.items()}
         return JobColumns.of_arrays(self._text_ids(order), integers, names)
 

@@ -44,6 +44,16 @@ def compact(values):
     return values
 
 
+_WIDE_FIELDS = frozenset(("submit_time", "start_time", "end_time", "runtime_s"))
+"""Kept as int64 when no job lacks them: the replay reads them as int64 arrays, these very ones, not copies."""
+
+
+def _held(field, column, length):
+    if field in _WIDE_FIELDS and column is not None and column.dtype == np.int32 and (column != _INT32.min).all():
+        return column.astype(np.int64)
+    return column
+
+
 def widened(column, length):
     """A column (int32, int64, or None: all None) as int64, None as ``NONE``."""
     if column is None:
@@ -128,8 +138,9 @@ class JobColumns:
             ids = _NumberIds(compact(ids) if len(ids) else ids)
         else:
             ids = _TextIds(*ids) if isinstance(ids, tuple) else _TextIds.of(ids)
-        integers = {field: None if values is None else compact(values) for field, values in integers.items()}
         length = len(ids.starts) if isinstance(ids, _TextIds) else len(ids.numbers)
+        integers = {field: None if values is None else _held(field, compact(values), length)
+                    for field, values in integers.items()}
         return cls(length, ids, integers, dict(names))
 
     @classmethod
@@ -215,8 +226,8 @@ class JobColumns:
         return int(missing[0]) if missing.size else None
 
     def numbers(self, field, missing=None):
-        """Integer ``field`` of every job as int64; ``missing`` stands for None (None: ``ValueError`` if a job has
-        none)."""
+        """Integer ``field`` of every job as int64 (the column itself when it is one: read only); ``missing``
+        stands for None (None: ``ValueError`` if a job has none)."""
         column = self._integers[field]
         if column is None:
             column = np.full(self._length, _NONE64, dtype=np.int64)
@@ -225,7 +236,7 @@ class JobColumns:
             if missing is None:
                 raise ValueError("{}: no value for job {}".format(field, self.job_id(int(np.argmax(unknown)))))
             return np.where(unknown, missing, column).astype(np.int64)
-        return column.astype(np.int64)
+        return column.astype(np.int64, copy=False)  # a wide column itself: no copy
 
     def name_codes(self, field):
         """``(codes, names)`` of name ``field``: int32 indexes into the tuple ``names``, -1 for None."""

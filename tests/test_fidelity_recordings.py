@@ -34,6 +34,15 @@ REACHED = {
     "fairshare-egroup": (40, 16, 0.11, 1.33),  # as fairshare, by group
     "fairshare-2": (52, 25, 0.26, 1.22),  # the fairshare workload again, with mom_config and usage; busy, drifts
     "fairshare-egroup-2": (44, 30, 0.08, 0.16),  # the fairshare-egroup workload again, with mom_config and usage
+    # the same configurations with workloads drawn from another seed (fidelity_workloads.py --seed 2)
+    "strict-depth1-light-seed2": (40, 60, 0.10, None),  # mean waits of 0.4 s and 0.3 s; median 0 s
+    "strict-depth3-seed2": (44, 32, GOAL_WAIT, 0.07),
+    "formula-seed2": (54, 8, GOAL_WAIT, GOAL_WAIT),  # waits right, yet starts drift by seconds after an early one
+    "fairshare-seed2": (41, 32, GOAL_WAIT, 0.17),  # usage as the MoM reported it, whose instants no log holds
+    "fairshare-egroup-seed2": (41, 24, GOAL_WAIT, 0.21),
+    "limits-seed2": (42, 20, GOAL_WAIT, 0.40),
+    "vnodes-seed2": (42, 41, 0.08, 0.09),
+    "queues-seed2": (45, 26, GOAL_WAIT, 0.10),
     "limits": (45, 23, 0.11, 0.23),  # busy: the whole run drifts as strict-depth3's
     "vnodes": (50, 38, 0.09, 0.23),  # the replay's own vnode choices differ, and later starts with them
     "queues": (45, 21, GOAL_WAIT, 0.14),  # busy: the whole run drifts as strict-depth3's

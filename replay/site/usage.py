@@ -34,7 +34,7 @@ def decode_usage(data, filename="usage"):
         raise SiteError("{}: too short for a fairshare usage file ({} bytes)".format(filename, len(data)))
     tag, version = _HEADER.unpack_from(data)
     if tag.rstrip(b"\0") != _MAGIC or version != 2:
-        raise SiteError("{}: not a version 2 fairshare usage file (OpenPBS 13 and later write one)".format(
+        raise SiteError("{}: not a version 2 fairshare usage file (the format OpenPBS 23.06 writes)".format(
             filename))
     last_decay = _LAST_DECAY.unpack_from(data, _HEADER.size)[0]
     offset, usage = _HEADER.size + _LAST_DECAY.size, []

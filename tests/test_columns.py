@@ -1,5 +1,7 @@
 """replay.traces.columns: jobs held as arrays are the same jobs, and the accuracy replay reads the same from them."""
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -78,7 +80,9 @@ def test_default_predictors_on_columns(jobs):
 
 def test_traces_read_as_columns_are_the_jobs_read_as_lists():
     """The bundled SWF trace and PBS logs: ``as_columns`` holds the jobs the list holds."""
-    for path in ("traces/HPC2N-2002-subset.swf", "traces/hpc2n-2002-accounting"):
+    traces = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "traces")
+    for name in ("HPC2N-2002-subset.swf", "hpc2n-2002-accounting"):
+        path = os.path.join(traces, name)
         listed, columns = load_trace([path]), load_trace([path], as_columns=True)
         assert isinstance(listed.jobs, list) and isinstance(columns.jobs, JobColumns)
         assert columns.jobs == listed.jobs and columns.jobs.nbytes() < 100 * len(listed.jobs)

@@ -97,3 +97,53 @@ def test_learning_predictors_give_the_site_model_their_estimates(bundled, spec):
     assert [(done.job.job_id, done.soft_walltime_started_s) for done in modelled] == \
         [(done.job.job_id, done.soft_walltime_started_s) for done in engine]
     assert any(done.soft_walltime_started_s != done.job.walltime_s for done in modelled)
+
+
+def ran(job_id, user, ncpus, submit, start, end):
+    return Job(job_id, user, submit, end - start, 3600, ncpus, start_time=start, end_time=end)
+
+
+def test_fairshare_warm_up_charges_the_logged_runs_with_decay():
+    """ana's run (2 cpus, 0 to 50 s) is charged at its end and halved by the decay at 200 s; bob's (1 cpu from
+    10 s) still runs at the end of the warm-up and is charged up to it; cy's job, submitted after, is left to
+    simulate."""
+    from replay.simulation.site import warm_up
+    policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", decay_time_s=100,
+                                                        unknown_shares=10))
+    jobs = [ran("1", "ana", 2, 0, 0, 50), ran("2", "bob", 1, 10, 10, 300), ran("3", "cy", 1, 250, 250, 260)]
+    warmed = warm_up(jobs, SiteMachine(policy, one_vnode(4), 600), 200)
+    assert (warmed.fairshare.usage("ana"), warmed.fairshare.usage("bob")) == (50.5, 191)
+    assert [job.job_id for job in warmed.jobs] == ["3"] and (warmed.charged, warmed.running_at_end) == (2, 1)
+
+
+def test_warmed_up_usage_orders_the_simulated_jobs():
+    """ana's and bob's jobs wait for the one cpu behind dan's; without a warm-up ana's (submitted first) runs
+    next, after a warm-up in which ana used the machine bob's does."""
+    from replay.simulation.site import warm_up
+    policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10))
+    site = SiteMachine(policy, one_vnode(1), 600)
+    later = [Job("b", "dan", 1000, 100, 3600, 1), Job("2", "ana", 1010, 100, 3600, 1),
+             Job("3", "bob", 1020, 100, 3600, 1)]
+    cold = simulate_site(later, resolve("user"), site)
+    warmed = warm_up([ran("1", "ana", 1, 0, 0, 900)] + later, site, 1000)
+    warm = simulate_site(warmed.jobs, resolve("user"), site, fairshare=warmed.fairshare)
+    assert _start_order(cold) == ["b", "2", "3"] and _start_order(warm) == ["b", "3", "2"]
+
+
+def _start_order(runs):
+    return [done.job.job_id for done in sorted(runs, key=lambda done: done.start_time)]
+
+
+def test_fairshare_warm_up_on_the_command_line(tmp_path, capsys):
+    """The report says what the warm-up charged and simulates the later jobs; without --site, or with
+    fair_share off, the option is one line and exit 2."""
+    site = os.path.join(REPO, "traces", "sites", "fairshare")
+    status = main(["simulate", BUNDLED_PBS, "--site", site, "--cores", "120", "--predictors", "user",
+                   "--fairshare-warm-up", "168:00:00", "--json", str(tmp_path / "out.json")])
+    out = capsys.readouterr().out
+    assert status == 0 and "fairshare warm-up: 132 jobs that ran before" in out
+    assert json.loads((tmp_path / "out.json").read_text())["tables"][0]["rows"][0]["jobs"] == 2997
+    for extra in (["--site", os.path.join(REPO, "traces", "sites", "strict")], []):
+        assert main(["simulate", BUNDLED_PBS, "--fairshare-warm-up", "1:00:00", "--predictors", "user"] + extra) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].count("--fairshare-warm-up") == 1

@@ -205,8 +205,8 @@ class Fairshare:
         for node in self._nodes.values():
             node.temp_usage = node.usage
 
-    def _usage_value(self, values):
-        """``fairshare_usage_res`` over ``values``."""
+    def usage_value(self, values):
+        """``fairshare_usage_res`` over resource ``values`` (a job's ``resources_used`` and requests)."""
         return self._usage_formula(values)
 
     def sample(self, now, running, used=None):
@@ -224,10 +224,10 @@ class Fairshare:
             values = resource_values(item.job)
             values.update(used(item, now))
             entity = self.entity(item.job)
-            sample[item.job.name] = (entity, self._usage_value(values))
+            sample[item.job.name] = (entity, self.usage_value(values))
             previous = self._last_sample.get(item.job.name)
             if previous is None:
-                unused = self._usage_value({}) if unused is None else unused
+                unused = self.usage_value({}) if unused is None else unused
                 previous = (entity, unused)
             self.charge(previous[0], max(0.0, sample[item.job.name][1] - previous[1]))
         self._last_sample = sample

@@ -82,6 +82,10 @@ def add_arguments(parser):
                              "fairshare, run limits, queues and vnodes come from there: --policy, "
                              "--backfill-depth, --extension, --no-strict-ordering, --selective, --cycle-interval, "
                              "--starvation-threshold and --runjob-after-queued are refused")
+    parser.add_argument("--fairshare-warm-up", dest="fairshare_warm_up_s", type=duration, metavar="[[HH:]MM:]SS",
+                        help="with --site and fairshare: the jobs of this first stretch of the log are not "
+                             "simulated; the usage they charged as they ran (decayed as the site decays it) is "
+                             "where the simulation of the later jobs starts from (e.g. 168:00:00)")
     parser.add_argument("--json", metavar="FILE", help="write the metrics as JSON ('-': stdout)")
     parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
     parser.add_argument("--jobs-csv", metavar="FILE",
@@ -152,6 +156,8 @@ def run(args):
     """Read, simulate once per predictor, report; the exit status (1: some lines were malformed)."""
     if args.site is not None:
         refuse_with_site(args)
+    elif args.fairshare_warm_up_s is not None:
+        raise UsageError("--fairshare-warm-up: only with --site (it warms up the site's fairshare)")
     outputs = check_outputs(OutputPaths(args.json, args.csv, args.jobs_csv, args.plot),
                             list(args.paths) + ([args.site] if args.site else []))
     site = _read_site(args.site)
@@ -190,9 +196,14 @@ def _read_site(folder):
 
 def _run_site(args, site, outputs, trace, rejects):
     """``--site``: every predictor through the site's own PBS scheduler (``site.py``)."""
-    from .site import simulate_site, site_inputs, unstarted_notes
+    from .site import simulate_site, site_inputs, unstarted_notes, warm_up, warm_up_note
     inputs = site_inputs(site, trace, args.cores, args.nodes, args.cores_per_node)
-    jobs = inputs.jobs
+    jobs, warmed, warm_notes = inputs.jobs, None, ()
+    if args.fairshare_warm_up_s is not None:
+        if site.policy.fairshare is None:
+            raise UsageError("--fairshare-warm-up: the site's sched_config has fair_share off")
+        warmed = warm_up(jobs, inputs.machine, args.fairshare_warm_up_s, args.default_walltime_s)
+        jobs, warm_notes = warmed.jobs, (warm_up_note(warmed),)
     recorded = recorded_notes(jobs, args.predictors)
     for note in recorded:
         sys.stderr.write(note + "\n")
@@ -200,14 +211,15 @@ def _run_site(args, site, outputs, trace, rejects):
     progress = ProgressBar("simulating {} predictors on the site's PBS".format(len(args.predictors)), unit="predictor")
     try:
         for number, predictor in enumerate(args.predictors):
-            runs[predictor.name] = simulate_site(jobs, predictor, inputs.machine, args.default_walltime_s)
+            runs[predictor.name] = simulate_site(jobs, predictor, inputs.machine, args.default_walltime_s,
+                                                 fairshare=None if warmed is None else warmed.fairshare)
             progress(number + 1, len(args.predictors))
     finally:
         progress.close()
     title = "PBS scheduling simulation of {} on the site's PBS ({} format, {} jobs)".format(
         trace.name, trace.source_format.upper(), len(jobs))
     notes = (tuple(trace.stats.notes(len(trace.jobs))) + inputs.left_out + recorded + (inputs.machine_note,)
-             + site_notes(site) + unstarted_notes(runs, jobs))
+             + site_notes(site) + warm_notes + unstarted_notes(runs, jobs))
     report, columns = simulation_report(title, notes, runs, inputs.cluster, args.bsld_tau_s, args.predictors)
     report = with_tool_use(report, runs, columns, args.predictors)
     publish(outputs, report, job_table(runs, columns), lambda directory: _plot(directory, trace, columns),

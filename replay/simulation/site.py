@@ -13,13 +13,15 @@ chunk per core, placed freely (the trace readers keep a job's cores and nodes, n
 A queue the site does not list gets PBS's defaults.
 """
 
+import datetime
 from typing import NamedTuple
 
 from predictor.algorithms import clamp
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
-from ..pbs.fairshare import Fairshare
+from ..pbs.fairshare import Fairshare, simulated_resources_used
+from ..pbs.formula import resource_values
 from ..pbs.jobs import PbsJob, planned_duration
 from ..pbs.placement import Machine
 from ..pbs.resources import Chunk, Place
@@ -31,7 +33,8 @@ from .engine import held_s, requested_s
 from .runs import machine_of, runnable_jobs
 from .schedule import ScheduledJob
 
-__all__ = ["SiteMachine", "SiteInputs", "site_machine", "site_vnodes", "site_inputs", "site_notes", "unstarted_notes",
+__all__ = ["SiteMachine", "SiteInputs", "WarmUp", "warm_up", "warm_up_note", "site_machine", "site_vnodes",
+           "site_inputs", "site_notes", "unstarted_notes",
            "pbs_jobs", "simulate_site"]
 
 DEFAULT_QUEUE = "workq"
@@ -132,14 +135,18 @@ def _extensions(job, soft, held):
     return max(0, -(-planned_duration(job._replace(soft_walltime_s=soft), held) // soft) - 1)
 
 
-def simulate_site(trace_jobs, predictor, site_machine, default_walltime_s=None, latency_s=0):
+def simulate_site(trace_jobs, predictor, site_machine, default_walltime_s=None, latency_s=0, fairshare=None):
     """The trace's jobs scheduled once by the site's PBS with ``predictor``'s soft walltimes: a list of
-    ``ScheduledJob`` in submission order (jobs the model never started are left out)."""
+    ``ScheduledJob`` in submission order (jobs the model never started are left out). ``fairshare``: the
+    usage to start from (a copy is charged; default none yet)."""
     trace_jobs = sorted(trace_jobs, key=lambda job: job.submit_time)
     jobs = pbs_jobs(trace_jobs, site_machine.vnodes, default_walltime_s)
     hooks = _PredictorHooks(predictor, trace_jobs)
     policy = site_machine.policy
-    fairshare = Fairshare(policy.fairshare) if policy.fairshare is not None else None
+    if fairshare is not None:
+        fairshare = fairshare.copy()
+    elif policy.fairshare is not None:
+        fairshare = Fairshare(policy.fairshare)
     runs = simulate_run(policy, site_machine.machine(), jobs, site_machine.scheduler_iteration_s, latency_s,
                         fairshare, hooks=hooks)
     scheduled = []
@@ -154,6 +161,50 @@ def simulate_site(trace_jobs, predictor, site_machine, default_walltime_s=None, 
                                       _extensions(job, soft, held),
                                       job.walltime_s is not None and trace_job.runtime_s > job.walltime_s))
     return scheduled
+
+
+class WarmUp(NamedTuple):
+    """Fairshare warmed up on the start of a log: the usage its jobs charged as they ran, decayed to
+    ``until``; the jobs left to simulate (submitted from ``until`` on); how many jobs charged usage, and how
+    many of them still ran at ``until`` (charged up to it; they hold no vnodes in the simulation)."""
+
+    fairshare: object
+    until: int
+    jobs: list
+    charged: int
+    running_at_end: int
+
+
+def warm_up(trace_jobs, site_machine, warm_up_s, default_walltime_s=None):
+    """The ``WarmUp`` of the first ``warm_up_s`` after the first submission: each job submitted then that ran
+    (recorded start and end) charges ``fairshare_usage_res`` over its run up to the end of the warm-up, at its
+    end, with the site's decay in between, as PBS's scheduler would have charged it."""
+    trace_jobs = sorted(trace_jobs, key=lambda job: job.submit_time)
+    until = trace_jobs[0].submit_time + warm_up_s if trace_jobs else 0
+    warm = [job for job in trace_jobs if job.submit_time < until]
+    fairshare = Fairshare(site_machine.policy.fairshare)
+    runs = [(min(trace.end_time, until), trace.start_time, job)
+            for trace, job in zip(warm, pbs_jobs(warm, site_machine.vnodes, default_walltime_s))
+            if trace.start_time is not None and trace.end_time is not None and trace.start_time < until]
+    for charged_at, start, job in sorted(runs, key=lambda run: (run[0], run[2].index)):
+        fairshare.decay(charged_at)
+        values = resource_values(job)
+        values.update(simulated_resources_used(job, charged_at - start))
+        fairshare.charge(fairshare.entity(job), max(0.0, fairshare.usage_value(values) - fairshare.usage_value({})))
+    fairshare.decay(until)
+    return WarmUp(fairshare, until, [job for job in trace_jobs if job.submit_time >= until], len(runs),
+                  sum(1 for charged_at, start, job in runs if charged_at == until))
+
+
+def warm_up_note(warmed):
+    """The report's line on a fairshare warm-up."""
+    return ("fairshare warm-up: {} jobs that ran before {} charged their usage ({} still running then, charged up "
+            "to it; they hold no vnodes here); {} jobs submitted from then on are simulated".format(
+                warmed.charged, _utc(warmed.until), warmed.running_at_end, len(warmed.jobs)))
+
+
+def _utc(epoch):
+    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def site_vnodes(site, trace, cores=None, nodes=None, cores_per_node=None):

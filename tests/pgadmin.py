@@ -1,4 +1,4 @@
-"""The test server's admin DSN and two helpers, for pytest and the Python 3.6 driver alike.
+"""The test server's admin DSN and small helpers, for pytest and the Python 3.6 driver alike.
 
 Python 3.6 syntax, stdlib and psycopg2 only: tests/py36_hooks_driver.py runs
 under PBS's interpreter version and imports this too.
@@ -32,6 +32,17 @@ def admin_execute(*statements):
         with conn.cursor() as cursor:
             for statement in statements:
                 cursor.execute(statement)
+    finally:
+        conn.close()
+
+
+def run_sql(dsn, statement, params=None):
+    """One statement as the user of ``dsn``, committed; its rows if it returns any."""
+    conn = psycopg2.connect(dsn)
+    try:
+        with conn, conn.cursor() as cursor:
+            cursor.execute(statement, params)
+            return cursor.fetchall() if cursor.description else None
     finally:
         conn.close()
 

@@ -20,7 +20,7 @@ import uuid
 import installdoc
 import psycopg2
 import pytest
-from pgadmin import admin_execute, dsn_for
+from pgadmin import admin_execute, dsn_for, run_sql
 from pgcluster import PrivateCluster
 from realpbs import JOB_USER, Pbs, require_pbs
 
@@ -98,13 +98,7 @@ def owner_dsn(deployment):
 
 
 def sql(deployment, statement, params=None):
-    conn = psycopg2.connect(owner_dsn(deployment))
-    try:
-        with conn, conn.cursor() as cursor:
-            cursor.execute(statement, params)
-            return cursor.fetchall() if cursor.description else None
-    finally:
-        conn.close()
+    return run_sql(owner_dsn(deployment), statement, params)
 
 
 def set_history(deployment, *jobs):

@@ -23,6 +23,7 @@ import psycopg2
 import psycopg2.extensions
 import pytest
 from conftest import admin_execute, dsn_for
+from pgadmin import run_sql
 from reliability import (
     figures,  # noqa: F401 (a fixture)
     predictor_cli,
@@ -110,28 +111,18 @@ def own_db(database):
         admin_execute("DROP DATABASE IF EXISTS {} WITH (FORCE)".format(name))
 
 
-def execute(dsn, sql, params=None):
-    conn = psycopg2.connect(dsn)
-    try:
-        with conn, conn.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall() if cursor.description else None
-    finally:
-        conn.close()
-
-
 def reset(dsn):
-    execute(dsn, "TRUNCATE completed_jobs, ingest_progress")
+    run_sql(dsn, "TRUNCATE completed_jobs, ingest_progress")
 
 
 def snapshot(dsn):
     """The whole state a load leaves: every row and every file's progress."""
-    return (execute(dsn, "SELECT * FROM completed_jobs ORDER BY job_id"),
-            execute(dsn, "SELECT path, head_sha1, tail_sha1, offset_bytes, line_no FROM ingest_progress ORDER BY path"))
+    return (run_sql(dsn, "SELECT * FROM completed_jobs ORDER BY job_id"),
+            run_sql(dsn, "SELECT path, head_sha1, tail_sha1, offset_bytes, line_no FROM ingest_progress ORDER BY path"))
 
 
 def lines_committed(dsn):
-    return execute(dsn, "SELECT coalesce(sum(line_no), 0) FROM ingest_progress")[0][0]
+    return run_sql(dsn, "SELECT coalesce(sum(line_no), 0) FROM ingest_progress")[0][0]
 
 
 def with_name(dsn, name):
@@ -291,7 +282,7 @@ def wait_until_blocked(dsn, application_name, query_pattern):
     """The backend pid of the session ``application_name`` once its statement like ``query_pattern`` waits on a lock."""
     deadline = time.monotonic() + SETTLE_S
     while time.monotonic() < deadline:
-        found = execute(dsn, "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND wait_event_type = "
+        found = run_sql(dsn, "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND wait_event_type = "
                              "'Lock' AND query LIKE %s", (application_name, query_pattern))
         if found:
             return found[0][0]
@@ -302,7 +293,7 @@ def wait_until_blocked(dsn, application_name, query_pattern):
 def wait_until_blocked_on_progress(dsn, application_name):
     """The ingester's backend pid once it waits on the progress row, having written its rows in that transaction."""
     pid = wait_until_blocked(dsn, application_name, "SELECT record_ingest_progress%")
-    wrote = execute(dsn, "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+    wrote = run_sql(dsn, "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
                          "WHERE l.pid = %s AND c.relname = 'completed_jobs' AND l.mode = 'RowExclusiveLock'",
                     (pid,))[0][0]
     assert wrote == 1, "blocked on the progress before writing its rows"
@@ -353,7 +344,7 @@ def test_killed_between_rows_and_progress(own_db, tmp_path, progress_holder, fig
 
 def wait_for_backend_gone(dsn, pid):
     deadline = time.monotonic() + SETTLE_S
-    while execute(dsn, "SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,))[0][0]:
+    while run_sql(dsn, "SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,))[0][0]:
         assert time.monotonic() < deadline, "the killed ingester's backend lingers"
         time.sleep(0.02)
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import empty_tables
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pgadmin import admin_execute, dsn_for
+from pgadmin import admin_execute, dsn_for, run_sql
 from strategies import PROJECTS
 
 from predictor.algorithms import EVERY_ROW, make_algorithm, nearest_rank
@@ -32,22 +32,11 @@ PERCENTILES = (1, 50, 85, 100)
 KEY = "user+project+walltime"
 
 
-def owner_run(dsn, statement, params=None):
-    """One statement as the database owner, committed; its rows if it returns any."""
-    conn = psycopg2.connect(dsn)
-    try:
-        with conn, conn.cursor() as cursor:
-            cursor.execute(statement, params)
-            return cursor.fetchall() if cursor.description else None
-    finally:
-        conn.close()
-
-
 @pytest.fixture
 def spacing(database):
     """Set how many jobs of a key lie between two checkpoints (the schema's 64 is put back after the test)."""
     def set_spacing(rows):
-        owner_run(database.dsn, "UPDATE tang_settings SET checkpoint_rows = %s", (rows,))
+        run_sql(database.dsn, "UPDATE tang_settings SET checkpoint_rows = %s", (rows,))
     yield set_spacing
     set_spacing(64)
 
@@ -82,7 +71,7 @@ def upsert(dsn, jobs):
     """One INSERT ... ON CONFLICT DO UPDATE statement for ``jobs`` (new ones inserted, known ones updated)."""
     columns = [list(column) for column in zip(*[(job.job_id, job.user, job.project, job.walltime_s, job.runtime_s,
                                                   job.end_time) for job in jobs])]
-    owner_run(dsn, "INSERT INTO completed_jobs (job_id, user_name, project, walltime_s, runtime_s, end_time)"
+    run_sql(dsn, "INSERT INTO completed_jobs (job_id, user_name, project, walltime_s, runtime_s, end_time)"
                    " SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::integer[], %s::integer[],"
                    " %s::bigint[]) ON CONFLICT (job_id) DO UPDATE SET user_name = EXCLUDED.user_name,"
                    " project = EXCLUDED.project, walltime_s = EXCLUDED.walltime_s, runtime_s = EXCLUDED.runtime_s,"
@@ -126,7 +115,7 @@ def test_checkpoints_give_the_straightforward_percentile(database, spacing, rows
                 for job in step[1]:
                     writer.add(job)
             else:
-                owner_run(database.dsn, "DELETE FROM completed_jobs WHERE end_time < %s"
+                run_sql(database.dsn, "DELETE FROM completed_jobs WHERE end_time < %s"
                           " AND split_part(job_id, '.', 1)::integer < %s", step[1:])
                 table = {job_id: job for job_id, job in table.items()
                          if not (job.end_time < step[1] and int(job_id.split(".")[0]) < step[2])}
@@ -148,7 +137,7 @@ def test_a_key_with_many_jobs_has_checkpoints(db):
     upsert(db.dsn, jobs[:150])
     for job in jobs[150:]:
         upsert(db.dsn, [job])
-    assert owner_run(db.dsn, "SELECT count(*) FROM tang_checkpoints")[0][0] == 3
+    assert run_sql(db.dsn, "SELECT count(*) FROM tang_checkpoints")[0][0] == 3
     with HookHistory(connect_params(db.reader_dsn)) as reader:
         for since in range(-1, 605, 7):
             for percentile in PERCENTILES:
@@ -171,17 +160,17 @@ def test_prune_keeps_the_checkpoints_right(db):
 def test_truncate_empties_the_checkpoints(db):
     """TRUNCATE of completed_jobs takes its checkpoints with it."""
     upsert(db.dsn, heavy_jobs(100))
-    owner_run(db.dsn, "TRUNCATE completed_jobs")
-    assert owner_run(db.dsn, "SELECT count(*) FROM tang_checkpoints") == [(0,)]
+    run_sql(db.dsn, "TRUNCATE completed_jobs")
+    assert run_sql(db.dsn, "SELECT count(*) FROM tang_checkpoints") == [(0,)]
 
 
 def test_an_update_of_other_columns_leaves_the_checkpoints(db):
     """Writing a job again with only its soft walltime changed rebuilds nothing."""
     jobs = heavy_jobs(100)
     upsert(db.dsn, jobs)
-    before = owner_run(db.dsn, "SELECT xmin::text, end_time FROM tang_checkpoints ORDER BY end_time")
-    owner_run(db.dsn, "UPDATE completed_jobs SET soft_walltime_s = 5")
-    assert owner_run(db.dsn, "SELECT xmin::text, end_time FROM tang_checkpoints ORDER BY end_time") == before
+    before = run_sql(db.dsn, "SELECT xmin::text, end_time FROM tang_checkpoints ORDER BY end_time")
+    run_sql(db.dsn, "UPDATE completed_jobs SET soft_walltime_s = 5")
+    assert run_sql(db.dsn, "SELECT xmin::text, end_time FROM tang_checkpoints ORDER BY end_time") == before
 
 
 def test_two_writers_of_one_key_take_turns(db):
@@ -206,7 +195,7 @@ def test_two_writers_of_one_key_take_turns(db):
         writer.join(30)
     finally:
         conn.close()
-    assert owner_run(db.dsn, "SELECT count(*) FROM tang_checkpoints")[0][0] >= 1
+    assert run_sql(db.dsn, "SELECT count(*) FROM tang_checkpoints")[0][0] >= 1
     with HookHistory(connect_params(db.reader_dsn)) as reader:
         for since in (None, 1000, 1050, 1100, 1150):
             assert reader.tang_percentile(KEY, JobRequest("alice", 1000, project="p1"), since, 85) == \
@@ -229,7 +218,7 @@ def test_migration_from_version_6_keeps_the_predictions(tmp_path):
         starts = [None, 0, 300, 450, 451, 899]
         before = [straightforward(dsn, key, since) for key in keys for since in starts]
         assert init_schema(dsn) == [7]
-        assert owner_run(dsn, "SELECT count(*) FROM tang_checkpoints")[0][0] == 5
+        assert run_sql(dsn, "SELECT count(*) FROM tang_checkpoints")[0][0] == 5
         with HookHistory(connect_params(dsn)) as store:
             after = [store.tang_percentile(KEY, JobRequest(user, walltime, project=project), since, 85)
                      for user, project, walltime in keys for since in starts]
@@ -252,6 +241,6 @@ def straightforward(dsn, key, since):
     user, project, walltime = key
     form = "user+project+walltime" if project is not None else "user+no project+walltime"
     values = (user, project, walltime) if project is not None else (user, walltime)
-    rows, used = owner_run(dsn, TANG_PERCENTILE[form],
+    rows, used = run_sql(dsn, TANG_PERCENTILE[form],
                            (percentile_fraction(85),) + values + (-2 ** 62 if since is None else since,))[0]
     return rows, None if used is None else Fraction(used, walltime)

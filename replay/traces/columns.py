@@ -283,12 +283,18 @@ def named(numbers, name):
     return _merged(codes.reshape(-1), lookup)
 
 
-def _merged(codes, lookup):
-    """``(codes, names)``: ``lookup[codes]``, equal names one code, None -1; None if every one is None."""
+def _numbered(values):
+    """Name -> code in order of first appearance among ``values``, None -> -1."""
     numbers = {None: -1}
-    for value in lookup:
+    for value in values:
         if value not in numbers:
             numbers[value] = len(numbers) - 1
+    return numbers
+
+
+def _merged(codes, lookup):
+    """``(codes, names)``: ``lookup[codes]``, equal names one code, None -1; None if every one is None."""
+    numbers = _numbered(lookup)
     if len(numbers) == 1:
         return None
     remap = np.array([numbers[value] for value in lookup] or [-1], dtype=np.int32)
@@ -311,10 +317,7 @@ def joined(parts, order):
 
 def _coded(values):
     """``(codes, names)`` of a list of names (None: -1), the names interned; None if every value is None."""
-    numbers = {None: -1}
-    for value in values:
-        if value not in numbers:
-            numbers[value] = len(numbers) - 1
+    numbers = _numbered(values)
     if len(numbers) == 1:
         return None
     names = tuple(sys.intern(name) for name in list(numbers)[1:])

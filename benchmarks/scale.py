@@ -53,6 +53,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT]
 
+from replay_simulate import extract  # noqa: E402
 from simulate_end_to_end import tree_memory_mb  # noqa: E402
 
 from replay.traces.pbslog import record_line  # noqa: E402
@@ -272,15 +273,6 @@ def measure_size(rows, jobs, args, folder):
     return results
 
 
-def baseline_tree(revision, directory):
-    """The ``predictor`` and ``replay`` packages of ``revision``, extracted under ``directory``."""
-    archive = subprocess.run(["git", "-C", ROOT, "archive", revision, "predictor", "replay"], check=True,
-                             stdout=subprocess.PIPE).stdout
-    os.makedirs(directory)
-    subprocess.run(["tar", "-x", "-C", directory], input=archive, check=True)
-    return directory
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000000,3000000,10000000",
@@ -301,7 +293,7 @@ def main():
     work = tempfile.mkdtemp(prefix="scale-baseline-")
     try:
         if args.baseline:
-            args.trees.insert(0, (args.baseline[:10], baseline_tree(args.baseline, os.path.join(work, "tree"))))
+            args.trees.insert(0, (args.baseline[:10], extract(args.baseline, os.path.join(work, "tree"))))
         run(args)
     finally:
         shutil.rmtree(work)

@@ -35,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 
+from replay_simulate import extract
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
 DEFAULT_BASELINE = "c0898b6"
@@ -111,15 +113,6 @@ def build_accounting(swf_path, directory):
     return os.path.join(directory, "kth-accounting")
 
 
-def baseline_tree(revision, directory):
-    """The ``predictor`` and ``replay`` packages of ``revision``, extracted under ``directory``."""
-    archive = subprocess.run(["git", "-C", ROOT, "archive", revision, "predictor", "replay"], check=True,
-                             stdout=subprocess.PIPE).stdout
-    os.makedirs(directory)
-    subprocess.run(["tar", "-x", "-C", directory], input=archive, check=True)
-    return directory
-
-
 def run_reader(tree, path, workers):
     """One read of ``path`` by the packages in ``tree``: the measures as a dict."""
     done = subprocess.run([sys.executable, "-c", _RUN, path, workers], cwd=tree, check=True,
@@ -172,7 +165,7 @@ def main(argv=None):
     parser.add_argument("--profile", action="store_true", help="print where each revision spends its time")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as work:
-        old = baseline_tree(args.baseline, os.path.join(work, "baseline"))
+        old = extract(args.baseline, os.path.join(work, "baseline"))
         kth = os.path.join(args.data, "KTH-SP2-1996-2.2.swf")
         curie = os.path.join(args.data, "CEA-Curie-2011-sample.swf")
         inputs = [("KTH-SP2 (SWF)", kth), ("CEA-Curie sample (SWF)", curie),

@@ -188,16 +188,16 @@ def test_a_release_is_a_cycle_that_accrues_usage(tmp_path):
         assert state.fairshare.usage("ana") == 1 + 2 * used_s
 
 
-def test_usage_stops_at_the_end_of_the_process(tmp_path):
-    """A job whose process ended at 105 (start + resources_used.walltime) is charged up to 105 by the
-    release at 107, and no further."""
+def test_usage_stops_at_the_last_cycle_before_the_process_ended(tmp_path):
+    """A job whose process ended at 105 (start + resources_used.walltime) is exiting at the release at 107:
+    PBS charges it nothing there, so its usage is what the cycle at 102 (the last Q record) charged."""
     lines = busy_log(third_etime=107)
     lines[2] = lines[2].replace("user=ana", "user=bob")
     acc, _ = read(tmp_path, lines)
     policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10,
                                                         usage_report_lag_s=0))
     state = check_decisions(acc, site_model(None, acc)._replace(policy=policy))[1].state
-    assert state.fairshare.usage("ana") == 1 + 2 * 5
+    assert state.fairshare.usage("ana") == 1 + 2 * 2
 
 
 def test_second_cycle_sees_new_starts_one_second_later(tmp_path):

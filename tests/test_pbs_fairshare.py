@@ -162,9 +162,20 @@ def test_usage_stops_at_the_end_of_the_process():
     """A job whose process ran 70 s is charged at most 70 s, however long the server takes to end it."""
     fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=1.5)
     fs.sample(100, [Running(job(1), 40, process_s=70)])
-    fs.sample(130, [Running(job(1), 40, exiting=True, process_s=70)])
-    fs.sample(135, [Running(job(1), 40, exiting=True, process_s=70)])
+    fs.sample(130, [Running(job(1), 40, process_s=70)])  # ended, the server not told yet: still state R
+    fs.sample(135, [Running(job(1), 40, process_s=70)])
     assert fs.usage("ana") == 1 + 68
+
+
+def test_an_exiting_job_is_not_charged():
+    """Once its process has ended and the server is finishing it (state E), PBS's scheduler no longer counts
+    a job among the running ones: what it used since the last cycle that saw it running is never charged
+    (``init_scheduling_cycle`` charges only jobs running at both cycles)."""
+    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
+    fs.sample(100, [Running(job(1), 40, process_s=70)])
+    fs.sample(130, [Running(job(1), 40, exiting=True, process_s=70)])
+    fs.sample(135, [])
+    assert fs.usage("ana") == 1 + 60
 
 
 @pytest.mark.parametrize("anchor, first, expected", [(1795702133, 1795701960, 1795701953),

@@ -127,3 +127,36 @@ def test_collect_takes_no_site(tmp_path, capsys):
     """The site of a collected sweep is in its directory: --site with collect is refused."""
     status, _, err = sweep(capsys, "collect", tmp_path, "--site", tmp_path)
     assert status == 2 and "'sweep collect' takes no --site" in err
+
+
+def test_a_warmed_up_cell_is_simulate_sites_warmed_up_run(trace, site, capsys):
+    """With --fairshare-warm-up each cell is simulate --site --fairshare-warm-up's run of its predictor: the same
+    summary row and the same warm-up line (here the first four days: eight jobs charged, three still running)."""
+    warm = ("--fairshare-warm-up", "96:00:00")
+    status, out, _ = sweep(capsys, "--site", site, "--predictors", "user,v3", "--jobs", 2, *warm, "--json", "-", trace)
+    document = json.loads(out)
+    assert status == 0 and main(["simulate", trace, "--site", site, "--predictors", "user,v3", *warm,
+                                 "--json", "-"]) == 0
+    simulated = json.loads(capsys.readouterr().out)
+    coordinates = ("trace", "policy", "backfill_depth", "extension")
+    rows = [{key: value for key, value in row.items() if key not in coordinates}
+            for row in document["tables"][0]["rows"]]
+    assert rows == simulated["tables"][0]["rows"]
+    warm_notes = [note for note in simulated["notes"] if note.startswith("fairshare warm-up")]
+    assert warm_notes and "fairshare warm-up: 8 jobs" in warm_notes[0]
+    assert "{}: {}".format(trace, warm_notes[0]) in document["notes"]
+    main(["simulate", trace, "--site", site, "--predictors", "user", "--json", "-"])
+    cold = json.loads(capsys.readouterr().out)["tables"][0]["rows"][0]
+    assert rows[0]["jobs"] < cold["jobs"]
+
+
+@pytest.mark.parametrize("with_site", [False, True])
+def test_fairshare_warm_up_needs_a_site_running_fairshare(trace, tmp_path, capsys, with_site):
+    """Without --site, or with a site whose fair_share is off, --fairshare-warm-up is one line and status 2."""
+    argv = ["--fairshare-warm-up", "01:00:00", "--json", tmp_path / "out.json", trace]
+    if with_site:
+        argv = ["--site", os.path.join(REPO, "traces", "sites", "strict")] + argv
+    status, out, err = sweep(capsys, *argv)
+    assert (status, out, err.count("\n")) == (2, "", 1)
+    assert ("fair_share off" if with_site else "only with --site") in err
+    assert not (tmp_path / "out.json").exists()

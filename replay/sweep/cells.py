@@ -44,6 +44,9 @@ class SweepSettings(NamedTuple):
     site: Optional[str] = None
     """The site's folder (``--site``): every cell through its PBS, as ``simulate --site``; None: the built-in
     scheduler with the cell's policy, backfill depth and extension."""
+    fairshare_warm_up_s: Optional[int] = None
+    """With a site running fairshare (``--fairshare-warm-up``): the first stretch of each trace is history, as in
+    ``simulate --site --fairshare-warm-up``."""
 
 
 def settings_note(settings):
@@ -132,8 +135,13 @@ def run_cell(cell, settings, workdir=""):
         runs = {predictor.name: simulate_jobs(jobs, predictor, cluster, scheduler)}
         shared = ()
     else:
-        from ..simulation.site import simulate_site, site_notes, unstarted_notes
-        runs = {predictor.name: simulate_site(jobs, predictor, site_machine, settings.default_walltime_s)}
+        from ..simulation.site import simulate_site, site_notes, unstarted_notes, warm_up, warm_up_note
+        fairshare = None
+        if settings.fairshare_warm_up_s is not None:
+            warmed = warm_up(jobs, site_machine, settings.fairshare_warm_up_s, settings.default_walltime_s)
+            jobs, fairshare, notes = warmed.jobs, warmed.fairshare, notes + (warm_up_note(warmed),)
+        runs = {predictor.name: simulate_site(jobs, predictor, site_machine, settings.default_walltime_s,
+                                              fairshare=fairshare)}
         notes += unstarted_notes(runs, jobs)
         shared = site_notes(load_site(settings.site))
     report, _ = simulation_report(cell.trace, (), runs, cluster, settings.bsld_tau_s, (predictor,))

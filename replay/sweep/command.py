@@ -102,6 +102,10 @@ def _shared_arguments(group):
                        "--site' (qmgr.txt, sched_config, resource_group, pbsnodes.json; docs/site.md); the grid is "
                        "then traces x predictors: --policy, --backfill-depth, --extension, --no-strict-ordering, "
                        "--selective and --cycle-interval are refused")
+    group.add_argument("--fairshare-warm-up", dest="fairshare_warm_up_s", type=duration, metavar="[[HH:]MM:]SS",
+                       help="with --site and fairshare: in every cell, the jobs of this first stretch of the trace "
+                            "are not simulated; the usage they charged as they ran is where the simulation of the "
+                            "later jobs starts from, as 'simulate --fairshare-warm-up' (e.g. 168:00:00)")
 
 
 _OPTION_OF = {"strict_ordering": "--no-strict-ordering", "cycle_interval_s": "--cycle-interval",
@@ -199,6 +203,8 @@ def _run_grid(args):
     from_file = read_grid_file(args.grid) if args.grid else {}
     if settings.site is not None:
         _refuse_with_site(args, from_file)
+    elif settings.fairshare_warm_up_s is not None:
+        raise UsageError("--fairshare-warm-up: only with --site (it warms up the site's fairshare)")
     traces = checked_traces(args.paths) if args.paths else None
     grid = grid_of(from_file, {"traces": traces, "policy": args.policy, "backfill_depth": args.backfill_depth,
                                "extension": args.extension, "predictors": args.predictors}, settings.site is not None)
@@ -208,7 +214,9 @@ def _run_grid(args):
     else:
         outputs = _outputs(args, inputs)
     if settings.site is not None:
-        load_site(settings.site)  # once, before any trace is read or cell runs: a malformed file stops here
+        site = load_site(settings.site)  # once, before any trace is read or cell runs: a malformed file stops here
+        if settings.fairshare_warm_up_s is not None and site.policy.fairshare is None:
+            raise UsageError("--fairshare-warm-up: the site's sched_config has fair_share off")
     malformed = sum(check_trace(path, settings) for path in grid["traces"])
     cells = expand(grid)
     if args.pbs is not None:

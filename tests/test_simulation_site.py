@@ -147,3 +147,30 @@ def test_fairshare_warm_up_on_the_command_line(tmp_path, capsys):
         assert main(["simulate", BUNDLED_PBS, "--fairshare-warm-up", "1:00:00", "--predictors", "user"] + extra) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].count("--fairshare-warm-up") == 1
+
+
+def test_workers_run_the_predictors_side_by_side_with_the_same_output(tmp_path, capsys, monkeypatch):
+    """--workers 2 shares the site's runs among forked processes; every output is the same bytes as one
+    process gives, warm-up included, and the runs are made in other processes than the command's."""
+    import replay.simulation.site_parallel as site_parallel
+    made_in = []
+    simulate = site_parallel.simulate_site
+    monkeypatch.setattr(site_parallel, "simulate_site",
+                        lambda *args, **kwargs: made_in.append(os.getpid()) or simulate(*args, **kwargs))
+    site, trace = os.path.join(REPO, "traces", "sites", "fairshare"), tmp_path / "first.swf"
+    with open(BUNDLED_SWF, encoding="utf-8") as swf:
+        lines = swf.readlines()
+    trace.write_text("".join([line for line in lines if line.startswith(";")]
+                             + [line for line in lines if not line.startswith(";")][:400]))
+    outputs = {}
+    for workers in ("1", "2"):
+        folder = tmp_path / workers
+        folder.mkdir()
+        status = main(["simulate", str(trace), "--site", site, "--cores", "120", "--predictors", "user,v1,v3",
+                       "--fairshare-warm-up", "72:00:00", "--workers", workers, "--json", str(folder / "out.json"),
+                       "--jobs-csv", str(folder / "jobs.csv")])
+        assert status == 0
+        outputs[workers] = ((folder / "out.json").read_bytes(), (folder / "jobs.csv").read_bytes(),
+                            capsys.readouterr().out)
+    assert outputs["1"] == outputs["2"]
+    assert made_in == [os.getpid()] * 3  # the workers' own calls are counted in their copies of the list

@@ -196,7 +196,8 @@ def _read_site(folder):
 
 def _run_site(args, site, outputs, trace, rejects):
     """``--site``: every predictor through the site's own PBS scheduler (``site.py``)."""
-    from .site import simulate_site, site_inputs, unstarted_notes, warm_up, warm_up_note
+    from .site import site_inputs, unstarted_notes, warm_up, warm_up_note
+    from .site_parallel import simulate_site_all
     inputs = site_inputs(site, trace, args.cores, args.nodes, args.cores_per_node)
     jobs, warmed, warm_notes = inputs.jobs, None, ()
     if args.fairshare_warm_up_s is not None:
@@ -207,13 +208,10 @@ def _run_site(args, site, outputs, trace, rejects):
     recorded = recorded_notes(jobs, args.predictors)
     for note in recorded:
         sys.stderr.write(note + "\n")
-    runs = {}
     progress = ProgressBar("simulating {} predictors on the site's PBS".format(len(args.predictors)), unit="predictor")
     try:
-        for number, predictor in enumerate(args.predictors):
-            runs[predictor.name] = simulate_site(jobs, predictor, inputs.machine, args.default_walltime_s,
-                                                 fairshare=None if warmed is None else warmed.fairshare)
-            progress(number + 1, len(args.predictors))
+        runs = simulate_site_all(jobs, args.predictors, inputs.machine, args.default_walltime_s,
+                                 None if warmed is None else warmed.fairshare, _workers(args), progress)
     finally:
         progress.close()
     title = "PBS scheduling simulation of {} on the site's PBS ({} format, {} jobs)".format(

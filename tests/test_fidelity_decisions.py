@@ -270,3 +270,15 @@ def test_three_cycles_in_one_second(tmp_path):
     check = check_decisions(acc, site)[-1]
     assert rejected == [] and check.group.started == ("X.s", "Y.s", "Z.s")
     assert check.agrees and check.model_started == ("X.s", "Y.s", "Z.s")
+
+
+def test_each_decision_keeps_the_usage_of_its_own_instant(tmp_path):
+    """A decision's state holds the fairshare usage as it was then, not as the later ones leave it: the report
+    shows each disagreement's order and sort values from its own state, after every decision is checked."""
+    lines = busy_log(third_etime=107)
+    lines[2] = lines[2].replace("user=ana", "user=bob")
+    acc, _ = read(tmp_path, lines)
+    policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10,
+                                                        usage_report_lag_s=0))
+    checks = check_decisions(acc, site_model(None, acc)._replace(policy=policy))
+    assert [check.state.fairshare.usage("ana") for check in checks] == [1, 1 + 2 * 2]

@@ -251,7 +251,7 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
             tuple(_unsure_exiting(records, group.order, group.time)),
             tuple(model.running(record.job_at(group.order), run.start, run.allocation, True)
                   for record, run in ends.get(group.time, ()) if run.end_order < group.order),
-            None if replay is None else replay.at(group.order), _allocations(records, group))
+            None if replay is None else replay.at(group.order).copy(), _allocations(records, group))
         checks.append(_compare(model, situation))
     return checks
 

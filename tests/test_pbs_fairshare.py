@@ -178,6 +178,18 @@ def test_an_exiting_job_is_not_charged():
     assert fs.usage("ana") == 1 + 60
 
 
+def test_a_job_whose_process_ended_this_second_is_still_running_for_the_scheduler():
+    """The server hears of most ends a second after them: at a cycle in the very second a job's process ended,
+    the job still holding its vnodes past it is still running for PBS's scheduler, and charged; once its
+    vnodes are given back that second, or a second later, it is not."""
+    held = job(1)._replace(runtime_s=75)  # holds its vnodes 75 s, its process ran 70
+    for now, end, charged in ((110, held, 70), (111, held, 60), (110, job(1)._replace(runtime_s=70), 60)):
+        fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
+        fs.sample(100, [Running(end, 40, process_s=70)])
+        fs.sample(now, [Running(end, 40, exiting=True, process_s=70)])
+        assert fs.usage("ana") == 1 + charged, now
+
+
 @pytest.mark.parametrize("anchor, first, expected", [(1795702133, 1795701960, 1795701953),
                                                      (1000, 1000, 1000), (1000, 1059, 1000), (1000, 940, 940)])
 def test_decay_on_the_usage_files_grid(anchor, first, expected):

@@ -166,7 +166,7 @@ class Fairshare:
     def entity(self, job):
         """The fairshare entity ``job`` counts under."""
         name = _ENTITY_ATTRIBUTES.get(self.policy.entity, _no_attribute)(job)
-        return name if name else "{}:{}".format(job.group, job.user)
+        return name or "{}:{}".format(job.group, job.user)
 
     def node(self, name):
         """The node of entity ``name``, added under ``unknown`` with 1 share if not in the tree."""

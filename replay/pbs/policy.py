@@ -3,6 +3,7 @@
 says nothing. ``replay.site`` builds these from the files; everything in ``replay.pbs`` reads them.
 """
 
+import functools
 from typing import NamedTuple, Optional, Tuple
 
 __all__ = ["Limit", "SortKey", "ShareGroup", "FairsharePolicy", "QueuePolicy", "SchedulingPolicy",
@@ -115,7 +116,7 @@ class SchedulingPolicy(NamedTuple):
     def queue(self, name):
         """The ``QueuePolicy`` of queue ``name`` (a default one for a queue the site did not list)."""
         found = _by_name(self.queues).get(name)
-        return QueuePolicy(name) if found is None else found
+        return _default_queue(name) if found is None else found
 
     def backfill_depth_of(self, queue_name):
         """The backfill depth that applies to jobs of ``queue_name``: the queue's, else the server's."""
@@ -137,6 +138,13 @@ def _by_name(queues):
             _QUEUE_TABLES.clear()
         kept = _QUEUE_TABLES[id(queues)] = (queues, _first_by_name(queues))
     return kept[1]
+
+
+@functools.lru_cache(maxsize=256)
+def _default_queue(name):
+    """PBS's defaults for a queue the site did not list (made once per name: the scheduler asks at every job
+    it considers; a ``QueuePolicy`` never changes)."""
+    return QueuePolicy(name)
 
 
 def _first_by_name(queues):

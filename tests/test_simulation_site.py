@@ -130,6 +130,24 @@ def test_warmed_up_usage_orders_the_simulated_jobs():
     assert _start_order(cold) == ["b", "2", "3"] and _start_order(warm) == ["b", "3", "2"]
 
 
+def test_warm_up_jobs_are_the_predictors_history():
+    """The jobs that ended during the warm-up are in the hooks' history when the simulation starts: v3 gives
+    ana's first simulated job its walltime scaled by her warm-up job's runtime over walltime (900 of 3600 s),
+    plus 15 minutes; bob's job still running at the end of the warm-up is not history."""
+    from replay.simulation.site import warm_up
+    policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10))
+    site = SiteMachine(policy, one_vnode(2), 600)
+    later = [Job("2", "ana", 1010, 100, 3600, 1), Job("3", "bob", 1020, 100, 3600, 1)]
+    warmed = warm_up([ran("1", "ana", 1, 0, 0, 900), ran("4", "bob", 1, 0, 0, 2000)] + later, site, 1000)
+    assert [trace.job_id for trace, _, _ in warmed.history] == ["1"]
+    runs = {done.job.job_id: done for done in simulate_site(warmed.jobs, resolve("v3"), site,
+                                                            fairshare=warmed.fairshare, history=warmed.history)}
+    assert runs["2"].soft_walltime_queued_s == 3600 * 900 // 3600 + 900
+    assert runs["3"].soft_walltime_queued_s == 3600  # no history: v3 keeps the walltime
+    cold = {done.job.job_id: done for done in simulate_site(warmed.jobs, resolve("v3"), site)}
+    assert cold["2"].soft_walltime_queued_s == 3600
+
+
 def _start_order(runs):
     return [done.job.job_id for done in sorted(runs, key=lambda done: done.start_time)]
 

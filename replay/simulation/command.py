@@ -85,7 +85,8 @@ def add_arguments(parser):
     parser.add_argument("--fairshare-warm-up", dest="fairshare_warm_up_s", type=duration, metavar="[[HH:]MM:]SS",
                         help="with --site and fairshare: the jobs of this first stretch of the log are not "
                              "simulated; the usage they charged as they ran (decayed as the site decays it) is "
-                             "where the simulation of the later jobs starts from (e.g. 168:00:00)")
+                             "where the simulation of the later jobs starts from, and those that ended are the "
+                             "predictors' history (e.g. 168:00:00)")
     parser.add_argument("--json", metavar="FILE", help="write the metrics as JSON ('-': stdout)")
     parser.add_argument("--csv", metavar="FILE", help="write the metrics as CSV ('-': stdout)")
     parser.add_argument("--jobs-csv", metavar="FILE",
@@ -211,7 +212,7 @@ def _run_site(args, site, outputs, trace, rejects):
     progress = ProgressBar("simulating {} predictors on the site's PBS".format(len(args.predictors)), unit="predictor")
     try:
         runs = simulate_site_all(jobs, args.predictors, inputs.machine, args.default_walltime_s,
-                                 None if warmed is None else warmed.fairshare, _workers(args), progress)
+                                 warmed, _workers(args), progress)
     finally:
         progress.close()
     title = "PBS scheduling simulation of {} on the site's PBS ({} format, {} jobs)".format(

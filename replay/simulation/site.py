@@ -120,11 +120,14 @@ class _PredictorHooks(Hooks):
         self.first_reservation.setdefault(job.index, start)
 
     def ended(self, job, now):
+        self.completed(self.trace_jobs[job.index], job, now)
+
+    def completed(self, trace_job, job, now):
+        """``job`` (the ``PbsJob`` of ``trace_job``) ended at ``now``: the jobobit hook records it."""
+        runtime = min(trace_job.runtime_s, job.runtime_s)
         if self.learner is not None:
-            self.learner.observe(self.trace_jobs[job.index], now, min(self.trace_jobs[job.index].runtime_s,
-                                                                       job.runtime_s))
+            self.learner.observe(trace_job, now, runtime)
         if self.predictor.window:
-            runtime = min(self.trace_jobs[job.index].runtime_s, job.runtime_s)
             self.history.add_row(job.user, HistoryRow(now, job.name, runtime, job.walltime_s))
 
 
@@ -135,13 +138,17 @@ def _extensions(job, soft, held):
     return max(0, -(-planned_duration(job._replace(soft_walltime_s=soft), held) // soft) - 1)
 
 
-def simulate_site(trace_jobs, predictor, site_machine, default_walltime_s=None, latency_s=0, fairshare=None):
+def simulate_site(trace_jobs, predictor, site_machine, default_walltime_s=None, latency_s=0, fairshare=None,
+                  history=()):
     """The trace's jobs scheduled once by the site's PBS with ``predictor``'s soft walltimes: a list of
     ``ScheduledJob`` in submission order (jobs the model never started are left out). ``fairshare``: the
-    usage to start from (a copy is charged; default none yet)."""
+    usage to start from (a copy is charged; default none yet); ``history``: ``(trace job, PbsJob, end)`` of
+    jobs completed before, in end order, which the predictor's history holds from the start (a warm-up's)."""
     trace_jobs = sorted(trace_jobs, key=lambda job: job.submit_time)
     jobs = pbs_jobs(trace_jobs, site_machine.vnodes, default_walltime_s)
     hooks = _PredictorHooks(predictor, trace_jobs)
+    for trace_job, job, end in history:
+        hooks.completed(trace_job, job, end)
     policy = site_machine.policy
     if fairshare is not None:
         fairshare = fairshare.copy()
@@ -166,13 +173,16 @@ def simulate_site(trace_jobs, predictor, site_machine, default_walltime_s=None, 
 class WarmUp(NamedTuple):
     """Fairshare warmed up on the start of a log: the usage its jobs charged as they ran, decayed to
     ``until``; the jobs left to simulate (submitted from ``until`` on); how many jobs charged usage, and how
-    many of them still ran at ``until`` (charged up to it; they hold no vnodes in the simulation)."""
+    many of them still ran at ``until`` (charged up to it; they hold no vnodes in the simulation);
+    ``history``: ``(trace job, PbsJob, end)`` of the jobs that ended before ``until``, in end order, as the
+    hooks' database holds them when the simulation starts."""
 
     fairshare: object
     until: int
     jobs: list
     charged: int
     running_at_end: int
+    history: tuple = ()
 
 
 def warm_up(trace_jobs, site_machine, warm_up_s, default_walltime_s=None):
@@ -183,9 +193,11 @@ def warm_up(trace_jobs, site_machine, warm_up_s, default_walltime_s=None):
     until = trace_jobs[0].submit_time + warm_up_s if trace_jobs else 0
     warm = [job for job in trace_jobs if job.submit_time < until]
     fairshare = Fairshare(site_machine.policy.fairshare)
-    runs = [(min(trace.end_time, until), trace.start_time, job)
-            for trace, job in zip(warm, pbs_jobs(warm, site_machine.vnodes, default_walltime_s))
-            if trace.start_time is not None and trace.end_time is not None and trace.start_time < until]
+    ran = [(trace, job) for trace, job in zip(warm, pbs_jobs(warm, site_machine.vnodes, default_walltime_s))
+           if trace.start_time is not None and trace.end_time is not None and trace.start_time < until]
+    runs = [(min(trace.end_time, until), trace.start_time, job) for trace, job in ran]
+    history = tuple((trace, job, trace.end_time) for trace, job in sorted(
+        ran, key=lambda pair: (pair[0].end_time, pair[1].index)) if trace.end_time < until)
     for charged_at, start, job in sorted(runs, key=lambda run: (run[0], run[2].index)):
         fairshare.decay(charged_at)
         values = resource_values(job)
@@ -193,14 +205,15 @@ def warm_up(trace_jobs, site_machine, warm_up_s, default_walltime_s=None):
         fairshare.charge(fairshare.entity(job), max(0.0, fairshare.usage_value(values) - fairshare.usage_value({})))
     fairshare.decay(until)
     return WarmUp(fairshare, until, [job for job in trace_jobs if job.submit_time >= until], len(runs),
-                  sum(1 for charged_at, start, job in runs if charged_at == until))
+                  sum(1 for charged_at, start, job in runs if charged_at == until), history)
 
 
 def warm_up_note(warmed):
     """The report's line on a fairshare warm-up."""
     return ("fairshare warm-up: {} jobs that ran before {} charged their usage ({} still running then, charged up "
-            "to it; they hold no vnodes here); {} jobs submitted from then on are simulated".format(
-                warmed.charged, _utc(warmed.until), warmed.running_at_end, len(warmed.jobs)))
+            "to it; they hold no vnodes here), and the {} that ended before it are the predictors' history; {} jobs "
+            "submitted from then on are simulated".format(warmed.charged, _utc(warmed.until), warmed.running_at_end,
+                                                           len(warmed.history), len(warmed.jobs)))
 
 
 def _utc(epoch):

@@ -18,25 +18,25 @@ from .site import simulate_site
 __all__ = ["simulate_site_all"]
 
 _INHERITED = None
-"""``(jobs, predictors, site machine, default walltime, fairshare)``: set by the parent just before it forks
+"""``(jobs, predictors, site machine, default walltime, warm-up)``: set by the parent just before it forks
 the workers."""
 
 
-def simulate_site_all(jobs, predictors, site_machine, default_walltime_s=None, fairshare=None, workers=1,
+def simulate_site_all(jobs, predictors, site_machine, default_walltime_s=None, warmed=None, workers=1,
                       on_run=None):
-    """``{predictor name: [ScheduledJob]}``: ``simulate_site`` once per predictor, in ``workers`` processes.
-    ``on_run(done, total)``, if given, is called as each run ends (in this process)."""
+    """``{predictor name: [ScheduledJob]}``: ``simulate_site`` once per predictor, in ``workers`` processes,
+    each from the ``WarmUp`` ``warmed`` if given. ``on_run(done, total)``, if given, is called as each run
+    ends (in this process)."""
     global _INHERITED
     total = len(predictors)
     if workers <= 1 or total <= 1 or not can_fork():
         runs = {}
         for number, predictor in enumerate(predictors):
-            runs[predictor.name] = simulate_site(jobs, predictor, site_machine, default_walltime_s,
-                                                 fairshare=fairshare)
+            runs[predictor.name] = _simulate(jobs, predictor, site_machine, default_walltime_s, warmed)
             if on_run is not None:
                 on_run(number + 1, total)
         return runs
-    _INHERITED = (jobs, predictors, site_machine, default_walltime_s, fairshare)
+    _INHERITED = (jobs, predictors, site_machine, default_walltime_s, warmed)
     try:
         with worker_pool(min(workers, total), multiprocessing.get_context("fork")) as pool:
             futures = {pool.submit(_run, number): number for number in range(total)}
@@ -52,5 +52,12 @@ def simulate_site_all(jobs, predictors, site_machine, default_walltime_s=None, f
 
 def _run(number):
     """In a worker: the inherited predictor ``number``'s run."""
-    jobs, predictors, site_machine, default_walltime_s, fairshare = _INHERITED
-    return simulate_site(jobs, predictors[number], site_machine, default_walltime_s, fairshare=fairshare)
+    jobs, predictors, site_machine, default_walltime_s, warmed = _INHERITED
+    return _simulate(jobs, predictors[number], site_machine, default_walltime_s, warmed)
+
+
+def _simulate(jobs, predictor, site_machine, default_walltime_s, warmed):
+    if warmed is None:
+        return simulate_site(jobs, predictor, site_machine, default_walltime_s)
+    return simulate_site(jobs, predictor, site_machine, default_walltime_s, fairshare=warmed.fairshare,
+                         history=warmed.history)

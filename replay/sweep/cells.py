@@ -136,12 +136,13 @@ def run_cell(cell, settings, workdir=""):
         shared = ()
     else:
         from ..simulation.site import simulate_site, site_notes, unstarted_notes, warm_up, warm_up_note
-        fairshare = None
+        fairshare, history = None, ()
         if settings.fairshare_warm_up_s is not None:
             warmed = warm_up(jobs, site_machine, settings.fairshare_warm_up_s, settings.default_walltime_s)
-            jobs, fairshare, notes = warmed.jobs, warmed.fairshare, notes + (warm_up_note(warmed),)
+            jobs, fairshare, history = warmed.jobs, warmed.fairshare, warmed.history
+            notes += (warm_up_note(warmed),)
         runs = {predictor.name: simulate_site(jobs, predictor, site_machine, settings.default_walltime_s,
-                                              fairshare=fairshare)}
+                                              fairshare=fairshare, history=history)}
         notes += unstarted_notes(runs, jobs)
         shared = site_notes(load_site(settings.site))
     report, _ = simulation_report(cell.trace, (), runs, cluster, settings.bsld_tau_s, (predictor,))

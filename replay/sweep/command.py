@@ -105,7 +105,8 @@ def _shared_arguments(group):
     group.add_argument("--fairshare-warm-up", dest="fairshare_warm_up_s", type=duration, metavar="[[HH:]MM:]SS",
                        help="with --site and fairshare: in every cell, the jobs of this first stretch of the trace "
                             "are not simulated; the usage they charged as they ran is where the simulation of the "
-                            "later jobs starts from, as 'simulate --fairshare-warm-up' (e.g. 168:00:00)")
+                            "later jobs starts from, and those that ended are the predictors' history, as 'simulate "
+                            "--fairshare-warm-up' (e.g. 168:00:00)")
 
 
 _OPTION_OF = {"strict_ordering": "--no-strict-ordering", "cycle_interval_s": "--cycle-interval",

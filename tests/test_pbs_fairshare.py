@@ -329,3 +329,13 @@ def test_cput_usage_follows_the_jobs_cpu_load():
     fs.sample(10, [Running(job(1, ncpus=4)._replace(cpu_load=0.0), 0), Running(job(2, user="bob")._replace(
         cpu_load=0.5), 0)])
     assert (fs.usage("ana"), fs.usage("bob")) == (1, 6)
+
+
+def test_a_job_seen_running_is_charged_only_its_growth_since():
+    """A job a warm-up charged up to 100 s and marked as seen running then is charged at the next cycle only
+    what it used since."""
+    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
+    fs.charge("ana", 60)
+    fs.seen_running(100, [Running(job(1), 40)])
+    fs.sample(130, [Running(job(1), 40)])
+    assert fs.usage("ana") == 1 + 60 + 30

@@ -148,6 +148,22 @@ def test_warm_up_jobs_are_the_predictors_history():
     assert cold["2"].soft_walltime_queued_s == 3600
 
 
+def test_jobs_running_across_the_warm_up_hold_their_vnodes():
+    """bob's job holds both cpus from 0 to 2000 s, across the end of the warm-up at 1000 s: ana's job,
+    submitted at 1010 s, waits for it (it would start at once on an empty machine); bob's job is charged up to
+    1000 s by the warm-up and is not in the result."""
+    from replay.simulation.site import simulate_warmed, warm_up, warm_up_note
+    policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10))
+    site = SiteMachine(policy, one_vnode(2), 600)
+    later = [Job("2", "ana", 1010, 100, 3600, 1)]
+    warmed = warm_up([ran("4", "bob", 2, 0, 0, 2000)] + later, site, 1000)
+    assert [item.job.name for item in warmed.running] == ["4"] and warmed.fairshare.usage("bob") == 1 + 2 * 1000
+    assert "1 still running then, charged up to it, 1 of them holding their vnodes" in warm_up_note(warmed)
+    runs = simulate_warmed(warmed.jobs, resolve("user"), site, None, warmed)
+    assert [(done.job.job_id, done.start_time) for done in runs] == [("2", 2000)]
+    assert [done.start_time for done in simulate_site(warmed.jobs, resolve("user"), site)] == [1010]
+
+
 def _start_order(runs):
     return [done.job.job_id for done in sorted(runs, key=lambda done: done.start_time)]
 
@@ -172,8 +188,8 @@ def test_workers_run_the_predictors_side_by_side_with_the_same_output(tmp_path, 
     process gives, warm-up included, and the runs are made in other processes than the command's."""
     import replay.simulation.site_parallel as site_parallel
     made_in = []
-    simulate = site_parallel.simulate_site
-    monkeypatch.setattr(site_parallel, "simulate_site",
+    simulate = site_parallel.simulate_warmed
+    monkeypatch.setattr(site_parallel, "simulate_warmed",
                         lambda *args, **kwargs: made_in.append(os.getpid()) or simulate(*args, **kwargs))
     site, trace = os.path.join(REPO, "traces", "sites", "fairshare"), tmp_path / "first.swf"
     with open(BUNDLED_SWF, encoding="utf-8") as swf:

@@ -91,6 +91,20 @@ def decide(policy, machine: Machine, state: State) -> Decision:
     return Decision(tuple(cycle.started), tuple(cycle.top_jobs), dict(cycle.reasons))
 
 
+def placed(policy, machine: Machine, jobs, now):
+    """``(job, allocation)`` for each of ``jobs``, in order, that still finds room once the ones before hold
+    theirs, placed as PBS would place it at ``now`` on vnodes otherwise free; the others are left out. For
+    jobs already running when a simulation starts, whose real vnodes are not known."""
+    cycle = _Cycle(policy, machine, State(now, (), ()))
+    found = []
+    for job in jobs:
+        allocation = machine.place(job, cycle.used, cycle.exclusive, None, now, now + planned_duration(job))
+        if allocation is not None:
+            cycle._hold(job, allocation)
+            found.append((job, allocation))
+    return found
+
+
 class _Failure(NamedTuple):
     reason: str
     never: bool

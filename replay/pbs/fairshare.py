@@ -253,6 +253,14 @@ class Fairshare:
         self.decay(now)
         self._reset_temp_usage()
 
+    def seen_running(self, now, running):
+        """Take ``running`` (items with ``job`` and ``start``, charged up to ``now`` already, as by a warm-up) as
+        seen at a cycle at ``now``: the next sample charges each only its growth since then."""
+        for item in running:
+            values = resource_values(item.job)
+            values.update(simulated_resources_used(item.job, _ran_s(item, now)))
+            self._last_sample[item.job.name] = (self.entity(item.job), self.usage_value(values))
+
     def no_shares(self, job):
         """True if ``job`` never runs because its entity has no share and ``enforce_no_shares`` is on."""
         return self.policy.enforce_no_shares and self.node(self.entity(job)).tree_percentage == 0

@@ -86,7 +86,7 @@ class _Clock:
 
 
 def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, fairshare=None, decide=None,
-                 hooks=None, exiting_after_s=None, cycle_per_event=False):
+                 hooks=None, exiting_after_s=None, cycle_per_event=False, running_at_start=()):
     """Run ``jobs`` (``PbsJob``s with their ``runtime_s``) under ``policy`` on ``machine``; a dict job name
     -> ``SimulatedRun`` for each job the model started (a job it never started is not in it).
 
@@ -94,6 +94,9 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
     ``hooks`` a ``Hooks`` whose calls may change a job's soft walltime as PBS server hooks do;
     ``exiting_after_s`` maps a job's name to how long after its start its process ends: from then until
     its ``runtime_s`` is over the job is exiting (PBS plans its end one second from now).
+
+    ``running_at_start``: ``Running`` items of jobs already running when the run starts (not simulated: they
+    hold their vnodes until ``start + runtime_s`` and are left out of the result and of ``hooks``).
 
     ``cycle_per_event``: the cycles of an instant as the server asks for them (``_per_event``), the jobs
     an earlier cycle of the instant started seen as starting one second from now (their execution host
@@ -103,6 +106,9 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
     decide = pbs_decide if decide is None else decide
     hooks = Hooks() if hooks is None else hooks
     clock, queued, running, runs = _Clock(), {}, {}, {}
+    for item in running_at_start:
+        running[item.job.name] = item
+        clock.push(item.start + item.job.runtime_s + latency_s, Event.END, item.job)
     for job in jobs:
         clock.push(job.eligible_time, Event.ELIGIBLE, job)
     if scheduler_iteration_s and jobs:
@@ -114,7 +120,8 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
             for event, job in batch:
                 if event == Event.END:
                     del running[job.name]
-                    hooks.ended(job, now)
+                    if job.name in runs:
+                        hooks.ended(job, now)
                 elif event == Event.ELIGIBLE:
                     queued[job.name] = hooks.queued(job, now)
                 elif running or clock.waiting_events:

@@ -20,6 +20,7 @@ from predictor.algorithms import clamp
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
+from ..pbs.cycle import Running, placed
 from ..pbs.fairshare import Fairshare, simulated_resources_used
 from ..pbs.formula import resource_values
 from ..pbs.jobs import PbsJob, planned_duration
@@ -35,7 +36,7 @@ from .schedule import ScheduledJob
 
 __all__ = ["SiteMachine", "SiteInputs", "WarmUp", "warm_up", "warm_up_note", "site_machine", "site_vnodes",
            "site_inputs", "site_notes", "unstarted_notes",
-           "pbs_jobs", "simulate_site"]
+           "pbs_jobs", "simulate_site", "simulate_warmed"]
 
 DEFAULT_QUEUE = "workq"
 DEFAULT_PROJECT = "_pbs_project_default"
@@ -139,11 +140,12 @@ def _extensions(job, soft, held):
 
 
 def simulate_site(trace_jobs, predictor, site_machine, default_walltime_s=None, latency_s=0, fairshare=None,
-                  history=()):
+                  history=(), running=()):
     """The trace's jobs scheduled once by the site's PBS with ``predictor``'s soft walltimes: a list of
     ``ScheduledJob`` in submission order (jobs the model never started are left out). ``fairshare``: the
     usage to start from (a copy is charged; default none yet); ``history``: ``(trace job, PbsJob, end)`` of
-    jobs completed before, in end order, which the predictor's history holds from the start (a warm-up's)."""
+    jobs completed before, in end order, which the predictor's history holds from the start; ``running``:
+    ``Running`` items of jobs already running, which hold their vnodes until their end (a warm-up's)."""
     trace_jobs = sorted(trace_jobs, key=lambda job: job.submit_time)
     jobs = pbs_jobs(trace_jobs, site_machine.vnodes, default_walltime_s)
     hooks = _PredictorHooks(predictor, trace_jobs)
@@ -155,7 +157,7 @@ def simulate_site(trace_jobs, predictor, site_machine, default_walltime_s=None, 
     elif policy.fairshare is not None:
         fairshare = Fairshare(policy.fairshare)
     runs = simulate_run(policy, site_machine.machine(), jobs, site_machine.scheduler_iteration_s, latency_s,
-                        fairshare, hooks=hooks)
+                        fairshare, hooks=hooks, running_at_start=running)
     scheduled = []
     for job in jobs:
         run = runs.get(job.name)
@@ -173,9 +175,10 @@ def simulate_site(trace_jobs, predictor, site_machine, default_walltime_s=None, 
 class WarmUp(NamedTuple):
     """Fairshare warmed up on the start of a log: the usage its jobs charged as they ran, decayed to
     ``until``; the jobs left to simulate (submitted from ``until`` on); how many jobs charged usage, and how
-    many of them still ran at ``until`` (charged up to it; they hold no vnodes in the simulation);
-    ``history``: ``(trace job, PbsJob, end)`` of the jobs that ended before ``until``, in end order, as the
-    hooks' database holds them when the simulation starts."""
+    many of them still ran at ``until`` (charged up to it); ``running``: ``Running`` items of those the vnodes
+    hold at ``until`` (placed as PBS would place them on free vnodes, in start order), which hold their vnodes
+    in the simulation until their logged end; ``history``: ``(trace job, PbsJob, end)`` of the jobs that ended
+    before ``until``, in end order, as the hooks' database holds them when the simulation starts."""
 
     fairshare: object
     until: int
@@ -183,6 +186,7 @@ class WarmUp(NamedTuple):
     charged: int
     running_at_end: int
     history: tuple = ()
+    running: tuple = ()
 
 
 def warm_up(trace_jobs, site_machine, warm_up_s, default_walltime_s=None):
@@ -204,16 +208,38 @@ def warm_up(trace_jobs, site_machine, warm_up_s, default_walltime_s=None):
         values.update(simulated_resources_used(job, charged_at - start))
         fairshare.charge(fairshare.entity(job), max(0.0, fairshare.usage_value(values) - fairshare.usage_value({})))
     fairshare.decay(until)
+    running = _running_at(site_machine, [(trace, job) for trace, job in ran if trace.end_time > until], until)
+    fairshare.seen_running(until, running)
     return WarmUp(fairshare, until, [job for job in trace_jobs if job.submit_time >= until], len(runs),
-                  sum(1 for charged_at, start, job in runs if charged_at == until), history)
+                  sum(1 for charged_at, start, job in runs if charged_at == until), history, running)
+
+
+def simulate_warmed(trace_jobs, predictor, site_machine, default_walltime_s=None, warmed=None):
+    """``simulate_site`` from the ``WarmUp`` ``warmed``: its usage, history and running jobs (None: from
+    nothing)."""
+    if warmed is None:
+        return simulate_site(trace_jobs, predictor, site_machine, default_walltime_s)
+    return simulate_site(trace_jobs, predictor, site_machine, default_walltime_s, fairshare=warmed.fairshare,
+                         history=warmed.history, running=warmed.running)
+
+
+def _running_at(site_machine, ran, until):
+    """``Running`` items of the jobs of ``ran`` (``(trace job, PbsJob)`` still running at ``until``) that find
+    room, in start order, numbered below every simulated job."""
+    ran = sorted(ran, key=lambda pair: (pair[0].start_time, pair[1].index))
+    jobs = [job._replace(index=number - len(ran)) for number, (_, job) in enumerate(ran)]
+    starts = {job.name: trace.start_time for (trace, _), job in zip(ran, jobs)}
+    return tuple(Running(job, starts[job.name], allocation, process_s=job.runtime_s)
+                 for job, allocation in placed(site_machine.policy, site_machine.machine(), jobs, until))
 
 
 def warm_up_note(warmed):
     """The report's line on a fairshare warm-up."""
     return ("fairshare warm-up: {} jobs that ran before {} charged their usage ({} still running then, charged up "
-            "to it; they hold no vnodes here), and the {} that ended before it are the predictors' history; {} jobs "
-            "submitted from then on are simulated".format(warmed.charged, _utc(warmed.until), warmed.running_at_end,
-                                                           len(warmed.history), len(warmed.jobs)))
+            "to it, {} of them holding their vnodes here until their logged end), and the {} that ended before it "
+            "are the predictors' history; {} jobs submitted from then on are simulated".format(
+                warmed.charged, _utc(warmed.until), warmed.running_at_end, len(warmed.running), len(warmed.history),
+                len(warmed.jobs)))
 
 
 def _utc(epoch):

@@ -13,7 +13,7 @@ import multiprocessing
 
 from ..shared.workers import worker_pool
 from .parallel import can_fork
-from .site import simulate_site
+from .site import simulate_warmed
 
 __all__ = ["simulate_site_all"]
 
@@ -32,7 +32,7 @@ def simulate_site_all(jobs, predictors, site_machine, default_walltime_s=None, w
     if workers <= 1 or total <= 1 or not can_fork():
         runs = {}
         for number, predictor in enumerate(predictors):
-            runs[predictor.name] = _simulate(jobs, predictor, site_machine, default_walltime_s, warmed)
+            runs[predictor.name] = simulate_warmed(jobs, predictor, site_machine, default_walltime_s, warmed)
             if on_run is not None:
                 on_run(number + 1, total)
         return runs
@@ -53,11 +53,6 @@ def simulate_site_all(jobs, predictors, site_machine, default_walltime_s=None, w
 def _run(number):
     """In a worker: the inherited predictor ``number``'s run."""
     jobs, predictors, site_machine, default_walltime_s, warmed = _INHERITED
-    return _simulate(jobs, predictors[number], site_machine, default_walltime_s, warmed)
+    return simulate_warmed(jobs, predictors[number], site_machine, default_walltime_s, warmed)
 
 
-def _simulate(jobs, predictor, site_machine, default_walltime_s, warmed):
-    if warmed is None:
-        return simulate_site(jobs, predictor, site_machine, default_walltime_s)
-    return simulate_site(jobs, predictor, site_machine, default_walltime_s, fairshare=warmed.fairshare,
-                         history=warmed.history)

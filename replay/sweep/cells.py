@@ -135,14 +135,12 @@ def run_cell(cell, settings, workdir=""):
         runs = {predictor.name: simulate_jobs(jobs, predictor, cluster, scheduler)}
         shared = ()
     else:
-        from ..simulation.site import simulate_site, site_notes, unstarted_notes, warm_up, warm_up_note
-        fairshare, history = None, ()
+        from ..simulation.site import simulate_warmed, site_notes, unstarted_notes, warm_up, warm_up_note
+        warmed = None
         if settings.fairshare_warm_up_s is not None:
             warmed = warm_up(jobs, site_machine, settings.fairshare_warm_up_s, settings.default_walltime_s)
-            jobs, fairshare, history = warmed.jobs, warmed.fairshare, warmed.history
-            notes += (warm_up_note(warmed),)
-        runs = {predictor.name: simulate_site(jobs, predictor, site_machine, settings.default_walltime_s,
-                                              fairshare=fairshare, history=history)}
+            jobs, notes = warmed.jobs, notes + (warm_up_note(warmed),)
+        runs = {predictor.name: simulate_warmed(jobs, predictor, site_machine, settings.default_walltime_s, warmed)}
         notes += unstarted_notes(runs, jobs)
         shared = site_notes(load_site(settings.site))
     report, _ = simulation_report(cell.trace, (), runs, cluster, settings.bsld_tau_s, (predictor,))

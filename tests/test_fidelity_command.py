@@ -95,3 +95,22 @@ def test_fairshare_factor_as_sort_value(tmp_path, capsys):
     capsys.readouterr()
     (item,) = json.loads(out.read_text())["disagreements"]
     assert all(0 < job["sort_value"] <= 1 for job in item["queued"])
+
+
+def test_tables_fit_100_columns_and_wide_shows_the_rest(capsys):
+    """On a real recording's disagreements, every text table fits 100 columns; --wide adds the queue, walltime,
+    planned end and sort value columns; --json keeps each reason whole."""
+    import os
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity", "fairshare-seed2")
+    argv = ["fidelity", os.path.join(folder, "accounting"), "--site", os.path.join(folder, "site"), "--show", "3"]
+    assert main(argv) == 0
+    narrow = capsys.readouterr().out
+    rules = [line for line in narrow.splitlines() if line and set(line) == {"-"}]
+    assert len(rules) == 4 and max(len(line) for line in rules) <= 100
+    headers = [line for line in narrow.splitlines() if line.startswith("job ")]
+    assert "no room" in narrow and headers and not any("planned end" in line for line in headers)
+    assert main(argv + ["--wide"]) == 0
+    assert any(line.startswith("job ") and "planned end" in line for line in capsys.readouterr().out.splitlines())
+    assert main(argv + ["--json", "-"]) == 0
+    reasons = {job["reason"] for item in json.loads(capsys.readouterr().out)["disagreements"] for job in item["queued"]}
+    assert "not enough free resources on the vnodes" in reasons

@@ -10,6 +10,7 @@ from predictor.cmdline.rejects import RejectPrinter
 from predictor.ingest.paths import nothing_to_load
 
 from ..shared.errors import TraceError
+from ..shared.options import add_wide_argument
 
 __all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "run"]
 
@@ -33,6 +34,7 @@ def add_arguments(parser):
                              "(default 0; the report gives the logs' median)")
     parser.add_argument("--max-errors", type=whole_number(0, 10 ** 9), default=20, metavar="N",
                         help="malformed lines to show on stderr (default 20; all are counted)")
+    add_wide_argument(parser)
 
 
 def run(args):
@@ -57,5 +59,5 @@ def run(args):
     title = "Fidelity of the PBS scheduler model on {} ({} jobs, {} file(s))".format(
         ", ".join(args.paths), len(accounting.jobs), accounting.stats.files)
     notes = site.notes + ((("{} malformed lines skipped".format(rejects.count)),) if rejects.count else ())
-    publish(outputs, fidelity_report(title, notes, fidelity, site, args.show))
+    publish(outputs, fidelity_report(title, notes, fidelity, site, args.show), wide=bool(args.wide))
     return 1 if rejects.count else 0

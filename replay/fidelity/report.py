@@ -4,6 +4,7 @@ import time
 
 from predictor.cmdline.tables import Column, Report, Table
 
+from ..pbs.cycle import NEVER_RUN, NO_ROOM, NO_SHARES, STRICT_ORDERING, UNDER_THRESHOLD
 from ..pbs.jobs import EXITING_TIME_S, planned_end
 from .outcomes import relative_difference
 
@@ -17,12 +18,16 @@ FIGURE_KEYS = ("decisions", "decisions_agreeing", "decisions_agreeing_share", "d
 """The figures at the top of the JSON document, before ``disagreements`` and ``not_modelled``."""
 
 _FIGURES = (Column("figure", "figure"), Column("value", "value"), Column("detail", "detail"))
-_STATE = (Column("job", "job"), Column("state", "state"), Column("user", "user"), Column("queue", "queue"),
-          Column("ncpus", "ncpus", "count"), Column("soft_walltime_s", "soft wt", "duration_s"),
-          Column("walltime_s", "walltime", "duration_s"), Column("since", "eligible/start"),
-          Column("planned_end", "planned end"), Column("top_job_start", "top job at"),
-          Column("sort_value", "sort value"),
+_STATE = (Column("job", "job"), Column("state", "state"), Column("user", "user"),
+          Column("queue", "queue", wide=True), Column("ncpus", "ncpus", "count"),
+          Column("soft_walltime_s", "soft wt", "duration_s"), Column("walltime_s", "walltime", "duration_s", wide=True),
+          Column("since", "since"), Column("planned_end", "planned end", wide=True),
+          Column("top_job_start", "top job at"), Column("sort_value", "sort value", wide=True),
           Column("pbs", "PBS"), Column("model", "model"), Column("reason", "model's reason"))
+
+_SHORT_REASONS = {NO_ROOM: "no room", STRICT_ORDERING: "strict ordering", NEVER_RUN: "never fits",
+                  NO_SHARES: "no shares", UNDER_THRESHOLD: "under threshold"}
+"""The model's reasons as the text table says them (the legend spells them out; --json keeps them whole)."""
 
 
 def _share(part, whole):
@@ -66,7 +71,7 @@ def figures(fidelity):
 def _figure_rows(values):
     return [
         ("decisions agreeing", "{} / {}".format(values["decisions_agreeing"], values["decisions"]),
-         "{} ({} ambiguous, {} of them agreeing on another reading of that second)".format(
+         "{} ({} ambiguous, {} agreeing on another reading)".format(
              _percent(values["decisions_agreeing_share"]), values["decisions_ambiguous"],
              values["decisions_agreeing_on_another_reading"])),
         ("jobs compared", str(values["jobs"]), "{} never started by the model".format(values["jobs_not_started_sim"])),
@@ -137,7 +142,8 @@ def _state_table(number, item):
                      None if job["planned_end"] is None else _clock(job["planned_end"])[11:],
                      None if job["top_job_start"] is None else _clock(job["top_job_start"])[11:],
                      None if job["sort_value"] is None else "{:g}".format(job["sort_value"]),
-                     "started" if job["pbs"] else "", "started" if job["model"] else "", job["reason"] or ""))
+                     "yes" if job["pbs"] else "", "yes" if job["model"] else "",
+                     _SHORT_REASONS.get(job["reason"], job["reason"] or "")))
     title = "Disagreement {} at {} UTC{}: PBS started {}; the model started {}".format(
         number, item["time_utc"], " (ambiguous)" if item["ambiguous"] else "",
         " ".join(item["pbs_started"]) or "nothing", " ".join(item["model_started"]) or "nothing")
@@ -164,4 +170,9 @@ _LEGEND = (
     "waits: start - eligible time (the release of a held job), real and replayed from the first submission",
     "disagreement tables: queued jobs in the model's order (top jobs with the start the model reserved), "
     "then running jobs with the ends PBS planned",
+    "since: a queued job's eligible time, a running job's start; PBS, model: yes if it started the job",
+    "model's reason: no room (not enough free resources on the vnodes), strict ordering (an earlier job could "
+    "not run), never fits (larger than the machine), no shares (the entity has no fairshare shares, "
+    "enforce_no_shares), under threshold (job_sort_formula value at or below job_sort_formula_threshold); else "
+    "the run limit that stopped the job; --json holds every reason whole",
 )

@@ -54,5 +54,3 @@ def _run(number):
     """In a worker: the inherited predictor ``number``'s run."""
     jobs, predictors, site_machine, default_walltime_s, warmed = _INHERITED
     return simulate_warmed(jobs, predictors[number], site_machine, default_walltime_s, warmed)
-
-

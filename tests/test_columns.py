@@ -11,7 +11,7 @@ from strategies import algorithm_parameters, dated_replay_jobs, hostile_names, r
 from replay.accuracy.metrics import accuracy_report
 from replay.accuracy.predictions import replay_accuracy
 from replay.shared.predictors import ACCURACY_PREDICTORS, PREDICTORS, resolve
-from replay.traces.columns import JobColumns, integer_arrays, name_columns
+from replay.traces.columns import NONE, JobColumns, integer_arrays, name_columns
 from replay.traces.readers import load_trace
 from replay.traces.trace import Job
 
@@ -86,3 +86,9 @@ def test_traces_read_as_columns_are_the_jobs_read_as_lists():
         listed, columns = load_trace([path]), load_trace([path], as_columns=True)
         assert isinstance(listed.jobs, list) and isinstance(columns.jobs, JobColumns)
         assert columns.jobs == listed.jobs and columns.jobs.nbytes() < 100 * len(listed.jobs)
+
+
+def test_numbers_of_an_int32_column_stand_in_a_missing_value_beyond_int32():
+    """A missing value that int32 cannot hold (NONE) is written as it is, not wrapped into the column's type."""
+    columns = JobColumns.of_jobs([Job("1", "u", 0, 5, None, 1, occupancy_s=7), Job("2", "u", 0, 5, None, 1)])
+    assert columns.numbers("occupancy_s", NONE).tolist() == [7, NONE]

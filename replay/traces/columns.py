@@ -82,6 +82,9 @@ class _NumberIds:
     def part(self, begin, end):
         return _NumberIds(self.numbers[begin:end])
 
+    def taken(self, order):
+        return _NumberIds(self.numbers[order])
+
     def nbytes(self):
         return self.numbers.nbytes
 
@@ -109,6 +112,9 @@ class _TextIds:
 
     def part(self, begin, end):
         return _TextIds(self.text_bytes, self.starts[begin:end], self.ends[begin:end])
+
+    def taken(self, order):
+        return _TextIds(self.text_bytes, self.starts[order], self.ends[order])
 
     def nbytes(self):
         return len(self.text_bytes) + self.starts.nbytes + self.ends.nbytes
@@ -188,6 +194,25 @@ class JobColumns:
                  for field, coded in self._names.items()}
         return JobColumns(end - begin, self._ids.part(begin, end), integers, names)
 
+    def taken(self, order):
+        """The jobs at the indexes of ``order`` (an int array), in that order, as columns: a column is copied
+        once, the job ids' text and the names are shared."""
+        integers = {field: None if values is None else values[order] for field, values in self._integers.items()}
+        names = {field: None if coded is None else (coded[0][order], coded[1]) for field, coded in self._names.items()}
+        return JobColumns(len(order), self._ids.taken(order), integers, names)
+
+    def narrowed(self, keep=("submit_time",)):
+        """The same jobs with every int64 column but those of ``keep`` held as int32 where its values fit (the
+        wide columns serve the accuracy replay; a simulation reads them as ``Job``s, the same numbers)."""
+        integers = {field: values if values is None or field in keep else compact(values)
+                    for field, values in self._integers.items()}
+        return JobColumns(self._length, self._ids, integers, self._names)
+
+    def made(self, begin, end):
+        """The ``Job``s ``begin`` to ``end`` as a list (slices of every column at once: the quick way to make
+        many)."""
+        return self._jobs(begin, end)
+
     def _jobs(self, begin, end):
         count = end - begin
         fields = []
@@ -235,7 +260,7 @@ class JobColumns:
         if unknown.any():
             if missing is None:
                 raise ValueError("{}: no value for job {}".format(field, self.job_id(int(np.argmax(unknown)))))
-            return np.where(unknown, missing, column).astype(np.int64)
+            return np.where(unknown, np.int64(missing), column.astype(np.int64))  # missing may not fit int32
         return column.astype(np.int64, copy=False)  # a wide column itself: no copy
 
     def name_codes(self, field):

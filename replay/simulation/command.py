@@ -26,6 +26,7 @@ from .runs import (
     MAX_BACKFILL_DEPTH,
     job_table,
     machine_of,
+    narrowed,
     recorded_notes,
     rerun_notes,
     runnable_jobs,
@@ -162,9 +163,11 @@ def run(args):
     outputs = check_outputs(OutputPaths(args.json, args.csv, args.jobs_csv, args.plot),
                             list(args.paths) + ([args.site] if args.site else []))
     site = _read_site(args.site)
-    trace, rejects = read_trace(args.paths, args.format, args.max_errors)
+    # The built-in scheduler keeps the jobs as columns from the reader to the engine (frame.py).
+    trace, rejects = read_trace(args.paths, args.format, args.max_errors, as_columns=site is None)
     if site is not None:
         return _run_site(args, site, outputs, trace, rejects)
+    trace = narrowed(trace)
     cluster, machine_note = machine_of(trace, args.cores, args.nodes, args.cores_per_node)
     jobs, left_out = runnable_jobs(trace.jobs, cluster)
     if not jobs:

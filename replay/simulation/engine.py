@@ -19,10 +19,11 @@ import gc
 import heapq
 import itertools
 import math
-from array import array
 from enum import IntEnum
 from operator import attrgetter
 from typing import NamedTuple, Optional
+
+import numpy as np
 
 from predictor.algorithms import clamp
 from predictor.history import MemoryHistory
@@ -30,17 +31,26 @@ from predictor.jobs import HistoryRow
 
 from ..classification import Completion, Submission, requested_cores
 from ..shared.predictors import history_owner, history_project
+from ..traces.columns import JobColumns
 from .calendar import Calendar
 from .extension import EXTENSIONS
+from .frame import FIVE_YEARS_S
+from .frame import run_frame as frame_of
 from .policies import POLICIES, QueuedJob, with_starvation_threshold
-from .schedule import RunFrame, ScheduledJob, ScheduledRun, run_columns
+from .schedule import (
+    NO_WALLTIME,
+    SOFT_WALLTIME_MAX,
+    ScheduledJob,
+    ScheduledRun,
+    is_wide,
+    new_columns,
+    with_reservations,
+)
 from .scheduler import Scheduler
 
 __all__ = ["Kind", "FIVE_YEARS_S", "SchedulerSettings", "ScheduledJob", "simulate_jobs", "simulate_run", "run_frame",
            "held_s", "requested_s"]
 
-FIVE_YEARS_S = 5 * 365 * 86400
-"""What PBS plans for a job with neither soft walltime nor walltime."""
 
 
 class Kind(IntEnum):
@@ -79,6 +89,14 @@ _UNKNOWN = object()  # no estimate cached (None is an estimate: no soft walltime
 _PROGRESS_EVERY = 256
 """Submissions between two progress reports."""
 
+_MADE_AT_ONCE = 1024
+"""Jobs made from the columns at a time, as the submissions reach them."""
+
+
+def _made(jobs, begin, end):
+    """The ``Job``s ``begin`` to ``end`` of ``jobs`` (``JobColumns`` or a list), as a list."""
+    return jobs.made(begin, end) if isinstance(jobs, JobColumns) else jobs[begin:end]
+
 
 def simulate_jobs(jobs, predictor, cluster, settings=SchedulerSettings(), on_progress=None):
     """Simulate ``jobs`` (``replay.traces.trace.Job``s fitting ``cluster``) once; ``ScheduledJob``s by submission.
@@ -88,23 +106,34 @@ def simulate_jobs(jobs, predictor, cluster, settings=SchedulerSettings(), on_pro
     return list(simulate_run(run_frame(jobs, cluster, settings), predictor, cluster, settings, on_progress))
 
 
-def simulate_run(frame, predictor, cluster, settings=SchedulerSettings(), on_progress=None):
-    """Simulate the jobs of ``frame`` (a ``run_frame``) once: a compact ``ScheduledRun``."""
-    return ScheduledRun(frame, _Engine(frame, predictor, cluster, settings, on_progress).run())
+def simulate_run(frame, predictor, cluster, settings=SchedulerSettings(), on_progress=None, memory=None):
+    """Simulate the jobs of ``frame`` (a ``run_frame``) once: a compact ``ScheduledRun``. ``memory``: a zeroed
+    buffer to write what the run decides into (``new_columns``), else arrays of its own.
+
+    The soft walltimes are kept as int32; a run that gives one longer than that (68 years) is made again with
+    int64 columns (a run is deterministic: the same run).
+    """
+    try:
+        return ScheduledRun(frame, _Engine(frame, predictor, cluster, settings, on_progress,
+                                           new_columns(len(frame.jobs), memory)).run())
+    except _WideSoftWalltime:
+        if memory is not None:
+            np.frombuffer(memory, dtype=np.uint8)[:] = 0
+        return ScheduledRun(frame, _Engine(frame, predictor, cluster, settings, on_progress,
+                                           new_columns(len(frame.jobs), memory, wide=True)).run())
+
+
+class _WideSoftWalltime(Exception):
+    """A soft walltime the run's int32 columns cannot hold."""
 
 
 def run_frame(jobs, cluster, settings=SchedulerSettings()):
-    """The ``RunFrame`` of ``jobs`` on ``cluster``: sorted by submission, each one's width and walltimes.
+    """The ``RunFrame`` of ``jobs`` (``JobColumns``, or a list of ``Job``) on ``cluster``: sorted by submission,
+    each one's width and walltimes (``frame.py``).
 
     ValueError names a job the machine could never run.
     """
-    jobs = sorted(jobs, key=lambda job: job.submit_time)
-    for job in jobs:
-        _check_fits(job, cluster)
-    walltime = [job.walltime_s if job.walltime_s and job.walltime_s >= 1 else settings.default_walltime_s
-                for job in jobs]
-    return RunFrame(jobs, [cluster.width(job) for job in jobs], walltime,
-                    [seconds or FIVE_YEARS_S for seconds in walltime], EXTENSIONS[settings.extension].count, {})
+    return frame_of(jobs, cluster, settings)
 
 
 def held_s(job, walltime_s):
@@ -119,17 +148,14 @@ def requested_s(job):
     return job.walltime_s if job.walltime_s and job.walltime_s >= 1 else None
 
 
-def _check_fits(job, cluster):
-    if not cluster.can_run(job):
-        raise ValueError("job {} cannot run here: it needs {} units (the machine has {}) for {} s".format(
-            job.job_id, cluster.width(job), cluster.capacity, job.runtime_s))
-
-
 class _Engine:
-    def __init__(self, frame, predictor, cluster, settings, on_progress=None):
-        self.jobs, self.width, self.walltime, self.walltime_plan = frame.jobs, frame.width, frame.walltime, \
-            frame.walltime_plan
-        self.submit_times = [job.submit_time for job in self.jobs]
+    def __init__(self, frame, predictor, cluster, settings, on_progress, decided):
+        self.jobs = frame.jobs
+        # The frame's arrays through memoryviews: plain Python ints, and no page of them written, so forked
+        # workers keep sharing them.
+        self.submit_times, self.width, self.walltime, self.walltime_plan, self.runtime, self.held = (
+            memoryview(values) for values in (frame.submit, frame.width, frame.walltime, frame.walltime_plan,
+                                              frame.runtime, frame.held))
         self.predictor = predictor
         self.settings = settings
         self.extension = EXTENSIONS[settings.extension]
@@ -143,15 +169,16 @@ class _Engine:
         # fields while the user's history is unchanged: one estimate per (user, fields) until the next end.
         self._reads = attrgetter(*predictor.reads) if predictor.window and predictor.reads else None
         self._estimates = {}  # user -> {fields read: estimate}, dropped at each end of the user's jobs
-        policy = self.scheduler.policy
-        self.classifier = policy.classifier(self.jobs[0].submit_time) if policy.classifies and self.jobs else None
-        self.runtime = [job.runtime_s if walltime is None else min(job.runtime_s, walltime)
-                        for job, walltime in zip(self.jobs, self.walltime)]
-        self.held = [held_s(job, walltime) for job, walltime in zip(self.jobs, self.walltime)]
         count = len(self.jobs)
+        policy = self.scheduler.policy
+        self.classifier = policy.classifier(self.submit_times[0]) if policy.classifies and count else None
         # What the run decides, in arrays of machine integers: no int object per value stays alive.
-        self.start, self.end, self.soft_queued, self.soft_started = (array("q", bytes(8 * count)) for _ in range(4))
-        self.rerun_after, self.reruns = {}, {}  # the small-first safeguard, by job index
+        self.decided = decided
+        self._soft_max = math.inf if is_wide(decided) else SOFT_WALLTIME_MAX
+        self.start, self.soft_queued, self.soft_started = self.decided[:3]
+        self.rerun_after, self.reruns = {}, self.decided.reruns  # the small-first safeguard, by job index
+        # A Job is made (a slice of the columns at a time) when it is submitted and dropped when it ends.
+        self._live, self._made, self._made_from = {}, [], 0
         self._heap = []
         self._seq = itertools.count()
         self._armed_tick = self._armed_for = self._last_cycle = None
@@ -190,8 +217,7 @@ class _Engine:
                 on_cycle(now)
         if self._on_progress is not None:
             self._on_progress(count, count)
-        return run_columns(self.start, self.end, self.soft_queued, self.soft_started, self.scheduler.reservations,
-                           self.reruns)
+        return with_reservations(self.decided, self.scheduler.reservations)
 
     def _on_submit_reporting(self, now, first):
         after = self._on_submit(now, first)
@@ -202,12 +228,12 @@ class _Engine:
 
     def _on_submit(self, now, first):
         """Queue every job submitted at ``now`` (queuejob); the index of the next one to come."""
-        jobs, submit_times, count, index = self.jobs, self.submit_times, len(self.jobs), first
+        submit_times, count, index = self.submit_times, len(self.jobs), first
         walltime_plan, width, soft_queued = self.walltime_plan, self.width, self.soft_queued
         submit = self.scheduler.submit
         classifier, soft_walltime = self.classifier, self._soft_walltime
         while index < count and submit_times[index] == now:
-            job = jobs[index]
+            job = self._submitted(index)
             # queuejob sees only what the user sent: no default walltime yet.
             soft = soft_walltime(job, index, now)
             soft_queued[index] = soft or 0  # a soft walltime is >= 1 s: 0 is none
@@ -223,15 +249,14 @@ class _Engine:
         if now - self.start[index] < self.held[index]:
             self._rerun(index, now)
             return
-        self.end[index] = now
-        job = self.jobs[index]
+        job = self._live.pop(index)  # it ends at start + held: RunColumns keeps no end
         if self.classifier is not None:
             self.classifier.observe(Completion(index, now, self.runtime[index]))
         if self.learner is not None:
             self.learner.observe(job, now, self.runtime[index])
         if self.predictor.window:
             owner = history_owner(self.predictor, job)
-            self.history.add_row(owner, _history_row((now, job.job_id, self.runtime[index], self.walltime[index],
+            self.history.add_row(owner, _history_row((now, job.job_id, self.runtime[index], self._walltime_s(index),
                                                       history_project(job))))
             self._estimates.pop(owner, None)
         if self.scheduler.queue:
@@ -259,14 +284,14 @@ class _Engine:
 
     def _start(self, started, now):
         """The jobs this cycle starts (runjob): predict again, plan them, and schedule their ends."""
-        jobs, walltime, start, soft_started = self.jobs, self.walltime, self.start, self.soft_started
+        live, start, soft_started = self._live, self.start, self.soft_started
         heap, seq, planned_end, soft_walltime = self._heap, self._seq, self.calendar.planned_end, self._soft_walltime
         for queued in started:
             index = queued.index
             start[index] = now
-            job = jobs[index]
-            if walltime[index] != job.walltime_s:
-                job = job._replace(walltime_s=walltime[index])  # runjob sees defaults applied
+            job, walltime = live[index], self._walltime_s(index)
+            if walltime != job.walltime_s:
+                job = job._replace(walltime_s=walltime)  # runjob sees defaults applied
             if self._predicts_again(index, now):
                 soft_started[index] = soft_walltime(job, index, now) or 0
             elif index not in self.reruns:  # started before: it keeps the soft walltime it ran with
@@ -297,7 +322,7 @@ class _Engine:
         del self.rerun_after[index]
         self.reruns[index] = self.reruns.get(index, 0) + 1
         walltime_plan = self.walltime_plan[index]
-        self.scheduler.submit(QueuedJob(index, self.jobs[index].submit_time, self.soft_started[index] or walltime_plan,
+        self.scheduler.submit(QueuedJob(index, self.submit_times[index], self.soft_started[index] or walltime_plan,
                                         self.width[index], walltime_plan), now)
         self._news = True
 
@@ -306,7 +331,7 @@ class _Engine:
         or None."""
         if self.learner is not None:
             soft = self.learner.estimate(job, now)
-            return None if soft is None else clamp(int(soft), self.walltime[index])
+            return None if soft is None else self._held_soft(soft, index)
         reads, window = self._reads, self.predictor.window
         owner = history_owner(self.predictor, job) if window else None
         if reads is None:
@@ -319,7 +344,28 @@ class _Engine:
             soft = known.get(fields, _UNKNOWN)
             if soft is _UNKNOWN:
                 soft = known[fields] = self.predictor.estimate(self.history.recent(owner, window), job)
-        return None if soft is None else clamp(int(soft), self.walltime[index])
+        return None if soft is None else self._held_soft(soft, index)
+
+    def _held_soft(self, soft, index):
+        """``soft`` clamped as PBS takes it: whole seconds in [1, walltime]."""
+        soft = clamp(int(soft), self._walltime_s(index))
+        if soft > self._soft_max:
+            raise _WideSoftWalltime(soft)
+        return soft
+
+    def _walltime_s(self, index):
+        """The walltime job ``index`` runs with, else None."""
+        walltime = self.walltime[index]
+        return None if walltime == NO_WALLTIME else walltime
+
+    def _submitted(self, index):
+        """The ``Job`` at ``index``, submitted now: made with the next few hundred, kept until it ends."""
+        offset = index - self._made_from
+        if offset >= len(self._made):
+            self._made_from, offset = index, 0
+            self._made = _made(self.jobs, index, min(index + _MADE_AT_ONCE, len(self.jobs)))
+        job = self._live[index] = self._made[offset]
+        return job
 
     def _predicts_again(self, index, now):
         """Whether runjob predicts again for job ``index`` starting at ``now`` (``runjob_after_queued_s``)."""
@@ -346,7 +392,7 @@ class _Engine:
         else:
             earliest = now + 1
         self._armed_for = earliest
-        origin, interval = self.jobs[0].submit_time, self.settings.cycle_interval_s
+        origin, interval = self.submit_times[0], self.settings.cycle_interval_s
         tick = origin - (origin - max(earliest, now + 1)) // interval * interval
         if tick != self._armed_tick:
             self._armed_tick = tick

@@ -36,7 +36,7 @@ import numpy as np
 from predictor.cmdline.tables import Column, Table, queue_masks, runtime_class_masks
 
 __all__ = ["DEFAULT_BSLD_TAU_S", "legend_meanings", "ScheduleColumns", "schedule_tables", "group_metrics",
-           "machine_metrics", "GROUP_COLUMNS", "SUMMARY_COLUMNS"]
+           "machine_metrics", "EVERYONE", "GROUP_COLUMNS", "SUMMARY_COLUMNS"]
 
 DEFAULT_BSLD_TAU_S = 10
 
@@ -87,17 +87,38 @@ def legend_meanings(tau_s):
 
 
 class ScheduleColumns:
-    """One run's per-job arrays, in submission order."""
+    """One run's per-job arrays, in submission order: ``submit``, ``start``, ``end``, ``runtime``, ``wait``,
+    ``bsld``, ``soft``, ``reservation``, ``killed``, ``queues``, ``width``.
+
+    They are made when one is first read, and ``release`` lets them go (they are made again if read again):
+    the tables are made one run at a time, so a run's arrays need not stay beside every other run's.
+    """
+
+    NAMES = ("submit", "start", "end", "runtime", "wait", "bsld", "soft", "reservation", "killed", "queues",
+             "width")
 
     def __init__(self, scheduled, tau_s):
+        self._scheduled, self._tau_s, self._arrays = scheduled, tau_s, None
+
+    def __getattr__(self, name):
+        if name not in ScheduleColumns.NAMES:
+            raise AttributeError(name)
+        if self._arrays is None:
+            self._arrays = self._made()
+        return self._arrays[name]
+
+    def release(self):
+        """Let the arrays go until one is read again."""
+        self._arrays = None
+
+    def _made(self):
+        scheduled = self._scheduled
         # A ScheduledRun has its arrays at hand; a list of ScheduledJobs is read job by job.
         arrays = scheduled.arrays() if hasattr(scheduled, "arrays") else _arrays(scheduled)
-        self.submit, self.start, self.end, self.runtime = arrays["submit"], arrays["start"], arrays["end"], \
-            arrays["runtime"]
-        self.wait = self.start - self.submit
-        self.bsld = np.maximum((self.wait + self.runtime) / np.maximum(self.runtime, tau_s), 1.0)
-        self.soft, self.reservation, self.killed = arrays["soft"], arrays["reservation"], arrays["killed"]
-        self.queues, self.width = arrays["queues"], arrays["width"]
+        arrays["wait"] = arrays["start"] - arrays["submit"]
+        arrays["bsld"] = np.maximum((arrays["wait"] + arrays["runtime"]) / np.maximum(arrays["runtime"], self._tau_s),
+                                    1.0)
+        return arrays
 
 
 def _arrays(scheduled):
@@ -125,13 +146,19 @@ def _p95(values):
     return np.percentile(values, 95)
 
 
+EVERYONE = slice(None)
+"""The ``mask`` of every job: views of the arrays, no copies."""
+
+
 def group_metrics(columns, mask):
-    """The GROUP_COLUMNS values (after ``jobs``) over the jobs in ``mask``."""
+    """The GROUP_COLUMNS values (after ``jobs``) over the jobs in ``mask`` (a bool array, or ``EVERYONE``)."""
     wait, bsld = columns.wait[mask], columns.bsld[mask]
     soft, runtime = columns.soft[mask], columns.runtime[mask]
     past = (soft > 0) & (runtime > soft)
-    top = mask & (columns.reservation >= 0)
-    delay = (columns.start - columns.reservation)[top]
+    top = columns.reservation >= 0
+    if mask is not EVERYONE:
+        top &= mask
+    delay = columns.start[top] - columns.reservation[top]
     broken = delay[delay > 0]
     return (int(wait.size), _stat(wait, np.mean), _stat(wait, np.median), _stat(wait, _p95), _stat(wait, np.max),
             _stat(bsld, np.mean), _stat(bsld, np.median), _stat(bsld, _p95), _stat(past, np.mean),
@@ -145,7 +172,7 @@ def machine_metrics(columns, cluster):
     if columns.end.size == 0:
         return None, None
     makespan = int(columns.end.max() - columns.submit.min())
-    used = math.fsum((cluster.cores_held(columns.width) * columns.runtime).tolist())
+    used = math.fsum((cluster.cores_held(columns.width.astype(np.int64)) * columns.runtime).tolist())
     return (used / (cluster.cores * makespan) if makespan else None), makespan
 
 
@@ -154,14 +181,15 @@ def schedule_tables(runs, tau_s, cluster):
     columns = {name: ScheduleColumns(scheduled, tau_s) for name, scheduled in runs.items()}
     summary, by_class, by_queue = [], [], []
     for name, cols in columns.items():
-        everyone = np.ones(cols.wait.size, dtype=np.bool_)
-        summary.append((name,) + group_metrics(cols, everyone) + machine_metrics(cols, cluster))
+        summary.append((name,) + group_metrics(cols, EVERYONE) + machine_metrics(cols, cluster))
         by_class += [(name, group) + group_metrics(cols, mask) for group, mask in runtime_class_masks(cols.runtime)]
-        by_queue += [(name, group) + group_metrics(cols, mask) for group, mask in queue_masks(cols.queues)]
+        queues = queue_masks(cols.queues)
+        if len(queues) > 1:  # one queue: no table by queue
+            by_queue += [(name, group) + group_metrics(cols, mask) for group, mask in queues]
+        cols.release()
     tables = [Table("summary", "All jobs", _WHO + SUMMARY_COLUMNS, summary),
               Table("by_runtime_class", "By runtime class (simulated runtime <= 2 h, 2-24 h, > 24 h)",
                     _WHO + (Column("runtime_class", "runtime"),) + GROUP_COLUMNS, by_class)]
-    queues = len(by_queue) // max(len(columns), 1)
-    if queues > 1:
+    if by_queue:
         tables.append(Table("by_queue", "By queue", _WHO + (Column("queue", "queue"),) + GROUP_COLUMNS, by_queue))
     return tables, columns

@@ -15,13 +15,16 @@ from predictor.errors import UsageError
 
 from ..shared.errors import ReplayError
 from ..shared.predictors import predictor_legend
+from ..traces.columns import NONE, JobColumns
+from ..traces.files import give_back_freed_memory
 from .cluster import Cluster
 from .engine import run_frame, simulate_run
+from .frame import fitting, numbers
 from .metrics import legend_meanings, schedule_tables
 from .parallel import can_fork, in_processes
 from .policies import POLICIES
 
-__all__ = ["DEFAULT_PREDICTORS", "MAX_BACKFILL_DEPTH", "machine_of", "observed_cores", "runnable_jobs",
+__all__ = ["DEFAULT_PREDICTORS", "MAX_BACKFILL_DEPTH", "machine_of", "observed_cores", "narrowed", "runnable_jobs",
            "recorded_notes", "rerun_notes", "settings_note", "simulate_all", "simulation_report", "job_table",
            "JOB_HEADER"]
 
@@ -31,12 +34,16 @@ MAX_BACKFILL_DEPTH = 10 ** 6
 
 def observed_cores(jobs):
     """The most cores the log shows in use at once (recorded starts and ends), else the widest job."""
-    events = sorted([(job.end_time, -job.ncpus) for job in jobs if job.start_time is not None and job.end_time]
-                    + [(job.start_time, job.ncpus) for job in jobs if job.start_time is not None and job.end_time])
-    if not events:
-        return max(job.ncpus for job in jobs)
-    in_use = np.cumsum([change for _, change in events])
-    return max(int(in_use.max()), max(job.ncpus for job in jobs))
+    start, end = numbers(jobs, "start_time", NONE), numbers(jobs, "end_time", 0)
+    ncpus = numbers(jobs, "ncpus")
+    ran = (start != NONE) & (end != 0)
+    if not ran.any():
+        return int(ncpus.max())
+    # At one instant ends (negative changes) come before starts: the order sorted() gives (time, change).
+    times = np.concatenate((end[ran], start[ran]))
+    changes = np.concatenate((-ncpus[ran], ncpus[ran]))
+    in_use = np.cumsum(changes[np.lexsort((changes, times))])
+    return max(int(in_use.max()), int(ncpus.max()))
 
 
 def machine_of(trace, cores=None, nodes=None, cores_per_node=None):
@@ -58,9 +65,22 @@ def machine_of(trace, cores=None, nodes=None, cores_per_node=None):
     return Cluster.of_cores(cores), "machine: {} cores (most in use at once in the log)".format(cores)
 
 
+def narrowed(trace):
+    """``trace`` with its jobs held as a simulation needs them: a ``JobColumns``' times and runtimes in int32
+    where they fit (``JobColumns.narrowed``), the submission times as they are (the ``RunFrame``'s own)."""
+    if not isinstance(trace.jobs, JobColumns):
+        return trace
+    trace = trace._replace(jobs=trace.jobs.narrowed())
+    give_back_freed_memory()  # the wide columns
+    return trace
+
+
 def runnable_jobs(jobs, cluster):
-    """``(jobs that fit the machine, notes on the others)``."""
-    kept = [job for job in jobs if cluster.can_run(job)]
+    """``(jobs that fit the machine, notes on the others)``: a ``JobColumns`` stays one (the very one when every
+    job fits)."""
+    fits = fitting(jobs, cluster)
+    kept = jobs if fits.all() else (jobs.taken(np.flatnonzero(fits)) if isinstance(jobs, JobColumns)
+                                    else [job for job, fit in zip(jobs, fits.tolist()) if fit])
     notes = ()
     if len(kept) < len(jobs):
         notes = ("{} jobs left out: they request no core, more than the machine holds, or a negative runtime".format(
@@ -71,7 +91,7 @@ def runnable_jobs(jobs, cluster):
 def recorded_notes(jobs, predictors):
     """A note when ``recorded`` is asked for and the log has no soft walltime: it then plans as ``user`` does."""
     asked = "recorded" in [predictor.name for predictor in predictors]
-    if not asked or any(job.soft_walltime_s is not None for job in jobs):
+    if not asked or (numbers(jobs, "soft_walltime_s", NONE) != NONE).any():
         return ()
     return ("no soft walltime recorded in the log: predictor 'recorded' plans every job with its walltime, "
             "as 'user' does",)
@@ -143,14 +163,19 @@ def job_table(runs, columns):
     """``(header, rows)``: one row per predictor and job, what it ran and the estimates it was planned with."""
     def rows():
         for name, scheduled in runs.items():
-            bsld = columns[name].bsld.tolist()
-            for done, slowdown in zip(scheduled, bsld):
+            for done, slowdown in zip(scheduled, _values(columns[name].bsld)):
                 job = done.job
                 yield [name, job.job_id, job.user, job.queue, job.submit_time, job.ncpus, done.walltime_s,
                        done.runtime_s, done.start_time, done.end_time, done.start_time - job.submit_time, slowdown,
                        done.soft_walltime_queued_s, done.soft_walltime_started_s, done.reservation_time,
                        done.extensions, int(done.killed), done.reruns]
     return JOB_HEADER, rows()
+
+
+def _values(array_, chunk=1 << 14):
+    """The values of a numpy array as Python numbers, a slice at a time (not one list of them all)."""
+    for begin in range(0, len(array_), chunk):
+        yield from array_[begin:begin + chunk].tolist()
 
 
 def simulate_all(jobs, predictors, cluster, settings, workers=1):

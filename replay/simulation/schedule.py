@@ -12,11 +12,14 @@ travel between processes as a few arrays (``RunColumns``), not as objects.
 from array import array
 from functools import partial
 from itertools import count
-from typing import Callable, List, NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["ScheduledJob", "RunFrame", "RunColumns", "ScheduledRun", "NO_RESERVATION", "run_columns"]
+from ..traces.columns import JobColumns
+
+__all__ = ["ScheduledJob", "RunFrame", "RunColumns", "ScheduledRun", "NO_WALLTIME", "COLUMN_BYTES",
+           "SOFT_WALLTIME_MAX", "new_columns", "is_wide", "with_reservations"]
 
 
 class ScheduledJob(NamedTuple):
@@ -43,44 +46,84 @@ _scheduled = partial(tuple.__new__, ScheduledJob)
 
 
 class RunFrame(NamedTuple):
-    """What every run of the same jobs on the same machine shares; lists indexed like ``jobs`` (by submission).
+    """What every run of the same jobs on the same machine shares (see ``frame.py``); numpy arrays indexed like
+    ``jobs`` (by submission), read-only.
 
-    ``walltime``: the walltime a job runs with (``--default-walltime`` applied), else None;
-    ``walltime_plan``: the same, else 5 years; ``count_extensions``: the extension rule's count;
-    ``shared_arrays``: the metrics' arrays that are the same for every run, made once (see ``arrays``).
+    ``walltime``: the walltime a job runs with (``--default-walltime`` applied), else ``NO_WALLTIME``;
+    ``walltime_plan``: the same, else 5 years; ``runtime``: how long it runs (cut at the walltime);
+    ``held``: how long it holds its cores (its occupancy, cut at the walltime); ``killed``: whether it outlives
+    its walltime; ``count_extensions``: the extension rule's count; ``shared_arrays``: the metrics' arrays that
+    are the same for every run, made once (see ``arrays``).
     """
 
-    jobs: List
-    width: List[int]
-    walltime: List[Optional[int]]
-    walltime_plan: List[int]
+    jobs: Sequence
+    submit: np.ndarray
+    width: np.ndarray
+    walltime: np.ndarray
+    walltime_plan: np.ndarray
+    runtime: np.ndarray
+    held: np.ndarray
+    killed: np.ndarray
     count_extensions: Callable
     shared_arrays: dict
 
 
-NO_RESERVATION = -2 ** 63
-"""In ``RunColumns.reservation``: the job was never a top job."""
+NO_WALLTIME = -1
+"""In ``RunFrame.walltime``: the job has no walltime (it is planned 5 years and never killed); a walltime is
+>= 0."""
 
 
 class RunColumns(NamedTuple):
-    """What one run decided: int64 arrays by job. A soft walltime of 0 is none (a soft walltime is >= 1 s);
-    ``reservation`` is the first reservation, ``NO_RESERVATION`` for none; ``reruns``: ``{job index: reruns}``
-    for the few jobs the small-first safeguard ran again."""
+    """What one run decided, arrays by job: ``start`` int64, the soft walltimes int32 (int64 in a run where one
+    does not fit: ``new_columns``). A soft walltime of 0 is none (a soft walltime is >= 1 s).
+    A job's end is not kept: it is its (last) start plus the time it holds its cores (``RunFrame.held``), the
+    engine's rule for every job. ``reserved``: the indexes of the jobs that were ever a top job, ascending, and
+    ``reservation`` their first reservations (numpy arrays: few jobs are top jobs); ``reruns``: ``{job index:
+    reruns}`` for the few jobs the small-first safeguard ran again."""
 
     start: array
-    end: array
     soft_queued: array
     soft_started: array
-    reservation: array
+    reserved: np.ndarray
+    reservation: np.ndarray
     reruns: dict
 
 
-def run_columns(start, end, soft_queued, soft_started, reservations, reruns):
-    """``RunColumns`` from the engine's arrays, its ``{job index: first reservation}`` and its reruns."""
-    reservation = array("q", [NO_RESERVATION]) * len(start)
-    for index, time in reservations.items():
-        reservation[index] = time
-    return RunColumns(start, end, soft_queued, soft_started, reservation, reruns)
+COLUMN_BYTES = 8 * 3
+"""Bytes a job may take in a run's ``RunColumns`` (start and the two soft walltimes, all wide)."""
+
+SOFT_WALLTIME_MAX = np.iinfo(np.int32).max
+"""The longest soft walltime the int32 columns hold."""
+
+_NONE_RESERVED = np.zeros(0, dtype=np.int64)
+
+
+def new_columns(count, memory=None, wide=False):
+    """``RunColumns`` for ``count`` jobs: zeros, no reservation, no rerun; the soft walltimes int32 unless
+    ``wide``. ``memory``: a zeroed writable buffer of ``COLUMN_BYTES * count`` bytes to hold them (a shared
+    mapping a worker process writes into and its parent reads, nothing copied between them; the part int32
+    columns leave unused is never touched), else arrays of their own."""
+    soft = "q" if wide else "i"
+    if memory is None:
+        columns = [array("q", bytes(8 * count))] + [array(soft, bytes(8 * count if wide else 4 * count))
+                                                    for _ in range(2)]
+    else:
+        whole = memoryview(memory).cast("B")
+        columns = [whole[8 * count * number:8 * count * number + (8 if number == 0 or wide else 4) * count]
+                   .cast("q" if number == 0 else soft) for number in range(3)]
+    return RunColumns(*columns, reserved=_NONE_RESERVED, reservation=_NONE_RESERVED, reruns={})
+
+
+def is_wide(columns):
+    """Whether ``columns`` holds its soft walltimes as int64."""
+    return columns.soft_queued.itemsize == 8
+
+
+def with_reservations(columns, reservations):
+    """``columns`` with ``{job index: first reservation}`` as its ``reserved`` and ``reservation``."""
+    reserved = np.fromiter(sorted(reservations), np.int64, len(reservations))
+    reservation = np.fromiter(map(reservations.__getitem__, reserved.tolist()), np.int64, len(reservations))
+    return columns._replace(reserved=reserved, reservation=reservation)
 
 
 class ScheduledRun:
@@ -96,43 +139,47 @@ class ScheduledRun:
     def __iter__(self):
         frame, columns = self.frame, self.columns
         count_extensions, reruns = frame.count_extensions, columns.reruns.get
-        rows = zip(frame.jobs, columns.start, columns.end, frame.width, frame.walltime, frame.walltime_plan,
-                   columns.soft_queued, columns.soft_started, columns.reservation, count())
-        for job, start, end, width, walltime, plan, queued, soft, reservation, index in rows:
-            yield _scheduled((job, start, end, end - start, width, walltime, queued or None, soft or None,
-                              None if reservation == NO_RESERVATION else reservation,
-                              count_extensions(soft, plan, end - start) if soft else 0,
-                              walltime is not None and job.runtime_s > walltime, reruns(index, 0)))
+        reservation = dict(zip(columns.reserved.tolist(), columns.reservation.tolist())).get
+        rows = zip(frame.jobs, columns.start, memoryview(frame.held), memoryview(frame.width),
+                   memoryview(frame.walltime), memoryview(frame.walltime_plan), memoryview(frame.killed),
+                   columns.soft_queued, columns.soft_started, count())
+        for job, start, held, width, walltime, plan, killed, queued, soft, index in rows:
+            yield _scheduled((job, start, start + held, held, width, None if walltime == NO_WALLTIME else walltime,
+                              queued or None, soft or None, reservation(index),
+                              count_extensions(soft, plan, held) if soft else 0, killed, reruns(index, 0)))
 
     def __getitem__(self, index):
         if not -len(self) <= index < len(self):
             raise IndexError("job index {} out of range".format(index))
         index %= len(self)
         frame, columns = self.frame, self.columns
-        job, start, end = frame.jobs[index], columns.start[index], columns.end[index]
-        walltime, soft, reservation = frame.walltime[index], columns.soft_started[index], columns.reservation[index]
-        return _scheduled((job, start, end, end - start, frame.width[index], walltime,
-                           columns.soft_queued[index] or None, soft or None,
-                           None if reservation == NO_RESERVATION else reservation,
-                           frame.count_extensions(soft, frame.walltime_plan[index], end - start) if soft else 0,
-                           walltime is not None and job.runtime_s > walltime, columns.reruns.get(index, 0)))
+        start, held, soft = columns.start[index], int(frame.held[index]), columns.soft_started[index]
+        walltime, top = int(frame.walltime[index]), int(np.searchsorted(columns.reserved, index))
+        reserved = top < len(columns.reserved) and int(columns.reserved[top]) == index
+        return _scheduled((frame.jobs[index], start, start + held, held, int(frame.width[index]),
+                           None if walltime == NO_WALLTIME else walltime, columns.soft_queued[index] or None,
+                           soft or None, int(columns.reservation[top]) if reserved else None,
+                           frame.count_extensions(soft, int(frame.walltime_plan[index]), held) if soft else 0,
+                           bool(frame.killed[index]), columns.reruns.get(index, 0)))
 
     def arrays(self):
         """The metrics' per-job numpy arrays without making a ``ScheduledJob`` per job: ``submit``, ``start``,
-        ``end``, ``runtime`` (end - start), ``soft`` (the runjob soft walltime, 0 for none), ``reservation`` (-1
-        for none), ``killed``, ``queues`` (objects, "-" for none), ``width`` (units held). Those that do not
-        depend on the run are shared by all runs, and ``start``, ``end`` and ``soft`` are views on the run's own
-        arrays: treat them all as read-only."""
-        reservation = np.frombuffer(self.columns.reservation, dtype=np.int64).copy()
-        reservation[reservation == NO_RESERVATION] = -1
-        start, end = _view(self.columns.start), _view(self.columns.end)
-        decided = {"start": start, "end": end, "runtime": end - start, "soft": _view(self.columns.soft_started),
+        ``end`` (int64), ``runtime`` (end - start; int32 or int64, as ``soft`` and ``width``), ``soft`` (the
+        runjob soft walltime, 0 for none), ``reservation`` (-1 for none), ``killed``, ``queues`` (objects, "-"
+        for none), ``width`` (units held). Those that do not depend on the run are shared by all runs, and
+        ``start``, ``runtime`` and ``soft`` are views on arrays the run holds: treat them all as read-only."""
+        reservation = np.full(len(self), -1, dtype=np.int64)
+        reservation[self.columns.reserved] = self.columns.reservation
+        start, runtime = _view(self.columns.start), self.frame.held.view()
+        runtime.flags.writeable = False
+        decided = {"start": start, "end": start + runtime, "runtime": runtime, "soft": _view(self.columns.soft_started),
                    "reservation": reservation}
         return dict(_shared_arrays(self.frame), **decided)
 
 
 def _view(column):
-    view = np.frombuffer(column, dtype=np.int64) if len(column) else np.zeros(0, dtype=np.int64)
+    dtype = np.int64 if column.itemsize == 8 else np.int32
+    view = np.frombuffer(column, dtype=dtype) if len(column) else np.zeros(0, dtype=dtype)
     view.flags.writeable = False  # the run's own memory
     return view
 
@@ -140,12 +187,17 @@ def _view(column):
 def _shared_arrays(frame):
     shared = frame.shared_arrays
     if not shared:
-        jobs, count_ = frame.jobs, len(frame.jobs)
-        shared["submit"] = np.fromiter((job.submit_time for job in jobs), np.int64, count_)
-        shared["killed"] = np.fromiter((walltime is not None and job.runtime_s > walltime
-                                        for job, walltime in zip(jobs, frame.walltime)), np.bool_, count_)
-        shared["queues"] = np.array([job.queue or "-" for job in jobs], dtype=object)
-        shared["width"] = np.array(frame.width, dtype=np.int64)
+        shared.update(submit=frame.submit.view(), killed=frame.killed.view(), queues=_queues(frame.jobs),
+                      width=frame.width.view())  # views: read-only here, whoever else holds the arrays
         for array_ in shared.values():
             array_.flags.writeable = False
     return shared
+
+
+def _queues(jobs):
+    """Each job's queue as an object array, "-" for none."""
+    if not isinstance(jobs, JobColumns):
+        return np.array([job.queue or "-" for job in jobs], dtype=object)
+    codes, names = jobs.name_codes("queue")
+    lookup = np.array([name or "-" for name in names] + ["-"], dtype=object)  # code -1 (none): the last
+    return lookup[codes]

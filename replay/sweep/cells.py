@@ -18,9 +18,9 @@ from predictor.errors import SoftwalltimeError
 
 from ..shared.errors import ReplayError
 from ..shared.predictors import resolve
-from ..simulation.engine import SchedulerSettings, simulate_jobs
+from ..simulation.engine import SchedulerSettings, run_frame, simulate_run
 from ..simulation.metrics import DEFAULT_BSLD_TAU_S
-from ..simulation.runs import machine_of, recorded_notes, runnable_jobs, simulation_report
+from ..simulation.runs import machine_of, narrowed, recorded_notes, runnable_jobs, simulation_report
 from ..traces.readers import load_trace
 
 __all__ = ["SweepSettings", "settings_note", "load", "load_site", "check_trace", "run_cell", "cell_result"]
@@ -70,7 +70,8 @@ def load(path, settings):
     if key not in _TRACES:
         rejects = RejectPrinter(settings.max_errors)
         try:
-            trace = load_trace([path], settings.format, rejects)
+            trace = load_trace([path], settings.format, rejects, as_columns=settings.site is None)
+            trace = narrowed(trace)
         finally:
             rejects.close()
         _TRACES[key] = (trace, rejects.count)
@@ -132,7 +133,7 @@ def run_cell(cell, settings, workdir=""):
     if site_machine is None:
         scheduler = SchedulerSettings(settings.strict_ordering, cell.backfill_depth, cell.policy, cell.extension,
                                       settings.selective, settings.cycle_interval_s, settings.default_walltime_s)
-        runs = {predictor.name: simulate_jobs(jobs, predictor, cluster, scheduler)}
+        runs = {predictor.name: simulate_run(run_frame(jobs, cluster, scheduler), predictor, cluster, scheduler)}
         shared = ()
     else:
         from ..simulation.site import simulate_warmed, site_notes, unstarted_notes, warm_up, warm_up_note

@@ -236,21 +236,32 @@ def commands(swf, accounting, folder, args):
     return listed
 
 
-def measure_size(rows, jobs, args, folder):
-    """Make the inputs of ``jobs`` jobs, run every command on them; one result dict per command."""
-    started = time.perf_counter()
+def make_inputs(rows, jobs, args, swf, accounting):
+    """The SWF file and (if ``args.inputs`` has pbs) the accounting directory of ``jobs`` jobs; their years."""
     columns = synthetic_jobs(rows, jobs, args.partitions)
-    swf = os.path.join(folder, "site.swf")
-    accounting = os.path.join(folder, "accounting")
-    os.makedirs(accounting)
+    os.makedirs(accounting, exist_ok=True)
     write_swf(swf, columns, 100 * args.partitions)
     if "pbs" in args.inputs:
         check_lines(columns)
         write_accounting(accounting, columns)
-    years = (columns["submit"][-1] - columns["submit"][0]) / (365.25 * 86400)
-    del columns
-    print("\n{:,} jobs, {:.1f} years, made in {:.0f} s (SWF {:,.0f} MB, PBS {} files {:,.0f} MB gzip'ed)".format(
-        jobs, years, time.perf_counter() - started, os.path.getsize(swf) / 1e6, len(os.listdir(accounting)),
+    return (columns["submit"][-1] - columns["submit"][0]) / (365.25 * 86400)
+
+
+def measure_size(rows, jobs, args, folder):
+    """Make the inputs of ``jobs`` jobs, run every command on them; one result dict per command."""
+    started = time.perf_counter()
+    swf = os.path.join(folder, "site.swf")
+    accounting = os.path.join(folder, "accounting")
+    made = os.path.join(folder, "made-" + "-".join(sorted(args.inputs)))
+    if os.path.exists(made):
+        years, how = float(open(made).read()), "kept from an earlier run"
+    else:
+        years = make_inputs(rows, jobs, args, swf, accounting)
+        how = "made in {:.0f} s".format(time.perf_counter() - started)
+        with open(made, "w") as out:
+            out.write(repr(float(years)))
+    print("\n{:,} jobs, {:.1f} years, {} (SWF {:,.0f} MB, PBS {} files {:,.0f} MB gzip'ed)".format(
+        jobs, years, how, os.path.getsize(swf) / 1e6, len(os.listdir(accounting)),
         sum(os.path.getsize(os.path.join(accounting, name)) for name in os.listdir(accounting)) / 1e6), flush=True)
     print("{:<30} {:<8} {:<10} {:>8} {:>8} {:>9} {:>11} {:>11} {:>11} {:>10} {:>6}".format(
         "command", "input", "tree", "wall s", "CPU s", "jobs/s", "jobs/CPU s", "largest MB", "all PSS MB", "PSS B/job",
@@ -286,7 +297,8 @@ def main():
     parser.add_argument("--max-gb", type=float, default=8.0, help="stop a command whose PSS sum goes over this")
     parser.add_argument("--kth", default=DEFAULT_KTH)
     parser.add_argument("--json", metavar="FILE")
-    parser.add_argument("--keep", metavar="DIR", help="make the inputs in DIR and keep them")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="make the inputs in DIR and keep them; inputs an earlier run kept there are read again")
     parser.add_argument("--baseline", metavar="REV", help="also run each command with this git revision's packages")
     args = parser.parse_args()
     args.trees = [("this", ROOT)]
@@ -307,7 +319,7 @@ def run(args):
     for jobs in args.sizes:
         folder = args.keep and os.path.join(args.keep, str(jobs))
         if folder:
-            os.makedirs(folder)
+            os.makedirs(folder, exist_ok=True)
         else:
             folder = tempfile.mkdtemp(prefix="scale-")
         try:

@@ -164,9 +164,18 @@ def test_job_table_has_one_row_per_job_with_warmup_flag():
 
 
 def test_values_are_plain_seconds():
-    """Predictions come out as int64 seconds, with -1 for none."""
+    """Predictions come out as int32 seconds, with -1 for none: half the memory of int64 (PBS durations fit)."""
     values = replay_accuracy(GOLDEN, REGISTRY).values
-    assert values.dtype == np.int64 and values.min() == NO_PREDICTION
+    assert values.dtype == np.int32 and values.min() == NO_PREDICTION
+
+
+def test_values_beyond_int32_widen_to_int64():
+    """A walltime beyond int32 (an SWF file may hold one) comes out whole: the values are int64 then."""
+    walltime = 2 ** 40
+    values = replay_accuracy([job("1", "alice", 0, 0, 10, walltime), job("2", "alice", 20, 20, 10, walltime)],
+                             [PREDICTORS["user"], PREDICTORS["v1"]]).values
+    assert values.dtype == np.int64 and values[:, :, 0].tolist() == [[walltime, walltime]] * 2
+    assert values[:, 1, 1].tolist() == [10, 10]
 
 
 def test_one_instant_only():

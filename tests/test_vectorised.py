@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from strategies import algorithm_parameters, dated_replay_jobs, replay_jobs
 
 from predictor.history import MemoryHistory
@@ -78,6 +79,20 @@ def test_vectorised_algorithms_equal_the_reference_functions(jobs, algorithm_par
         return
     for instant, instant_values in zip(INSTANTS, values):
         assert instant_values.tolist() == reference(jobs, predictor.algorithm, FIELDS[instant])
+
+
+@given(dated_replay_jobs(), algorithm_parameters(), st.integers(1, 4))
+def test_values_of_slices_of_the_jobs_are_those_of_the_whole_trace(jobs, algorithm_parameters, slice_jobs):
+    """The replay computes a slice of the jobs at a time: the slices' values, one after the other, are the whole's."""
+    predictor = resolve(spec(*algorithm_parameters))
+    trace = VectorisedTrace(jobs, columns(jobs))
+    whole = trace.values(predictor, INSTANTS)
+    if whole is None:
+        return
+    parts = [trace.values(predictor, INSTANTS, slice(begin, begin + slice_jobs))
+             for begin in range(0, len(jobs), slice_jobs)]
+    for slot, instant_values in enumerate(whole):
+        assert [value for part in parts for value in part[slot].tolist()] == instant_values.tolist()
 
 
 @given(dated_replay_jobs(), algorithm_parameters())

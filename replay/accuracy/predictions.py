@@ -61,10 +61,14 @@ INSTANTS = ("submit", "start")
 """Prediction instants, indexed by event kind: queuejob's view and runjob's."""
 
 _CHUNK = 1 << 16  # events between two progress reports
+_JOBS_AT_A_TIME = 1 << 18
+"""Jobs whose vectorised values are computed together: their intermediate arrays take some 25 MB."""
+_INT32 = np.iinfo(np.int32)
 
 
 class Predictions(NamedTuple):
-    """``values[instant, job, predictor]``: seconds, or NO_PREDICTION, for the ``instants`` computed.
+    """``values[instant, job, predictor]``: seconds, or NO_PREDICTION, for the ``instants`` computed (int32 when
+    every value fits, else int64).
 
     ``columns``: the jobs' fields as arrays (``histories.TraceColumns``), as
     the replay read them, for the metrics to reuse (None: not read).
@@ -265,15 +269,17 @@ def replay_accuracy(jobs, predictors, on_progress=None, instants=INSTANTS, runjo
 
 def _replayed(jobs, predictors, on_progress, instants):
     times = _checked_times(jobs)  # first: it checks them
-    values = np.full((len(instants), len(jobs), len(predictors)), NO_PREDICTION, dtype=np.int64)
     trace = VectorisedTrace(jobs, times) if jobs and instants else None
-    walked = _vectorised_values(trace, predictors, instants, values) if trace else []
+    if trace:
+        trace.build_tables(predictors)
+    values = np.full((len(instants), len(jobs), len(predictors)), NO_PREDICTION, dtype=np.int32)
+    values, walked = _vectorised_values(trace, predictors, instants, values) if trace else (values, [])
     for index in walked:
         if predictors[index].learner is not None:
             for slot, instant_values in enumerate(_learned_values(jobs, predictors[index], times, instants)):
-                values[slot, :, index] = instant_values
+                values = _stored(values, (slot, slice(None), index), instant_values)
         elif predictors[index].window == 0:
-            values[:, :, index] = _static_values(jobs, predictors[index])
+            values = _stored(values, (slice(None), slice(None), index), _static_values(jobs, predictors[index]))
     for by_project in (False, True):  # one walk per kind of history owner: users, projects
         history_based = [index for index in walked
                          if predictors[index].window > 0 and predictors[index].by_project == by_project]
@@ -281,28 +287,45 @@ def _replayed(jobs, predictors, on_progress, instants):
             chosen = [predictors[index] for index in history_based]
             computed = _history_values(jobs, chosen, times, instants, on_progress)
             for slot, instant_values in enumerate(computed):
-                values[slot][:, history_based] = instant_values
+                for column, index in enumerate(history_based):
+                    values = _stored(values, (slot, slice(None), index), instant_values[:, column])
     return Predictions(tuple(predictor.name for predictor in predictors), instants, values,
                        trace.columns if trace else None, predictor_legend(predictors))
 
 
-def _vectorised_values(trace, predictors, instants, values):
-    """Fills ``values`` with the predictors that have a vectorised form; the indexes of the others.
+def _stored(values, where, seconds):
+    """``values`` with ``seconds`` put at ``where``: int32 while every value fits (seconds are walltimes, at most
+    int32's maximum in PBS), else widened to int64 first."""
+    if values.dtype == np.int32 and seconds.size and (seconds.min() < _INT32.min or seconds.max() > _INT32.max):
+        values = values.astype(np.int64)
+    values[where] = seconds
+    return values
 
-    One instant after the other, so that only one instant's histories are held.
+
+def _vectorised_values(trace, predictors, instants, values):
+    """``(values, walked)``: ``values`` with the predictors that have a vectorised form, and the indexes of the
+    others.
+
+    The history readers are computed for a slice of the jobs at a time, so that only one slice's histories
+    and intermediate arrays are held besides the tables shared by all.
     """
-    walked = []
-    for slot, instant in enumerate(instants):
-        for index, predictor in enumerate(predictors):
-            if index in walked:
-                continue
-            computed = trace.values(predictor, (instant,))
-            if computed is None:
-                walked.append(index)
-            else:
-                values[slot, :, index] = computed[0]
-        trace.forget_histories()
-    return sorted(walked)
+    walked, by_slice = [], []
+    for index, predictor in enumerate(predictors):
+        if trace.reads_histories(predictor):
+            by_slice.append(index)
+            continue
+        computed = trace.values(predictor, instants)
+        if computed is None:
+            walked.append(index)
+        for slot, instant_values in enumerate(computed or ()):
+            values = _stored(values, (slot, slice(None), index), instant_values)
+    for begin in range(0, len(trace.columns.jobs) if by_slice else 0, _JOBS_AT_A_TIME):
+        jobs = slice(begin, begin + _JOBS_AT_A_TIME)
+        for slot, instant in enumerate(instants):
+            for index in by_slice:
+                values = _stored(values, (slot, jobs, index), trace.values(predictors[index], (instant,), jobs)[0])
+            trace.forget_histories()
+    return values, walked
 
 
 def job_table(jobs, predictions, first=0):

@@ -45,14 +45,17 @@ def _mean_runtime(algorithm, completions, histories):
     oldest = histories.last(algorithm.window)
     rows = histories.newest - oldest
     mean = (sums[histories.newest] - sums[oldest]) // np.maximum(rows, 1)
-    return _legal(mean + algorithm.reserve_s, completions.columns.walltime_s, rows > 0)
+    return _legal(mean + algorithm.reserve_s, histories.of(completions.columns.walltime_s), rows > 0)
 
 
 def _ranked(completions, numerators):
     """Exact ranks of ``numerators / walltime`` over the completions with a walltime (-1 for the others)."""
-    valid = completions.walltime_s > 0
-    valid_ranks, rank_numerators, rank_denominators = exact_ranks(numerators[valid], completions.walltime_s[valid])
-    ranks = np.full(valid.size, -1, dtype=np.int64)
+    walltime = completions.walltime_s
+    valid = walltime > 0
+    if valid.all():  # the arrays themselves, not copies: this runs over every job of a trace
+        return exact_ranks(numerators, walltime)
+    valid_ranks, rank_numerators, rank_denominators = exact_ranks(numerators[valid], walltime[valid])
+    ranks = np.full(valid.size, -1, dtype=valid_ranks.dtype)
     ranks[valid] = valid_ranks
     return ranks, rank_numerators, rank_denominators
 
@@ -72,7 +75,7 @@ def _scaled_by_max_ratio(algorithm, completions, histories, double_long):
     best = np.full(newest.size, -1, dtype=np.int64)
     some = newest > oldest
     best[some] = table.query(oldest[some], newest[some])
-    walltime = completions.columns.walltime_s
+    walltime = histories.of(completions.columns.walltime_s)
     scaled = _scaled(numerators, denominators, best, walltime)
     if not double_long:
         return _legal(scaled + algorithm.reserve_s, walltime, best >= 0)
@@ -127,12 +130,13 @@ _KEY_ATTRIBUTES = {
 """A key's attribute other than the user -> its value per completion, in completions order."""
 
 
-def _same_key_rows(completions, oldest, newest, key):
+def _same_key_rows(completions, histories, oldest, key):
     """Keys user+...: the rows of the job's own group (same user, walltime and/or project) within the range, less
     the rows without a walltime (ranked last)."""
     keys, group_of_job, order, with_walltime = completions.shared(("usage by", key),
                                                                   lambda: _key_groups(completions, key))
-    group_start = group_of_job * (group_of_job.size + 1)
+    newest = histories.newest
+    group_start = histories.of(group_of_job) * (group_of_job.size + 1)
     low = np.searchsorted(keys, group_start + oldest, side="left")
     high = np.searchsorted(keys, group_start + newest, side="left")
     return low, high, with_walltime[high] - with_walltime[low], order
@@ -141,18 +145,18 @@ def _same_key_rows(completions, oldest, newest, key):
 def _eligible_rows(algorithm, completions, histories):
     """``(low, high, count, order)``: each job's eligible rows, the k-th smallest R of a range by ``order``."""
     columns = completions.columns
-    since = columns.submit_time - algorithm.window_days * DAY_S  # counted back from the submission at both instants
-    oldest = np.maximum(histories.last(algorithm.window), completions.count_before(columns.users, since))
+    since = histories.of(columns.submit_time) - algorithm.window_days * DAY_S  # from the submission at both instants
+    oldest = np.maximum(histories.last(algorithm.window), completions.count_before(histories.of(columns.users), since))
     if algorithm.key in ("user", "project"):  # project: ``completions`` are the projects' own
         return _user_rows(completions, oldest, histories.newest)
-    return _same_key_rows(completions, oldest, histories.newest, algorithm.key)
+    return _same_key_rows(completions, histories, oldest, algorithm.key)
 
 
 def _tang(algorithm, completions, histories):
     """walltime x max(the nearest-rank percentile of the eligible R, the lower bound)."""
     low, high, count, order = _eligible_rows(algorithm, completions, histories)
-    walltime = completions.columns.walltime_s
-    enough = (walltime >= 1) & (count >= max(algorithm.min_history, 1)) & completions.columns.has_owner
+    walltime = histories.of(completions.columns.walltime_s)
+    enough = (walltime >= 1) & (count >= max(algorithm.min_history, 1)) & histories.of(completions.columns.has_owner)
     rank = np.full(walltime.size, -1, dtype=np.int64)
     nearest_rank = -(-algorithm.percentile * count[enough] // 100) - 1
     rank[enough] = order.kth_smallest(low[enough], high[enough], nearest_rank)
@@ -196,11 +200,11 @@ class _Owners:
         self.completions = Completions(columns) if self.ranged else None
         self.histories = {}
 
-    def histories_at(self, instant):
-        if instant not in self.histories:
+    def histories_at(self, instant, jobs):
+        if (instant, jobs.start, jobs.stop) not in self.histories:
             times = getattr(self.columns, _INSTANT_TIMES[instant])
-            self.histories[instant] = Histories.at(self.completions, times)
-        return self.histories[instant]
+            self.histories[instant, jobs.start, jobs.stop] = Histories.at(self.completions, times, jobs)
+        return self.histories[instant, jobs.start, jobs.stop]
 
 
 class VectorisedTrace:
@@ -210,26 +214,42 @@ class VectorisedTrace:
         self.columns = TraceColumns(jobs, times)
         self._owners = {}
 
-    def values(self, predictor, instants):
-        """``predictor``'s value for every job at each of the ``instants`` (an array each), or None.
+    def values(self, predictor, instants, jobs=slice(None)):
+        """``predictor``'s value for each of the trace's ``jobs`` (a slice) at each of the ``instants`` (an array
+        each), or None.
 
         None: the predictor has no vectorised form, or it reads histories that
         are not ranges of this trace (see the module's docstring).
         """
-        algorithm = predictor.algorithm
-        if algorithm is not None and algorithm.name in _ALGORITHM_FORMS:
+        if self.reads_histories(predictor):
+            algorithm = predictor.algorithm
             owners = self._owners_of(algorithm.by_project)
-            if not owners.ranged:
-                return None
             form = _ALGORITHM_FORMS[algorithm.name]
-            return [form(algorithm, owners.completions, owners.histories_at(instant)) for instant in instants]
+            return [form(algorithm, owners.completions, owners.histories_at(instant, jobs)) for instant in instants]
         if PREDICTORS.get(predictor.name) is predictor and predictor.name in _STATIC_FORMS:
-            static = _STATIC_FORMS[predictor.name](self.columns)
+            static = _STATIC_FORMS[predictor.name](self.columns)[jobs]
             return [static] * len(instants)
         return None
 
+    def build_tables(self, predictors):
+        """Build the tables that ``predictors``' history readers share (ranks, range maxima, sums over the
+        completions), once: before the per-job arrays of a replay are made, so that the intermediate arrays of
+        their building and those are not held at once."""
+        for predictor in predictors:
+            if self.reads_histories(predictor):
+                self.values(predictor, ("submit",), slice(0, 0))
+        self.forget_histories()
+
+    def reads_histories(self, predictor):
+        """Whether ``predictor`` has a vectorised form that reads histories, and they are ranges of this trace: its
+        values for a slice of the jobs are computed from that slice's histories (and tables shared by all)."""
+        algorithm = predictor.algorithm
+        return (algorithm is not None and algorithm.name in _ALGORITHM_FORMS
+                and self._owners_of(algorithm.by_project).ranged)
+
     def forget_histories(self):
-        """Let go of the histories computed so far (an instant's are not read again once its values are made)."""
+        """Let go of the histories computed so far (those of a slice and instant are not read again once its values
+        are made)."""
         for owners in self._owners.values():
             owners.histories.clear()
 

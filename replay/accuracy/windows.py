@@ -23,7 +23,7 @@ def exact_ranks(numerators, denominators):
     """``(ranks, rank_numerators, rank_denominators)`` of the fractions, ``denominators > 0``.
 
     Equal fractions share a rank; a smaller fraction has a smaller rank; the
-    ranks are 0, 1, 2 ... and ``rank_numerators[r] / rank_denominators[r]``
+    ranks are 0, 1, 2 ... (int32 below 2**31 fractions) and ``rank_numerators[r] / rank_denominators[r]``
     is one of the fractions of rank ``r``. Numerators and denominators must be
     below 2**31 in magnitude, so cross products are exact in int64.
     """
@@ -33,11 +33,20 @@ def exact_ranks(numerators, denominators):
     # floats sorts the fractions, except that distinct fractions may round to one float.
     approximate = numerators / denominators
     order = np.argsort(approximate)
-    _sort_float_ties_exactly(order, approximate[order], numerators, denominators)
+    approximate = approximate[order]
+    same_float = approximate[1:] == approximate[:-1]
+    del approximate  # this runs over every job of a trace: each array is let go of once read
     sorted_numerators, sorted_denominators = numerators[order], denominators[order]
-    new_value = np.concatenate(([True], _differ(sorted_numerators, sorted_denominators)))
-    ranks = np.empty(order.size, dtype=np.int64)
+    new_value = _differ(sorted_numerators, sorted_denominators)
+    if (same_float & new_value).any():
+        _sort_float_ties_exactly(order, same_float, numerators, denominators)
+        sorted_numerators, sorted_denominators = numerators[order], denominators[order]
+        new_value = _differ(sorted_numerators, sorted_denominators)
+    del same_float
+    new_value = np.concatenate(([True], new_value))
+    ranks = np.empty(order.size, dtype=np.int32 if order.size < 2 ** 31 else np.int64)
     ranks[order] = np.cumsum(new_value) - 1
+    del order
     return ranks, sorted_numerators[new_value], sorted_denominators[new_value]
 
 
@@ -46,12 +55,9 @@ def _differ(numerators, denominators):
     return numerators[1:] * denominators[:-1] != numerators[:-1] * denominators[1:]
 
 
-def _sort_float_ties_exactly(order, floats, numerators, denominators):
+def _sort_float_ties_exactly(order, same_float, numerators, denominators):
     """Re-sort, in place and with Fractions, the runs of equal floats that hold distinct fractions (rare)."""
-    same_float = floats[1:] == floats[:-1]
     unequal = same_float & _differ(numerators[order], denominators[order])
-    if not unequal.any():
-        return
     run_starts = np.flatnonzero(np.concatenate(([True], ~same_float)))
     run_ends = np.append(run_starts[1:], order.size)
     runs = np.unique(np.searchsorted(run_starts, np.flatnonzero(unequal), side="right") - 1)

@@ -102,11 +102,15 @@ LEGEND = (
 
 def eq3_accuracy(runtime, predicted):
     """Tang et al. eq. 3 per job: min/max of runtime and prediction, 1 when equal."""
-    runtime, predicted = runtime.astype(np.float64), predicted.astype(np.float64)
-    larger = np.maximum(runtime, predicted)
+    # Two float arrays in all (this runs on every job of a trace): the larger is made over the runtimes' copy.
+    larger = runtime.astype(np.float64)
+    ratio = np.minimum(larger, predicted.astype(np.float64))
+    np.maximum(larger, predicted, out=larger)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.minimum(runtime, predicted) / larger
-    return np.where(runtime == predicted, 1.0, ratio)
+        np.divide(ratio, larger, out=ratio)
+    del larger
+    ratio[runtime == predicted] = 1.0
+    return ratio
 
 
 def _share(count, total):
@@ -117,21 +121,30 @@ def error_metrics(runtime, predicted, walltime):
     """The METRIC_COLUMNS values for these jobs (``predicted``, ``walltime`` use NO_PREDICTION)."""
     jobs = int(runtime.size)
     has = predicted != NO_PREDICTION
-    runtime, predicted, walltime = runtime[has], predicted[has], walltime[has]
+    if not has.all():  # else the arrays themselves, not copies
+        runtime, predicted, walltime = runtime[has], predicted[has], walltime[has]
+    del has
     count = int(runtime.size)
     if not count:
         return (jobs, _share(jobs, jobs)) + (None,) * 8
-    error = predicted - runtime
-    absolute = np.abs(error)
-    accuracy = eq3_accuracy(runtime, predicted)
+    error = np.subtract(predicted, runtime, dtype=np.int64)
     adjusted = predicted != walltime
+    under = error < 0
+    shares = (_share(int(np.count_nonzero(under)), count), _share(count - int(np.count_nonzero(adjusted)), count))
+    under &= adjusted
+    badly = error < -BADLY_UNDER_S
+    badly &= under
+    shares += (_share(int(np.count_nonzero(under)) - int(np.count_nonzero(badly)), count),
+               _share(int(np.count_nonzero(badly)), count))
+    del adjusted, under, badly
+    absolute = np.abs(error, out=error)
+    mean_absolute = int(absolute.sum()) / count
+    median_absolute = float(np.median(absolute, overwrite_input=True))
+    del absolute, error
+    accuracy = eq3_accuracy(runtime, predicted)
     # Sums before medians: the medians may reorder the arrays in place.
-    return (jobs, _share(jobs - count, jobs), _share(int(np.count_nonzero(error < 0)), count),
-            _share(count - int(np.count_nonzero(adjusted)), count),
-            _share(int(np.count_nonzero(adjusted & (error < 0) & (error >= -BADLY_UNDER_S))), count),
-            _share(int(np.count_nonzero(adjusted & (error < -BADLY_UNDER_S))), count),
-            int(absolute.sum()) / count, float(np.median(absolute, overwrite_input=True)),
-            exact_sum(accuracy) / count, float(np.median(accuracy, overwrite_input=True)))
+    return (jobs, _share(jobs - count, jobs)) + shares + (
+        mean_absolute, median_absolute, exact_sum(accuracy) / count, float(np.median(accuracy, overwrite_input=True)))
 
 
 def users_improved(user_codes, runtime, predicted, walltime):
@@ -198,16 +211,16 @@ def _summary_rows(columns, predictions, first):
 
 
 def _group_rows(groups, columns, predictions, first):
-    groups = [(group, np.flatnonzero(mask)) for group, mask in groups]  # each group's jobs, found once
-    runtimes = [columns.runtime[jobs] for _, jobs in groups]
-    walltimes = [columns.walltime[jobs] for _, jobs in groups]
-    rows = []
-    for name in predictions.names:
-        for instant in predictions.instants:
-            predicted = predictions.at(instant, name)[first:]
-            for (group, jobs), runtime, walltime in zip(groups, runtimes, walltimes):
-                rows.append((name, instant, group) + error_metrics(runtime, predicted[jobs], walltime))
-    return rows
+    rows = {}
+    for group, mask in groups:  # one group's jobs at a time: their copies are not all held at once
+        jobs = np.flatnonzero(mask)
+        runtime, walltime = columns.runtime[jobs], columns.walltime[jobs]
+        for name in predictions.names:
+            for instant in predictions.instants:
+                predicted = predictions.at(instant, name)[first:][jobs]
+                rows[name, instant, group] = error_metrics(runtime, predicted, walltime)
+    return [(name, instant, group) + rows[name, instant, group]
+            for name in predictions.names for instant in predictions.instants for group, _ in groups]
 
 
 def accuracy_report(title, notes, jobs, predictions, warmup_fraction=0.0):

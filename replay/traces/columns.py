@@ -4,8 +4,9 @@ A ``Job`` tuple costs about 380 bytes (the tuple, its integers, its job id);
 a million-job trace held as tuples is most of what the accuracy replay holds.
 ``JobColumns`` keeps each integer field as one array (int32 when its values
 fit, else int64; a field no job has is no array at all), each name field
-(user, queue, project, group) as int32 codes into one tuple of the distinct
-names, and the job ids as numbers (SWF: a job id is its number written out)
+(user, queue, project, group) as codes into one tuple of the distinct names
+(int8, int16 or int32: the narrowest that numbers them; one queue costs a
+byte a job), and the job ids as numbers (SWF: a job id is its number written out)
 or as one block of text with offsets (PBS). It is a read-only sequence of
 ``Job``: ``len``, indexing, slicing and iteration give the very tuples a list
 would hold, and the accuracy replay reads whole columns (``numbers``,
@@ -125,8 +126,8 @@ class JobColumns:
 
     ``integers``: field -> int32/int64 array (None: no job has the field),
     None written as the dtype's minimum; ``names``: field -> ``(codes, names)``,
-    codes int32 indexes into the tuple ``names``, -1 for None (None: no job
-    has the field).
+    codes (signed integers) index the tuple ``names``, -1 for None (None: no
+    job has the field).
     """
 
     def __init__(self, length, ids, integers, names):
@@ -147,7 +148,9 @@ class JobColumns:
         length = len(ids.starts) if isinstance(ids, _TextIds) else len(ids.numbers)
         integers = {field: None if values is None else _held(field, compact(values), length)
                     for field, values in integers.items()}
-        return cls(length, ids, integers, dict(names))
+        names = {field: None if coded is None else (_narrowest(coded[0], len(coded[1])), coded[1])
+                 for field, coded in names.items()}
+        return cls(length, ids, integers, names)
 
     @classmethod
     def of_jobs(cls, jobs):
@@ -264,7 +267,7 @@ class JobColumns:
         return column.astype(np.int64, copy=False)  # a wide column itself: no copy
 
     def name_codes(self, field):
-        """``(codes, names)`` of name ``field``: int32 indexes into the tuple ``names``, -1 for None."""
+        """``(codes, names)`` of name ``field``: indexes (signed integers) into the tuple ``names``, -1 for None."""
         coded = self._names[field]
         if coded is None:
             return np.full(self._length, -1, dtype=np.int32), ()
@@ -275,6 +278,14 @@ class JobColumns:
         arrays = [values for values in self._integers.values() if values is not None]
         arrays += [coded[0] for coded in self._names.values() if coded is not None]
         return self._ids.nbytes() + sum(array.nbytes for array in arrays)
+
+
+def _narrowest(codes, count):
+    """``codes`` of ``count`` names (and -1) in the narrowest signed integer type that holds them."""
+    for code_type in (np.int8, np.int16):
+        if count <= np.iinfo(code_type).max:
+            return codes.astype(code_type, copy=False)
+    return codes
 
 
 def integer_arrays(jobs):

@@ -210,10 +210,14 @@ class _Runs:
         return integers, names
 
     def _text_ids(self, order=None):
-        """``(text, starts, ends)`` of the job ids, rows in ``order``."""
+        """``(text, starts, ends)`` of the job ids, rows in ``order`` (int32 offsets when the text is short enough,
+        as it is below 2 GB of job ids)."""
         ends = np.frombuffer(self.job_id_ends, dtype=np.int64)
         starts, ends = ends[:-1], ends[1:]
-        return (self.job_ids, starts, ends) if order is None else (self.job_ids, starts[order], ends[order])
+        if order is None:
+            return self.job_ids, starts, ends
+        offset_type = np.int32 if len(self.job_ids) <= np.iinfo(np.int32).max else np.int64
+        return self.job_ids, starts[order].astype(offset_type), ends[order].astype(offset_type)
 
     def _entries(self):
         """``[(order, Job)]`` of the rows so far."""
@@ -223,19 +227,36 @@ class _Runs:
 
     def jobs(self, stats):
         """The runs, the later of two of one job id kept (counted in ``stats.replaced``), in submission order
-        (at one submit time, the order the log first mentions the jobs)."""
+        (at one submit time, the order the log first mentions the jobs).
+
+        The runs' columns are let go of one by one as their values are put in order: the runs and the jobs
+        are never both held whole.
+        """
         if self.listed is not None:
             return _listed_jobs(self.listed, stats)
-        integers, names = self._columns()
-        every = JobColumns.of_arrays(self._text_ids(), {}, names)
-        kept = _last_of_each(every)
-        stats.replaced += len(every) - int(kept.size)
-        first_seen, index = np.frombuffer(self.first_seen, np.int64), np.frombuffer(self.index, np.int64)
-        order = kept[np.lexsort((index[kept], first_seen[kept], integers["submit_time"][kept]))]
-        del kept
-        integers = {field: compact(values[order]) for field, values in integers.items()}  # one at a time
-        names = {field: None if coded is None else (coded[0][order], coded[1]) for field, coded in names.items()}
+        order = self._submission_order(stats)
+        integers = {}
+        for number, field in enumerate(INTEGER_FIELDS):
+            column, self.integers[number] = self.integers[number], None
+            integers[field] = compact(np.frombuffer(column, dtype=np.int64)[order])
+            del column
+        names = {}
+        for number, field in enumerate(NAME_FIELDS):
+            (codes, numbers), self.names[number] = self.names[number], None
+            names[field] = (np.frombuffer(codes, dtype=np.int32)[order], tuple(numbers)) if numbers else None
+            del codes
         return JobColumns.of_arrays(self._text_ids(order), integers, names)
+
+    def _submission_order(self, stats):
+        """The rows kept (the last of each job id), in submission order; ``first_seen`` and ``index`` let go of."""
+        kept = _last_of_each(JobColumns.of_arrays(self._text_ids(), {}, {}))
+        stats.replaced += len(self.first_seen) - int(kept.size)
+        first_seen, index = np.frombuffer(self.first_seen, np.int64), np.frombuffer(self.index, np.int64)
+        submit_time = np.frombuffer(self.integers[INTEGER_FIELDS.index("submit_time")], np.int64)
+        order = kept[np.lexsort((index[kept], first_seen[kept], submit_time[kept]))]
+        del first_seen, index, submit_time
+        self.first_seen, self.index = array.array("q"), array.array("q")
+        return order
 
 
 def _last_of_each(jobs):

@@ -26,7 +26,7 @@ from ..traces.columns import JobColumns
 __all__ = ["TraceColumns", "Completions", "Histories", "field", "codes", "NO_PREDICTION"]
 
 NO_PREDICTION = -1
-"""Stands for None in the int64 arrays: no soft walltime in predictions, no walltime in ``TraceColumns``."""
+"""Stands for None in the arrays: no soft walltime in predictions, no walltime in ``TraceColumns``."""
 
 _EXACT_BELOW = 2 ** 31
 """Runtimes and walltimes below this keep every product of two of them exact in int64."""

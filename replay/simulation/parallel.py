@@ -54,8 +54,7 @@ def in_processes(frame, predictors, cluster, settings, workers, progress):
     """``{name: ScheduledRun}`` for ``predictors``, simulated by this process and ``workers - 1`` forked ones.
 
     This process takes every ``workers``-th run (the first, then ``workers`` on) while the forked processes
-    share the others: an idle parent would cost nothing in time but one more copy in memory of every job page
-    a run touches (reading a job writes its reference count, and the kernel copies the page for the writer).
+    share the others: an idle parent would take one more worker process, and its memory, for the same time.
     """
     global _INHERITED
     context = multiprocessing.get_context("fork")

@@ -2,11 +2,12 @@
 
 A run's outcome is a ``ScheduledJob`` per job, but a million of them per
 predictor would not fit the memory an admin's workstation offers. A
-``ScheduledRun`` keeps what the run decided (start, end, the two soft
-walltimes, the first reservations) in machine-integer arrays next to a
-``RunFrame`` that every run of the same jobs shares (the jobs, their widths and
-walltimes), and makes the ``ScheduledJob``s when they are iterated. Its columns
-travel between processes as a few arrays (``RunColumns``), not as objects.
+``ScheduledRun`` keeps what the run decided (start, the two soft walltimes,
+the first reservations of the few top jobs) in machine-integer arrays next to
+a ``RunFrame`` that every run of the same jobs shares (the jobs, their widths
+and walltimes), and makes the ``ScheduledJob``s when they are iterated. A
+worker process writes its columns (``RunColumns``) into memory it shares with
+its parent: nothing per job travels between them.
 """
 
 from array import array

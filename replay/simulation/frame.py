@@ -24,6 +24,7 @@ _INT32 = np.iinfo(np.int32)
 FIVE_YEARS_S = 5 * 365 * 86400
 """What PBS plans for a job with neither soft walltime nor walltime."""
 
+
 def numbers(jobs, field, missing=None):
     """Integer ``field`` of ``jobs`` (``JobColumns`` or a list of ``Job``) as an int64 array, ``missing`` for None
     (None: ValueError if a job has none)."""

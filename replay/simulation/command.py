@@ -38,7 +38,7 @@ from .site import site_notes
 from .tool_use import with_tool_use
 
 __all__ = ["SUMMARY", "EXAMPLES", "SITE_DECIDED", "add_arguments", "add_setting_arguments", "settings_of",
-           "refuse_with_site", "run"]
+           "refuse_with_site", "refuse_warm_up", "run"]
 
 SUMMARY = "replay a trace through a simulated PBS scheduler"
 EXAMPLES = ("python -m replay simulate traces/hpc2n-2002-accounting",
@@ -150,6 +150,17 @@ def refuse_with_site(args):
         raise UsageError("{}: {}".format(" ".join(given), SITE_DECIDES))
 
 
+def refuse_warm_up(warm_up_s, site):
+    """UsageError when ``--fairshare-warm-up`` (``warm_up_s``) is given without a site (``site`` None) or with a
+    site whose fair_share is off: there would be no usage to warm up."""
+    if warm_up_s is None:
+        return
+    if site is None:
+        raise UsageError("--fairshare-warm-up: only with --site (it warms up the site's fairshare)")
+    if site.policy.fairshare is None:
+        raise UsageError("--fairshare-warm-up: the site's sched_config has fair_share off")
+
+
 def _workers(args):
     return args.workers or default_workers(len(args.predictors))
 
@@ -158,11 +169,10 @@ def run(args):
     """Read, simulate once per predictor, report; the exit status (1: some lines were malformed)."""
     if args.site is not None:
         refuse_with_site(args)
-    elif args.fairshare_warm_up_s is not None:
-        raise UsageError("--fairshare-warm-up: only with --site (it warms up the site's fairshare)")
     outputs = check_outputs(OutputPaths(args.json, args.csv, args.jobs_csv, args.plot),
                             list(args.paths) + ([args.site] if args.site else []))
     site = _read_site(args.site)
+    refuse_warm_up(args.fairshare_warm_up_s, site)
     # The built-in scheduler keeps the jobs as columns from the reader to the engine (frame.py).
     trace, rejects = read_trace(args.paths, args.format, args.max_errors, as_columns=site is None)
     if site is not None:
@@ -205,8 +215,6 @@ def _run_site(args, site, outputs, trace, rejects):
     inputs = site_inputs(site, trace, args.cores, args.nodes, args.cores_per_node)
     jobs, warmed, warm_notes = inputs.jobs, None, ()
     if args.fairshare_warm_up_s is not None:
-        if site.policy.fairshare is None:
-            raise UsageError("--fairshare-warm-up: the site's sched_config has fair_share off")
         warmed = warm_up(jobs, inputs.machine, args.fairshare_warm_up_s, args.default_walltime_s)
         jobs, warm_notes = warmed.jobs, (warm_up_note(warmed),)
     recorded = recorded_notes(jobs, args.predictors)

@@ -34,8 +34,7 @@ from ..shared.predictors import history_owner, history_project
 from ..traces.columns import JobColumns
 from .calendar import Calendar
 from .extension import EXTENSIONS
-from .frame import FIVE_YEARS_S
-from .frame import run_frame as frame_of
+from .frame import FIVE_YEARS_S, run_frame
 from .policies import POLICIES, QueuedJob, with_starvation_threshold
 from .schedule import (
     NO_WALLTIME,
@@ -50,7 +49,6 @@ from .scheduler import Scheduler
 
 __all__ = ["Kind", "FIVE_YEARS_S", "SchedulerSettings", "ScheduledJob", "simulate_jobs", "simulate_run", "run_frame",
            "held_s", "requested_s"]
-
 
 
 class Kind(IntEnum):
@@ -125,15 +123,6 @@ def simulate_run(frame, predictor, cluster, settings=SchedulerSettings(), on_pro
 
 class _WideSoftWalltime(Exception):
     """A soft walltime the run's int32 columns cannot hold."""
-
-
-def run_frame(jobs, cluster, settings=SchedulerSettings()):
-    """The ``RunFrame`` of ``jobs`` (``JobColumns``, or a list of ``Job``) on ``cluster``: sorted by submission,
-    each one's width and walltimes (``frame.py``).
-
-    ValueError names a job the machine could never run.
-    """
-    return frame_of(jobs, cluster, settings)
 
 
 def held_s(job, walltime_s):

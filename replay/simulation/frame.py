@@ -46,8 +46,11 @@ def widths(jobs, cluster):
 
 def fitting(jobs, cluster):
     """A bool array: whether the machine can run each of ``jobs`` (``Cluster.can_run`` of every job at once)."""
-    width = widths(jobs, cluster)
-    return (width >= 1) & (width <= cluster.capacity) & (numbers(jobs, "runtime_s") >= 0)
+    return _fits(widths(jobs, cluster), numbers(jobs, "runtime_s"), cluster)
+
+
+def _fits(width, runtime, cluster):
+    return (width >= 1) & (width <= cluster.capacity) & (runtime >= 0)
 
 
 def run_frame(jobs, cluster, settings):
@@ -106,7 +109,7 @@ def _by_submission(jobs):
 
 
 def _check_fits(jobs, width, runtime, cluster):
-    refused = np.flatnonzero((width < 1) | (width > cluster.capacity) | (runtime < 0))
+    refused = np.flatnonzero(~_fits(width, runtime, cluster))
     if refused.size:
         index = int(refused[0])
         raise ValueError("job {} cannot run here: it needs {} units (the machine has {}) for {} s".format(

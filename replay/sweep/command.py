@@ -20,7 +20,7 @@ from predictor.cmdline.parser import examples_epilog
 from predictor.errors import UsageError
 
 from ..shared.options import add_input_arguments, add_wide_argument
-from ..simulation.command import SITE_DECIDES, add_setting_arguments, refuse_with_site
+from ..simulation.command import SITE_DECIDES, add_setting_arguments, refuse_warm_up, refuse_with_site
 from ..simulation.extension import EXTENSIONS
 from ..simulation.policies import POLICIES
 from .arrayjob import outcomes, read_manifest, write_result, write_sweep
@@ -204,8 +204,6 @@ def _run_grid(args):
     from_file = read_grid_file(args.grid) if args.grid else {}
     if settings.site is not None:
         _refuse_with_site(args, from_file)
-    elif settings.fairshare_warm_up_s is not None:
-        raise UsageError("--fairshare-warm-up: only with --site (it warms up the site's fairshare)")
     traces = checked_traces(args.paths) if args.paths else None
     grid = grid_of(from_file, {"traces": traces, "policy": args.policy, "backfill_depth": args.backfill_depth,
                                "extension": args.extension, "predictors": args.predictors}, settings.site is not None)
@@ -214,10 +212,8 @@ def _run_grid(args):
         check_targets([("--pbs", args.pbs, True)], inputs)
     else:
         outputs = _outputs(args, inputs)
-    if settings.site is not None:
-        site = load_site(settings.site)  # once, before any trace is read or cell runs: a malformed file stops here
-        if settings.fairshare_warm_up_s is not None and site.policy.fairshare is None:
-            raise UsageError("--fairshare-warm-up: the site's sched_config has fair_share off")
+    # The site once, before any trace is read or cell runs: a malformed file stops here.
+    refuse_warm_up(settings.fairshare_warm_up_s, None if settings.site is None else load_site(settings.site))
     malformed = sum(check_trace(path, settings) for path in grid["traces"])
     cells = expand(grid)
     if args.pbs is not None:

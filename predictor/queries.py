@@ -80,8 +80,8 @@ TANG_PERCENTILE_CHECKPOINTED = (
 sql/007_tang_checkpoints.sql, sql/008_tang_percentile_generic_plan.sql): ``(eligible rows, min(runtime, walltime)
 at the nearest rank)``, the same answer as ``TANG_PERCENTILE["user+project+walltime"]`` (or ``"user+no
 project+walltime"``, project None) without reading every job of the window: two checkpoints, the jobs around them
-(about 2 x 64) and one bucket of the window's jobs. The rank is ``ceil(percentile x rows / 100)`` in integers. Parameters: user, project (None: none), walltime, the
-oldest end time, the percentile (a whole number)."""
+(about 2 x 64) and one bucket of the window's jobs. The rank is ``ceil(percentile x rows / 100)`` in integers.
+Parameters: user, project (None: none), walltime, the oldest end time, the percentile (a whole number)."""
 
 TANG_EXACT_ROWS = 10 ** 8
 """``percentile_fraction`` is exact below this many eligible rows."""

@@ -126,6 +126,71 @@ def test_bad_lines_reported_with_line_number_and_rest_loaded(conn, tmp_path):
     assert stats.rejected == 3 and [r[0] for r in rows(conn)] == ["1.svr", "3.svr"]
 
 
+def committed_line(dsn):
+    """The line number ingest_progress holds, as another session sees it (0: none yet)."""
+    check = psycopg2.connect(dsn)
+    try:
+        with check, check.cursor() as cursor:
+            cursor.execute("SELECT coalesce(max(line_no), 0) FROM ingest_progress")
+            return cursor.fetchone()[0]
+    finally:
+        check.close()
+
+
+def test_bad_lines_reported_before_their_chunk_commits(db, conn, tmp_path):
+    """A bad line is reported while its chunk is not yet committed: an ingester killed at any instant after the
+    commit has reported it already (killed before, the next run reads the chunk again and reports it)."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr") + "junk\n" + e_line("2.svr") + e_line("3.svr") + "junk\n" + e_line("4.svr"))
+    seen = []
+    ingester = Ingester(conn, 2, on_reject=lambda path, line_no, message: seen.append((line_no, committed_line(
+        db.dsn))))
+    try:
+        ingester.ingest([str(log)])
+    finally:
+        ingester.close()
+    assert seen == [(2, 0), (5, 4)] and committed_line(db.dsn) == 6
+
+
+def test_refused_rows_reported_before_their_chunk_commits(latin1_database, tmp_path):
+    """The same for a row the database refuses (found by writing the chunk row by row)."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr") + e_line("2.svr", user="用户") + e_line("3.svr"), encoding="utf-8")
+    seen = []
+    conn = psycopg2.connect(latin1_database)
+    ingester = Ingester(conn, on_reject=lambda path, line_no, message: seen.append(
+        (line_no, committed_line(latin1_database))))
+    try:
+        ingester.ingest([str(log)])
+    finally:
+        ingester.close()
+        conn.close()
+    assert seen == [(2, 0)] and committed_line(latin1_database) == 3
+
+
+def test_bad_line_reported_once_when_its_chunk_commits_on_a_new_connection(db, tmp_path):
+    """The connection is lost between a chunk's report and its commit: the chunk is read again on a new
+    connection and committed, its bad line reported once."""
+    log = tmp_path / "20260410"
+    log.write_text(e_line("1.svr") + "junk\n" + e_line("2.svr"))
+    reported = []
+
+    def on_reject(path, line_no, message):
+        reported.append(line_no)
+        if len(reported) == 1:  # the server ends the session before the COMMIT
+            admin_execute("SELECT pg_terminate_backend({})".format(ingester.store.conn().get_backend_pid()))
+
+    ingester = Ingester(lambda: psycopg2.connect(db.writer_dsn), on_reject=on_reject)
+    try:
+        stats = ingester.ingest([str(log)])
+    finally:
+        ingester.close()
+    assert reported == [2] and stats.rejected == 1 and committed_line(db.dsn) == 3
+    with psycopg2.connect(db.dsn) as check, check.cursor() as cursor:
+        cursor.execute("SELECT job_id FROM completed_jobs ORDER BY 1")
+        assert cursor.fetchall() == [("1.svr",), ("2.svr",)]
+
+
 def test_directory_read_in_name_order_skipping_hidden(tmp_path):
     """A directory expands to its files sorted by name, hidden files skipped."""
     for name in ["20260411", "20260410", ".lock"]:

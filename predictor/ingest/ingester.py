@@ -170,6 +170,7 @@ class Ingester:
         self._files = set()
         self._waiting_for = None
         self._on_chunk = None  # (path, offset committed): moves a progress bar within a file
+        self._reported = set()  # (path, line number) of bad lines reported in a chunk not committed yet
 
     def close(self):
         """Stop the worker processes, if any, and close the connection this ingester opened.
@@ -362,13 +363,25 @@ class Ingester:
             self._finish(log, head, in_flight.popleft())
 
     def _finish(self, log, head, chunk):
-        """Commit a parsed chunk's rows with the new position, then count it and report its bad lines."""
+        """Commit a parsed chunk's rows with the new position, its bad lines reported just before the commit;
+        then count it.
+
+        Reported after the commit, a bad line was lost when the ingester was killed in between: the next run
+        goes on past the chunk. Reported before it, a kill in between has the next run read the chunk again and
+        report the line again. A chunk committed on a second try (a lost connection) reports each line once.
+        """
         parsed = chunk.result.result()
         progress = (log.path, head, chunk.tail_sha1, chunk.end_offset, chunk.first_line_no + parsed.lines - 1)
-        jobs, refused = self.store.commit(progress, parsed.copy_text, parsed.jobs,
-                                          lambda: list(chunk_rows(chunk.lines, chunk.first_line_no)[0].values()))
-        for line_no, message in sorted(parsed.rejections + refused):
-            self._reject(log.path, line_no, message)
+
+        def report(refused):
+            for line_no, message in sorted(parsed.rejections + refused):
+                if (log.path, line_no) not in self._reported:
+                    self._reported.add((log.path, line_no))
+                    self._reject(log.path, line_no, message)
+
+        jobs = self.store.commit(progress, parsed.copy_text, parsed.jobs,
+                                 lambda: list(chunk_rows(chunk.lines, chunk.first_line_no)[0].values()), report)
+        self._reported.clear()
         self.stats.lines += parsed.lines
         self.stats.end_records += parsed.end_records
         self.stats.jobs += jobs

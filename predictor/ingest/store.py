@@ -133,12 +133,13 @@ class IngestStore:
         except psycopg2.Error as err:
             raise DatabaseError(describe_error(err)) from err
 
-    def commit(self, progress, copy_text, jobs, rows):
-        """Write a chunk's rows (``copy_text``) and its ``progress`` in one transaction.
+    def commit(self, progress, copy_text, jobs, rows, before_commit):
+        """Write a chunk's rows (``copy_text``) and its ``progress`` in one transaction; return the jobs written.
 
         If the server refuses rows for what they hold, the chunk is written again
         one row at a time (``rows()``: ``[(values, line_no)]``) and the refused
-        rows are left out. Returns ``(jobs written, [(line_no, reason)] refused)``.
+        rows are left out. ``before_commit([(line_no, reason)] refused)`` is
+        called once the transaction holds everything, before it commits.
         """
         conn = self.conn()
         try:
@@ -148,11 +149,12 @@ class IngestStore:
                     cursor.copy_expert(COPY_STAGING, io.StringIO(copy_text))
                     cursor.execute(UPSERT_STAGED)
                 cursor.execute(PROGRESS_PUT, progress)
-            return jobs, []
+                before_commit([])
+            return jobs
         except psycopg2.Error as err:
             if not row_refused(err, conn):
                 raise DatabaseError(describe_error(err)) from err
-        return self._commit_row_by_row(conn, progress, rows())
+        return self._commit_row_by_row(conn, progress, rows(), before_commit)
 
     def _prepare_staging(self, conn):
         """Create the session's staging table once, in its own transaction."""
@@ -162,7 +164,7 @@ class IngestStore:
             self._staging_ready = True
 
     @staticmethod
-    def _commit_row_by_row(conn, progress, rows):
+    def _commit_row_by_row(conn, progress, rows, before_commit):
         """Each row in a savepoint of its own: a refused one is rolled back and reported, the others written."""
         written, refused = 0, []
         try:
@@ -178,9 +180,10 @@ class IngestStore:
                         cursor.execute("ROLLBACK TO SAVEPOINT job")
                         refused.append((line_no, refusal(err)))
                 cursor.execute(PROGRESS_PUT, progress)
+                before_commit(refused)
         except psycopg2.Error as err:
             raise DatabaseError(describe_error(err)) from err
-        return written, refused
+        return written
 
 
 def refusal(err):

@@ -1,0 +1,119 @@
+"""Benchmark: tang's percentile function of schema version 8 against version 7's, in one run. Not a test.
+
+On a database loaded by ``hook_latency.py --keep DBNAME`` (10 M rows and a
+user with 100,000 jobs of one key in the window), version 7's
+``tang_percentile`` is installed beside the current one under another name,
+from ``sql/007_tang_checkpoints.sql`` itself, and the two are timed in turn
+through psycopg2, each query for the same key:
+
+* heavy user: the key with 100,000 jobs in tang's window (checkpoints);
+* random key: a random user and walltime, as the hooks meet them (most keys
+  have no checkpoint, or no job at all);
+* new connection: the first five calls on a fresh connection, as after a
+  restart of pbs_server's hook interpreter (version 7 planned its statements
+  anew for each of them).
+
+The answers are compared as well. The copy of version 7 is dropped at the end.
+
+    python benchmarks/tang_percentile_versions.py DBNAME [--events 3000] [--connections 20] [--dsn ADMIN_DSN]
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import time
+
+import psycopg2
+import psycopg2.extensions
+from hook_latency import HEAVY_USER, TANG_WINDOW_S, percentiles
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OLD = "tang_percentile_version_7"
+CALL = "SELECT eligible, used FROM {}(%s::text, %s::text, %s::integer, %s::bigint, %s::integer)"
+PROJECT = "_pbs_project_default"
+
+
+def version_7_function():
+    """sql/007's CREATE FUNCTION tang_percentile, renamed."""
+    with open(os.path.join(ROOT, "sql", "007_tang_checkpoints.sql")) as schema:
+        text = schema.read()
+    match = re.search(r"CREATE OR REPLACE FUNCTION tang_percentile\(.*?\n\$\$;\n", text, re.S)
+    return match.group(0).replace("FUNCTION tang_percentile(", "FUNCTION {}(".format(OLD), 1)
+
+
+def timed(cursor, function, key, window_start):
+    started = time.perf_counter()
+    cursor.execute(CALL.format(function), key + (window_start, 85))
+    answer = cursor.fetchall()
+    return time.perf_counter() - started, answer
+
+
+def interleaved(cursor, keys, window_start):
+    """Each key through both functions in turn: ``({function: [seconds]}, keys whose answers differ)``."""
+    samples, differ = {OLD: [], "tang_percentile": []}, 0
+    for key in keys:
+        answers = []
+        for function in samples:
+            seconds, answer = timed(cursor, function, key, window_start)
+            samples[function].append(seconds)
+            answers.append(answer)
+        differ += answers[0] != answers[1]
+    return samples, differ
+
+
+def first_calls(dsn, connections, key, window_start):
+    """The first five calls of ``connections`` fresh connections, each function on connections of its own."""
+    samples = {OLD: [], "tang_percentile": []}
+    for _ in range(connections):
+        for function in samples:
+            conn = psycopg2.connect(dsn)
+            conn.autocommit = True
+            try:
+                with conn.cursor() as cursor:
+                    samples[function] += [timed(cursor, function, key, window_start)[0] for _ in range(5)]
+            finally:
+                conn.close()
+    return samples
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dbname", help="a database kept by hook_latency.py --keep")
+    parser.add_argument("--events", type=int, default=3000)
+    parser.add_argument("--connections", type=int, default=20)
+    parser.add_argument("--dsn", default=os.environ.get("PBS_SOFTWALLTIME_TEST_DSN",
+                                                        "host=127.0.0.1 port=5432 user=postgres dbname=postgres"))
+    args = parser.parse_args()
+    params = psycopg2.extensions.parse_dsn(args.dsn)
+    params["dbname"] = args.dbname
+    dsn = psycopg2.extensions.make_dsn(**params)
+    rng = random.Random(1)
+    conn = psycopg2.connect(dsn)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(version_7_function())
+            window_start = int(time.time()) - TANG_WINDOW_S
+            heavy = (HEAVY_USER, PROJECT, 3600)
+            random_keys = [("user{}".format(rng.randrange(10000)), PROJECT, 3600 * rng.randint(1, 24))
+                           for _ in range(args.events)]
+            interleaved(cursor, [heavy] * 200 + random_keys[:200], window_start)  # warm every cache
+            results = {"load_average_1min_start": os.getloadavg()[0]}
+            for name, keys in (("heavy_user", [heavy] * args.events), ("random_key", random_keys)):
+                samples, differ = interleaved(cursor, keys, window_start)
+                results[name] = {function: percentiles(values) for function, values in samples.items()}
+                results[name]["answers_differ"] = differ
+            results["new_connection_first_5_calls"] = {
+                function: percentiles(values)
+                for function, values in first_calls(dsn, args.connections, heavy, window_start).items()}
+            results["load_average_1min_end"] = os.getloadavg()[0]
+            cursor.execute("DROP FUNCTION {}(text, text, integer, bigint, integer)".format(OLD))
+    finally:
+        conn.close()
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -170,7 +170,7 @@ class Ingester:
         self._files = set()
         self._waiting_for = None
         self._on_chunk = None  # (path, offset committed): moves a progress bar within a file
-        self._reported = set()  # (path, line number) of bad lines reported in a chunk not committed yet
+        self._reported = (None, set())  # a chunk reported but not committed yet: its progress, its bad lines
 
     def close(self):
         """Stop the worker processes, if any, and close the connection this ingester opened.
@@ -368,20 +368,25 @@ class Ingester:
 
         Reported after the commit, a bad line was lost when the ingester was killed in between: the next run
         goes on past the chunk. Reported before it, a kill in between has the next run read the chunk again and
-        report the line again. A chunk committed on a second try (a lost connection) reports each line once.
+        report the line again. A chunk committed on a second try (a lost connection) reports each line once;
+        the same chunk is known by its progress (file, offset, line, checksums), so a file replaced meanwhile
+        is reported afresh.
         """
         parsed = chunk.result.result()
         progress = (log.path, head, chunk.tail_sha1, chunk.end_offset, chunk.first_line_no + parsed.lines - 1)
 
         def report(refused):
+            if self._reported[0] != progress:
+                self._reported = (progress, set())
+            reported = self._reported[1]
             for line_no, message in sorted(parsed.rejections + refused):
-                if (log.path, line_no) not in self._reported:
-                    self._reported.add((log.path, line_no))
+                if line_no not in reported:
+                    reported.add(line_no)
                     self._reject(log.path, line_no, message)
 
         jobs = self.store.commit(progress, parsed.copy_text, parsed.jobs,
                                  lambda: list(chunk_rows(chunk.lines, chunk.first_line_no)[0].values()), report)
-        self._reported.clear()
+        self._reported = (None, set())
         self.stats.lines += parsed.lines
         self.stats.end_records += parsed.end_records
         self.stats.jobs += jobs

@@ -58,3 +58,35 @@ def test_stop_ends_the_workers_at_once(argv, signum, status):
     assert process.returncode == status and "Traceback" not in err, err
     assert err.splitlines()[-1].endswith("interrupted" if signum == signal.SIGINT else "terminated (SIGTERM)")
     assert took < 5 and not [pid for pid in workers if alive(pid)]
+
+
+LOST_INTERRUPT = """
+import sys, time, weakref
+from predictor.cmdline.exits import Terminated, exit_status, sigterm_raises
+
+class Thing:
+    pass
+
+def run():
+    with sigterm_raises():
+        thing = Thing()
+        lost = weakref.ref(thing, lambda _: (_ for _ in ()).throw({}()))  # raised where Python only prints it
+        del thing
+        end = time.monotonic() + 5  # the rest of the command's work
+        while time.monotonic() < end:
+            pass
+        print("ran on")
+        return 0
+
+sys.exit(exit_status("cmd", run))
+"""
+
+
+@pytest.mark.parametrize("exception, status, line", [("Terminated", 143, "cmd: terminated (SIGTERM)"),
+                                                     ("KeyboardInterrupt", 130, "cmd: interrupted")])
+def test_an_interrupt_raised_where_python_cannot_raise_it_still_stops_the_command(exception, status, line):
+    """A signal's exception raised inside a weakref callback (as during an import) is only printed by Python:
+    it is sent again, and the command stops with its status instead of running on to exit 0."""
+    done = subprocess.run([sys.executable, "-c", LOST_INTERRUPT.format(exception)], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=REPO), timeout=60)
+    assert (done.returncode, done.stdout) == (status, "") and done.stderr.splitlines()[-1] == line, done.stderr

@@ -37,16 +37,38 @@ def _terminated(signum, frame):
     raise Terminated()
 
 
+def _raised_again(previous_hook):
+    """An unraisable-exception hook: an interrupt that Python raised where it cannot propagate (a weakref
+    callback during an import, a ``__del__``) is only printed there, and the command would run on and exit 0;
+    its signal is sent again 10 ms later, by a timer thread, so that it is raised once this hook has returned,
+    where the program is next (sent from here, it would be raised in the hook, and lost again)."""
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):  # Terminated included
+            signum = signal.SIGTERM if isinstance(unraisable.exc_value, Terminated) else signal.SIGINT
+            again = threading.Timer(0.01, os.kill, (os.getpid(), signum))
+            again.daemon = True
+            again.start()
+        else:
+            previous_hook(unraisable)
+    return hook
+
+
 @contextlib.contextmanager
 def sigterm_raises():
-    """SIGTERM raises ``Terminated`` inside the block (in the main thread), as it was before after it."""
+    """SIGTERM raises ``Terminated`` inside the block (in the main thread), as it was before after it; an
+    interrupt lost where Python cannot raise it is raised again (``_raised_again``)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = signal.signal(signal.SIGTERM, _terminated)
+    previous_hook = getattr(sys, "unraisablehook", None)  # Python 3.8 on; before it, nothing to do
+    if previous_hook is not None:
+        setattr(sys, "unraisablehook", _raised_again(previous_hook))
     try:
         yield
     finally:
+        if previous_hook is not None:
+            setattr(sys, "unraisablehook", previous_hook)
         signal.signal(signal.SIGTERM, previous)
 
 

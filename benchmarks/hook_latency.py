@@ -88,6 +88,8 @@ GOAL_RATIO = 4.0
 GOAL_TANG_P99_MS = 2.0
 TANG_WINDOW_S = 30 * 86400
 HEAVY_USER = "heavy"
+DEFAULT_ADMIN_DSN = os.environ.get("PBS_SOFTWALLTIME_TEST_DSN",
+                                   "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
 """The goal: warm hook p99 <= 1 ms and <= 4x the bare query's p99 (at 10M rows)."""
 
 # Users user0..user<U-1>, each with rows/U jobs; walltimes 1..24 h, runtimes 0..100% of it; PBS's default project.
@@ -395,8 +397,7 @@ def parse_args():
                         help="of which tang computed in Python from every row (seconds each)")
     parser.add_argument("--events", type=int, default=2000, help="timed events per series (warm, bare, per-event)")
     parser.add_argument("--cold-runs", type=int, default=10, help="fresh interpreters for the cold series")
-    parser.add_argument("--dsn", default=os.environ.get("PBS_SOFTWALLTIME_TEST_DSN",
-                                                        "host=127.0.0.1 port=5432 user=postgres dbname=postgres"))
+    parser.add_argument("--dsn", default=DEFAULT_ADMIN_DSN)
     parser.add_argument("--keep", metavar="DBNAME", help="reuse or keep this database instead of a throwaway one")
     return parser.parse_args()
 

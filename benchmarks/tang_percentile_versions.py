@@ -26,12 +26,19 @@ import re
 import time
 
 import psycopg2
-import psycopg2.extensions
-from hook_latency import HEAVY_USER, TANG_WINDOW_S, percentiles
+from hook_latency import (
+    DEFAULT_ADMIN_DSN,
+    HEAVY_USER,
+    TANG_PERCENTILE_CHECKPOINTED,
+    TANG_WINDOW_S,
+    dsn_with,
+    percentiles,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OLD = "tang_percentile_version_7"
-CALL = "SELECT eligible, used FROM {}(%s::text, %s::text, %s::integer, %s::bigint, %s::integer)"
+CALL = TANG_PERCENTILE_CHECKPOINTED.replace("tang_percentile(", "{}(")
+"""The hooks' statement, with the function's name to fill in."""
 PROJECT = "_pbs_project_default"
 
 
@@ -83,12 +90,9 @@ def main():
     parser.add_argument("dbname", help="a database kept by hook_latency.py --keep")
     parser.add_argument("--events", type=int, default=3000)
     parser.add_argument("--connections", type=int, default=20)
-    parser.add_argument("--dsn", default=os.environ.get("PBS_SOFTWALLTIME_TEST_DSN",
-                                                        "host=127.0.0.1 port=5432 user=postgres dbname=postgres"))
+    parser.add_argument("--dsn", default=DEFAULT_ADMIN_DSN)
     args = parser.parse_args()
-    params = psycopg2.extensions.parse_dsn(args.dsn)
-    params["dbname"] = args.dbname
-    dsn = psycopg2.extensions.make_dsn(**params)
+    dsn = dsn_with(args.dsn, dbname=args.dbname)
     rng = random.Random(1)
     conn = psycopg2.connect(dsn)
     conn.autocommit = True

@@ -1,6 +1,5 @@
-import sys
-
 from .admin.cli import main
+from .cmdline.exits import end_process
 
 if __name__ == "__main__":  # not when a worker process re-imports the main module
-    sys.exit(main())
+    end_process(main())

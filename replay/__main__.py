@@ -1,7 +1,7 @@
 """``python -m replay``: see replay/cli.py."""
 
-import sys
+from predictor.cmdline.exits import end_process
 
 from .cli import main
 
-sys.exit(main())
+end_process(main())

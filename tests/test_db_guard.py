@@ -72,12 +72,13 @@ def test_mute_server_connect_is_bounded(mute):
 
 @pytest.mark.parametrize("argv", [["db", "init"], ["db", "prune", "--older-than", "1"]])
 def test_ctrl_c_while_connecting_stops_at_once(mute, argv):
-    """Ctrl-C while libpq waits for a mute server: exit 130 within a second, not after the connect timeout."""
+    """Ctrl-C while libpq waits for a mute server: ended by SIGINT (a shell reports 130) within a second, not after
+    the connect timeout."""
     status, err, took = stopped_by(start(*argv, "--dsn", mute), signal.SIGINT)
-    assert status == 130 and took < 2 and "Traceback" not in err and err.endswith("interrupted\n"), err
+    assert status == -signal.SIGINT and took < 2 and "Traceback" not in err and err.endswith("interrupted\n"), err
 
 
-@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, -signal.SIGINT), (signal.SIGTERM, 143)])
 def test_prune_waiting_on_a_lock_stops_at_once(locked, signum, status):
     """db prune blocked behind another session's lock: Ctrl-C or SIGTERM ends it at once."""
     status_seen, err, took = stopped_by(start("db", "prune", "--older-than", "1", "--dsn", locked.dsn), signum)
@@ -109,11 +110,11 @@ def test_unanswered_statement_ends_at_its_budget(database):
         proxy.close()
 
 
-@pytest.mark.parametrize("signum, status, word", [(signal.SIGINT, 130, "interrupted"),
+@pytest.mark.parametrize("signum, status, word", [(signal.SIGINT, -signal.SIGINT, "interrupted"),
                                                   (signal.SIGTERM, 143, "terminated (SIGTERM)")])
 def test_interrupted_ingest_is_not_a_success(locked, tmp_path, signum, status, word):
-    """An ingest stopped by Ctrl-C or SIGTERM exits 130 or 143 and says what it had loaded (cron must not
-    take half a load for a whole one)."""
+    """An ingest stopped by Ctrl-C or SIGTERM ends by SIGINT (a shell reports 130) or exits 143, and says what it
+    had loaded (cron must not take half a load for a whole one)."""
     (tmp_path / "20260410").write_text("".join(LINE.format(job) for job in range(1, 50)))
     process = start("ingest", "--dsn", locked.writer_dsn, "--workers", "0", str(tmp_path))
     status_seen, err, took = stopped_by(process, signum)

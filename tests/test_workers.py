@@ -1,8 +1,8 @@
 """replay.shared.workers: simulate's and sweep's worker processes stop with the command, at once.
 
 A real run on the bundled accounting logs, stopped two seconds in: the
-command ends within seconds with 130 (Ctrl-C) or 143 (SIGTERM), one line, and
-none of its worker processes is left computing.
+command ends within seconds, by SIGINT after Ctrl-C (a shell reports 130) or with 143 after SIGTERM, one
+line, and none of its worker processes is left computing.
 """
 
 import os
@@ -40,9 +40,10 @@ def alive(pid):
     ["simulate", LOGS, "--predictors", "v1,v2,v3", "--workers", "3", "--policy", "small-first"],
     ["sweep", "--jobs", "2", "--predictors", "v1,v2,v3", "--policy", "small-first,sjf", SWF],
 ], ids=["simulate", "sweep"])
-@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, -signal.SIGINT), (signal.SIGTERM, 143)])
 def test_stop_ends_the_workers_at_once(argv, signum, status):
-    """Ctrl-C or SIGTERM stops the command and every worker within seconds, with 130 or 143 and one line."""
+    """Ctrl-C or SIGTERM stops the command and every worker within seconds, by SIGINT or with 143, and one
+    line."""
     process = subprocess.Popen([sys.executable, "-m", "replay"] + argv, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=REPO))
     deadline = time.monotonic() + 60
@@ -62,7 +63,7 @@ def test_stop_ends_the_workers_at_once(argv, signum, status):
 
 LOST_INTERRUPT = """
 import sys, time, weakref
-from predictor.cmdline.exits import Terminated, exit_status, sigterm_raises
+from predictor.cmdline.exits import Terminated, end_process, exit_status, sigterm_raises
 
 class Thing:
     pass
@@ -78,15 +79,48 @@ def run():
         print("ran on")
         return 0
 
-sys.exit(exit_status("cmd", run))
+end_process(exit_status("cmd", run))
 """
 
 
 @pytest.mark.parametrize("exception, status, line", [("Terminated", 143, "cmd: terminated (SIGTERM)"),
-                                                     ("KeyboardInterrupt", 130, "cmd: interrupted")])
+                                                     ("KeyboardInterrupt", -signal.SIGINT, "cmd: interrupted")])
 def test_an_interrupt_raised_where_python_cannot_raise_it_still_stops_the_command(exception, status, line):
     """A signal's exception raised inside a weakref callback (as during an import) is only printed by Python:
     it is sent again, and the command stops with its status instead of running on to exit 0."""
     done = subprocess.run([sys.executable, "-c", LOST_INTERRUPT.format(exception)], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=REPO), timeout=60)
     assert (done.returncode, done.stdout) == (status, "") and done.stderr.splitlines()[-1] == line, done.stderr
+
+
+CAUGHT_CTRL_C = """
+from predictor.cmdline.exits import end_process, exit_status
+
+def run():
+    print("output before it", flush=False)  # still written: flushed before the process ends
+    {}
+    return 0
+
+end_process(exit_status("cmd", run))
+"""
+
+
+@pytest.mark.parametrize("raised", ["raise KeyboardInterrupt", "exec('raise KeyboardInterrupt')"],
+                         ids=["plain", "through exec"])
+def test_a_caught_ctrl_c_always_ends_the_process_by_sigint(tmp_path, raised):
+    """After Ctrl-C the command ends by SIGINT, as Python ends a program whose Ctrl-C nothing caught, whether or not
+    the interrupt passed through ``exec`` of a string (Python, run with ``-m``, ended the process by SIGINT in the
+    second case only and exited 130 in the first)."""
+    (tmp_path / "ctrl_c_command.py").write_text(CAUGHT_CTRL_C.format(raised))
+    done = subprocess.run([sys.executable, "-m", "ctrl_c_command"], capture_output=True, text=True, cwd=str(tmp_path),
+                          env=dict(os.environ, PYTHONPATH=REPO), timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (-signal.SIGINT, "output before it\n", "cmd: interrupted\n")
+
+
+def test_other_statuses_end_through_sys_exit():
+    """Any status but Ctrl-C's is the process's exit status, after Python's own clean-up (atexit runs)."""
+    code = ("import atexit, sys; from predictor.cmdline.exits import end_process; "
+            "atexit.register(lambda: print('clean-up ran')); end_process(143)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=REPO), timeout=60)
+    assert (done.returncode, done.stdout) == (143, "clean-up ran\n")

@@ -3,7 +3,8 @@
 Errors are one line on stderr and a non-zero exit, never a traceback:
 0 success, 1 some accounting lines were rejected (the rest was loaded) or a
 doctor check failed, 2 an error stopped the command (a bad option included),
-130 interrupted, 141 the reader of the output went away (``| head``),
+130 interrupted (Ctrl-C; the process ends by SIGINT, which a shell reports
+as 130), 141 the reader of the output went away (``| head``),
 silently, as a tool killed by SIGPIPE. An exception that is not one of the
 package's own errors is a bug: its traceback is shown (see predictor.cmdline.exits).
 """

@@ -15,8 +15,8 @@ import traceback
 from ..errors import SoftwalltimeError
 from .parser import one_line
 
-__all__ = ["exit_status", "BROKEN_PIPE_STATUS", "INTERRUPTED_STATUS", "TERMINATED_STATUS", "Terminated",
-           "sigterm_raises", "missing_extra"]
+__all__ = ["exit_status", "end_process", "BROKEN_PIPE_STATUS", "INTERRUPTED_STATUS", "TERMINATED_STATUS",
+           "Terminated", "sigterm_raises", "missing_extra"]
 
 BROKEN_PIPE_STATUS = 128 + 13
 """What a shell reports for a tool killed by SIGPIPE."""
@@ -109,6 +109,24 @@ def exit_status(prog, run):
         return TERMINATED_STATUS if terminated else INTERRUPTED_STATUS
     except Exception:  # a bug: the traceback is what a report needs
         return _bug(prog)
+
+
+def end_process(status):
+    """End the process with ``status``, an ``exit_status``: after Ctrl-C (130) by SIGINT itself, its one line
+    written, as Python ends a program whose Ctrl-C nothing caught, so that a shell running the command in a
+    loop stops the loop too (the shell reports 130 all the same); any other status through ``sys.exit``.
+
+    Left to Python, a caught Ctrl-C ended the process either way: by ``sys.exit(130)``, or by SIGINT when the
+    interrupt had passed through code Python runs with ``exec`` or ``eval`` of a string (a named tuple being
+    made during an import, say), which Python counts as a Ctrl-C nothing caught."""
+    if status != INTERRUPTED_STATUS:
+        sys.exit(status)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed pipe, a full disk: the status matters more
+            stream.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+    os._exit(status)  # SIGINT blocked in this thread: the status alone
 
 
 def _bug(prog):

@@ -294,6 +294,18 @@ def test_fairshare_charges_each_start_and_resorts():
     assert started(d) == ["1.svr", "3.svr", "2.svr", "4.svr"]
 
 
+def test_formula_values_are_kept_through_the_cycle():
+    """PBS evaluates job_sort_formula once per cycle and sorts by the stored values after each start: with a
+    formula of fairshare_factor, ana (less usage) stays ahead of bo for the whole cycle, though her first job's
+    charge leaves her less deserving than bo by then (evaluated again, bo's job would come second)."""
+    policy = fairshare_policy()._replace(job_sort_formula="fairshare_factor")
+    fairshare = Fairshare(policy.fairshare)
+    fairshare.charge("bo", 0.5)
+    queued = (job(1, 1, user="ana"), job(2, 1, user="ana"), job(3, 1, user="bo"), job(4, 1, user="bo"))
+    d = decide(policy, machine(8), State(0, (), queued, fairshare))
+    assert started(d) == ["1.svr", "2.svr", "3.svr", "4.svr"]
+
+
 def test_fairshare_of_the_caller_unchanged():
     """decide charges a copy: the caller's fairshare usage is what it was."""
     policy = fairshare_policy()

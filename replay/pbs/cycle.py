@@ -37,7 +37,7 @@ subjob limits, ``max_jobs_to_check``, the cycle-length limit, shrink-to-fit jobs
 from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from .calendar import Calendar, Simulation, estimate_start
-from .formula import compile_formula, job_value, under_threshold
+from .formula import under_threshold
 from .jobs import PbsJob, planned_duration
 from .limits import LimitEvent, normalise, over_limit
 from .order import Walk, job_order
@@ -166,10 +166,8 @@ class _Cycle:
         in this cycle (``init_scheduling_cycle``): they neither run nor become top jobs."""
         if not self.policy.job_sort_formula or self.policy.job_sort_formula_threshold is None:
             return
-        formula = compile_formula(self.policy.job_sort_formula)
         for job in self.queued:
-            value = job_value(self.policy, formula, job, self.now, self.fairshare)
-            if under_threshold(self.policy, value):
+            if under_threshold(self.policy, self.walk.values[id(job)]):
                 self.walk.considered.add(job.name)
                 self.reasons[job.name] = UNDER_THRESHOLD
 
@@ -276,7 +274,7 @@ class _Cycle:
         if self.policy.round_robin:
             return sorted(self.queued, key=lambda job: job.index)
         flat = self.policy._replace(by_queue=False, round_robin=False)
-        lists = job_order(flat, self.queued, self.now, self.fairshare)
+        lists = job_order(flat, self.queued, self.now, self.fairshare, self.walk.values)
         return lists[0] if lists else []
 
     def _class_of(self, job):

@@ -5,7 +5,8 @@ How PBS sorts, key after key, each deciding only when the earlier ones tie:
 
 1. Express jobs first: with ``preemptive_sched`` (on by default), jobs of a queue whose priority is at
    least ``preempt_queue_prio`` (150) come before all others, higher queue priority first.
-2. ``job_sort_formula``, highest value first (values as stored, in single precision).
+2. ``job_sort_formula``, highest value first (values as stored, in single precision), evaluated once
+   at the start of the cycle and kept through its later sorts (``init_scheduling_cycle``).
 3. Fairshare, when ``fair_share`` is on: the most deserving entity first (``fairshare.compare_path``).
    It applies *with* a formula too, as a tie-break after it.
 4. Each ``job_sort_key`` in turn (a resource the job requested, or ``job_priority``,
@@ -30,7 +31,7 @@ is off (PBS then reads the tree of ``resource_group`` without usage; this model 
 
 from .formula import compile_formula, job_value
 
-__all__ = ["job_order", "resorted_after_each_run", "is_express", "Walk"]
+__all__ = ["job_order", "sort_values", "resorted_after_each_run", "is_express", "Walk"]
 
 
 def is_express(policy, job):
@@ -62,20 +63,41 @@ def _sort_key_value(job, name, fairshare):
     return 0
 
 
-def _sort_key(policy, now, formula, fairshare, jobs):
-    """The key ``cmp_sort`` orders ``jobs`` by, for ``sorted``."""
+def sort_values(policy, jobs, now, fairshare=None):
+    """Each job's ``job_sort_formula`` value by ``id(job)`` (None without a formula). PBS evaluates the formula
+    once per cycle, after the fairshare usage is brought up to date (``init_scheduling_cycle``), and sorts by
+    the stored value for the whole cycle: the sorts after each job started keep it, even when the formula
+    reads fairshare terms that the job's charge changes."""
+    if not policy.job_sort_formula:
+        return None
+    formula = compile_formula(policy.job_sort_formula)
+    return {id(job): job_value(policy, formula, job, now, fairshare) for job in jobs}
+
+
+def _fixed_keys(policy, values, fairshare, jobs):
+    """The parts of each job's sort key that stay the same through a cycle, by ``id(job)``: express first, the
+    formula value, the ``job_sort_key`` values, the rank in the queue."""
+    fixed = {}
+    for job in jobs:
+        keys = tuple(-_sort_key_value(job, k.name, fairshare) if k.high_first else
+                     _sort_key_value(job, k.name, fairshare) for k in policy.job_sort_key)
+        fixed[id(job)] = (_preempt_key(policy, job), -values[id(job)] if values is not None else -0.0, keys, job.index)
+    return fixed
+
+
+def _sort_key(policy, fairshare, jobs, fixed):
+    """The key ``cmp_sort`` orders ``jobs`` by, for ``sorted``: ``fixed`` (``_fixed_keys``) with the fairshare
+    order of the job's entity as it is now."""
     deserving = fairshare is not None and policy.fairshare is not None
     shares = fairshare.deserving_keys(jobs) if deserving else None
 
     def key(job):
-        value = job_value(policy, formula, job, now, fairshare) if formula is not None else 0.0
+        preempt, value, keys, index = fixed[id(job)]
         if shares is not None:
             share = shares[id(job)]
         else:
             share = fairshare.deserving_key(job) if deserving else 0
-        keys = tuple(-_sort_key_value(job, k.name, fairshare) if k.high_first else
-                     _sort_key_value(job, k.name, fairshare) for k in policy.job_sort_key)
-        return (_preempt_key(policy, job), -value, share, keys, job.index)
+        return (preempt, value, share, keys, index)
     return key
 
 
@@ -89,15 +111,19 @@ def _queue_names(policy, jobs):
     return sorted((name for name in names if name in held), key=lambda name: -policy.queue(name).priority)
 
 
-def job_order(policy, jobs, now, fairshare=None):
+def job_order(policy, jobs, now, fairshare=None, values=None, fixed=None):
     """The queued ``jobs`` as PBS's scheduler sorts them at ``now``: one list when neither by_queue nor
     round_robin is set, else one list per queue (non-empty, highest priority first). With by_queue and
     without fairshare, express jobs of all queues come first as one list, sorted together. The jobs'
-    entities are added to ``fairshare`` (a ``fairshare.Fairshare``), as PBS adds every job's entity."""
-    formula = compile_formula(policy.job_sort_formula) if policy.job_sort_formula else None
+    entities are added to ``fairshare`` (a ``fairshare.Fairshare``), as PBS adds every job's entity.
+    ``values``: the cycle's formula values (``sort_values``; default: evaluated now); ``fixed``: the keys'
+    unchanging parts (``_fixed_keys``; default: made now)."""
     if fairshare is not None:
         fairshare.add_entities(jobs)
-    ordered = sorted(jobs, key=_sort_key(policy, now, formula, fairshare, jobs))
+    if fixed is None:
+        values = sort_values(policy, jobs, now, fairshare) if values is None else values
+        fixed = _fixed_keys(policy, values, fairshare, jobs)
+    ordered = sorted(jobs, key=_sort_key(policy, fairshare, jobs, fixed))
     if not (policy.by_queue or policy.round_robin):
         return [ordered] if ordered else []
     lists = []
@@ -122,11 +148,15 @@ class Walk:
         self.policy, self.jobs, self.now = policy, tuple(jobs), now
         self.considered = set()
         self._level, self._queue = 0, 0
+        if fairshare is not None:
+            fairshare.add_entities(self.jobs)
+        self.values = sort_values(policy, self.jobs, now, fairshare)  # kept for the cycle, as PBS keeps them
+        self._fixed = _fixed_keys(policy, self.values, fairshare, self.jobs)
         self._sort(fairshare)
 
     def _sort(self, fairshare):
         """Sort as ``sort_jobs`` does; round robin groups the queues by priority."""
-        self.lists = job_order(self.policy, self.jobs, self.now, fairshare)
+        self.lists = job_order(self.policy, self.jobs, self.now, fairshare, fixed=self._fixed)
         self._flat, self._position = [job for jobs in self.lists for job in jobs], 0
         levels = {}
         for jobs in self.lists:

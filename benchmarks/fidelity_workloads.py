@@ -3,7 +3,8 @@
     python benchmarks/fidelity_workloads.py OUTDIR [--seed 22] [--only NAME ...]
 
 Each workload is a scheduler configuration (``strict-depth1-light``,
-``formula``, ``fairshare``, ``vnodes``, ...) and 60 to 70 jobs: four users in
+``formula``, ``fairshare``, ``vnodes``, ``eligibility`` with job arrays and
+dependencies, ...) and 60 to 70 jobs: four users in
 three groups, ``sleep`` jobs of 2 to 15 seconds, walltimes above the runtimes,
 soft walltimes on most jobs -- some under the runtime (so PBS extends them),
 some over -- and release offsets that load the vnodes lightly (about half
@@ -170,8 +171,24 @@ def queues(rng):
                     sched_config=dict(STRICT, by_queue="True ALL"))
 
 
+def eligibility(rng):
+    jobs = make_jobs(rng, 60, single_chunk, MIXED_CPUS, (2, 12), HEAVY, 8)
+    for number, job in enumerate(jobs):
+        draw = rng.random()
+        if draw < 0.15 and total_ncpus(job["select"]) <= 4:
+            job["array"] = "1-{}".format(rng.randint(2, 4))
+        elif draw < 0.35 and number >= 3:
+            earlier = [other["name"] for other in jobs[max(0, number - 8):number] if "array" not in other]
+            if earlier:
+                job["depend"] = "{}:{}".format(rng.choice(("afterok", "afterany")), rng.choice(earlier))
+    return workload("eligibility", "job arrays (qsub -J) and jobs that wait for an earlier one (-W depend=afterok "
+                    "or afterany) besides held jobs, strict ordering, backfill_depth 1", jobs,
+                    server={"backfill_depth": 1})
+
+
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
-    strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, limits, vnodes, queues)}
+    strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, limits, vnodes, queues,
+    eligibility)}
 
 
 def generate(name, seed):

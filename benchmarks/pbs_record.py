@@ -14,8 +14,10 @@ server's files must then still be readable here). It:
    MoM settings such as ``$min_check_poll``; it creates the workload's users
    and groups when missing, and starts fairshare usage from zero;
 2. submits every job held (``qsub -h``) as its user, with ``sleep RUNTIME`` as
-   the job, sets ``soft_walltime`` as the manager (``qalter``), and releases
-   each job (``qrls``) at its offset from the start;
+   the job (a job array with ``-J`` when the job names an ``array`` range; after
+   an earlier job with ``-W depend=`` when it names a ``depend``, such as
+   ``afterok:j012``), sets ``soft_walltime`` as the manager (``qalter``), and
+   releases each job (``qrls``) at its offset from the start;
 3. waits until every job has ended, then writes OUTDIR/accounting/YYYYMMDD
    (this recording's lines only, unchanged), the site folder OUTDIR/site/
    (``qmgr.txt``, ``sched_config``, ``resource_group``, ``pbsnodes.json``,
@@ -91,8 +93,28 @@ def check_workload(workload, path="workload"):
         soft = job.get("soft_walltime")
         if soft is not None and not 0 < soft <= job["walltime"]:
             raise WorkloadError("{}: job {}: soft_walltime must be > 0 and at most walltime".format(path, number))
+        if job.get("array") is not None and not _array_range(job["array"]):
+            raise WorkloadError("{}: job {}: array must be a range FIRST-LAST, FIRST < LAST".format(path, number))
+        depend = job.get("depend")
+        earlier = {other["name"] for other in jobs[:number]}
+        if depend is not None and not (isinstance(depend, str) and depend.count(":") == 1
+                                       and depend.split(":")[0] in DEPENDENCIES and depend.split(":")[1] in earlier):
+            raise WorkloadError("{}: job {}: depend must be {}:NAME of an earlier job".format(
+                path, number, "|".join(DEPENDENCIES)))
     if len({job["name"] for job in jobs}) != len(jobs):
         raise WorkloadError("{}: job names are not unique".format(path))
+
+
+DEPENDENCIES = ("afterok", "afterany")
+"""The dependency types a workload job may name (``qsub -W depend=TYPE:JOBID``)."""
+
+
+def _array_range(value):
+    """``(first, last)`` of an ``array`` range ``"1-4"``, or None when it is not one."""
+    match = re.fullmatch(r"(\d+)-(\d+)", value) if isinstance(value, str) else None
+    if match is None or int(match.group(1)) >= int(match.group(2)):
+        return None
+    return int(match.group(1)), int(match.group(2))
 
 
 def sched_config_with(text, settings):
@@ -168,10 +190,16 @@ def accounting_job_id(line):
     return parts[2] if len(parts) >= 3 else None
 
 
+def submitted_id(job_id):
+    """The id a job was submitted as: an array's subjob ``123[4].svr`` is its array ``123[].svr``'s."""
+    return re.sub(r"^(\d+)\[\d+\]", r"\1[]", job_id) if job_id else job_id
+
+
 def recording_lines(lines, job_ids):
-    """The accounting lines about the jobs in ``job_ids``, in their order, unchanged."""
+    """The accounting lines about the jobs in ``job_ids`` (an array's with its subjobs'), in their order,
+    unchanged."""
     wanted = set(job_ids)
-    return [line for line in lines if accounting_job_id(line) in wanted]
+    return [line for line in lines if submitted_id(accounting_job_id(line)) in wanted]
 
 
 def ended_jobs(lines, job_ids):
@@ -184,11 +212,17 @@ def ended_jobs(lines, job_ids):
     return ended
 
 
-def qsub_arguments(job):
-    """qsub's arguments for a held job that sleeps for its runtime."""
+def qsub_arguments(job, job_ids=None):
+    """qsub's arguments for a held job that sleeps for its runtime: a job array for an ``array`` range, after
+    an earlier job (its id in ``job_ids``, by name) for a ``depend``."""
     arguments = ["qsub", "-h", "-N", job["name"], "-q", job["queue"], "-o", "/dev/null", "-e", "/dev/null",
                  "-l", "select=" + job["select"], "-l", "place=" + job["place"],
                  "-l", "walltime={}".format(job["walltime"])]
+    if job.get("array") is not None:
+        arguments += ["-J", job["array"]]
+    if job.get("depend") is not None:
+        kind, name = job["depend"].split(":")
+        arguments += ["-W", "depend={}:{}".format(kind, job_ids[name])]
     return arguments + ["--", "/bin/sleep", str(job["runtime"])]
 
 
@@ -229,17 +263,24 @@ def recording_problems(outdir):
     problems = ["site/{} missing".format(name) for name in SITE_FILES
                 if not os.path.isfile(os.path.join(outdir, "site", name))]
     with open(os.path.join(outdir, "recording.json"), encoding="utf-8") as source:
-        job_ids = json.load(source)["job_ids"]
+        summary = json.load(source)
+    job_ids = summary["job_ids"]
+    arrays = {job["name"]: _array_range(job["array"]) for job in summary["workload"]["jobs"] if job.get("array")}
     folder = os.path.join(outdir, "accounting")
     seen = set()
     for day in sorted(os.listdir(folder)):
         with open(os.path.join(folder, day), encoding="utf-8") as log:
             seen.update(tuple(line.split(";", 3)[1:3]) for line in log if line.count(";") >= 3)
     for name, job_id in sorted(job_ids.items()):
-        missing = [kind for kind in "QSE" if (kind, job_id) not in seen]
+        expected = [(kind, job_id) for kind in "QSE"]
+        if name in arrays:  # the array is queued and ends; each of its subjobs starts and ends
+            first, last = arrays[name]
+            subjobs = [job_id.replace("[]", "[{}]".format(index), 1) for index in range(first, last + 1)]
+            expected = [("Q", job_id), ("E", job_id)] + [(kind, subjob) for subjob in subjobs for kind in "SE"]
+        missing = ["{} {}".format(kind, some_id) for kind, some_id in expected if (kind, some_id) not in seen]
         if missing:
-            problems.append("{} ({}): no {} record".format(name, job_id, "/".join(missing)))
-    strangers = sorted({job_id for _, job_id in seen} - set(job_ids.values()))
+            problems.append("{} ({}): no record {}".format(name, job_id, ", ".join(missing)))
+    strangers = sorted({job_id for _, job_id in seen if submitted_id(job_id) not in set(job_ids.values())})
     problems.extend("{}: not a job of this recording".format(job_id) for job_id in strangers)
     return problems
 
@@ -523,7 +564,7 @@ def configure_queues(server, saved, queues):
 def submit(server, jobs, job_ids):
     """Submit every job held as its user and set its soft walltime as the manager; fills ``job_ids``."""
     for job in jobs:
-        job_id = server.run(*qsub_arguments(job), user=job["user"]).strip()
+        job_id = server.run(*qsub_arguments(job, job_ids), user=job["user"]).strip()
         job_ids[job["name"]] = job_id
         if job.get("soft_walltime") is not None:
             server.run("qalter", "-l", "soft_walltime={}".format(job["soft_walltime"]), job_id)
@@ -688,9 +729,11 @@ def pbs_version(server):
 
 
 def timeout_for(workload):
-    """Long enough for every job to run one after another after the last release."""
+    """Long enough for every job (each subjob of an array) to run one after another after the last release."""
     jobs = workload["jobs"]
-    return max(job["offset"] for job in jobs) + sum(job["runtime"] + 3 for job in jobs) + 120
+    runs = [_array_range(job["array"]) if job.get("array") else (1, 1) for job in jobs]
+    return max(job["offset"] for job in jobs) + sum((job["runtime"] + 3) * (last - first + 1)
+                                                    for job, (first, last) in zip(jobs, runs)) + 120
 
 
 def main(argv=None):

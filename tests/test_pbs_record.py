@@ -124,6 +124,14 @@ def test_qsub_holds_the_job_and_sleeps_for_its_runtime():
         "-l", "select=2:ncpus=2+1:ncpus=1", "-l", "place=scatter", "-l", "walltime=40", "--", "/bin/sleep", "12"]
 
 
+def test_qsub_of_an_array_after_an_earlier_job():
+    """An ``array`` range is qsub's -J; a ``depend`` names the earlier job by the id PBS gave it."""
+    job = {"name": "j005", "queue": "workq", "select": "1:ncpus=1", "place": "pack", "walltime": 40, "runtime": 12,
+           "array": "1-3", "depend": "afterok:j002"}
+    assert pbs_record.qsub_arguments(job, {"j002": "14.pbshost"})[-7:] == [
+        "-J", "1-3", "-W", "depend=afterok:14.pbshost", "--", "/bin/sleep", "12"]
+
+
 def test_jobs_with_the_same_offset_released_together():
     """Release groups come by offset, jobs of one offset in workload order."""
     jobs = [{"name": "a", "offset": 2}, {"name": "b", "offset": 0}, {"name": "c", "offset": 2.0}]
@@ -147,6 +155,14 @@ def test_accounting_keeps_only_the_recordings_jobs_every_record_unchanged():
     """Every record of the recording's jobs is kept as it was; other jobs' and other lines are not."""
     assert pbs_record.recording_lines(ACCOUNTING, ["12.pbshost"]) == [ACCOUNTING[0], ACCOUNTING[2], ACCOUNTING[3],
                                                                       ACCOUNTING[5]]
+
+
+def test_an_arrays_subjob_lines_are_kept_with_it():
+    """A subjob's records (``7[2].pbshost``) belong to its array (``7[].pbshost``); another array's do not."""
+    lines = ["11/26/2026 10:46:52;Q;7[].pbshost;queue=workq", "11/26/2026 10:46:55;S;7[2].pbshost;start=1",
+             "11/26/2026 10:46:55;S;17[2].pbshost;start=1", "11/26/2026 10:47:01;E;7[].pbshost;end=2"]
+    assert pbs_record.recording_lines(lines, ["7[].pbshost"]) == [lines[0], lines[1], lines[3]]
+    assert pbs_record.submitted_id("7[12].pbshost") == "7[].pbshost" == pbs_record.submitted_id("7[].pbshost")
 
 
 def test_ended_jobs_are_those_with_an_e_record():
@@ -194,7 +210,9 @@ def test_total_ncpus_of_a_multi_chunk_select():
 
 @pytest.mark.parametrize("drop, changes, field", [
     ("runtime", {}, "missing runtime"), (None, {"runtime": 50}, "runtime must be"),
-    (None, {"soft_walltime": 0}, "soft_walltime must be"), (None, {"user": "eve"}, "user eve")])
+    (None, {"soft_walltime": 0}, "soft_walltime must be"), (None, {"user": "eve"}, "user eve"),
+    (None, {"array": "3-1"}, "array must be"), (None, {"array": 4}, "array must be"),
+    (None, {"depend": "afterok:j9"}, "depend must be"), (None, {"depend": "before:j0"}, "depend must be")])
 def test_bad_workload_named_by_job_and_field(drop, changes, field):
     """A job missing a field, of an unknown user or with impossible times is refused, naming job and field."""
     job = {"name": "j1", "user": "fid_ana", "queue": "workq", "select": "1:ncpus=1", "place": "pack",

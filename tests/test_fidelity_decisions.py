@@ -1,5 +1,7 @@
 """Decisions: the S records of one cycle grouped, the state rebuilt from the logs, the model's set compared."""
 
+import os
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fidelity_records import HEAD, REQUEST, e, line, q, read, s
@@ -282,3 +284,14 @@ def test_each_decision_keeps_the_usage_of_its_own_instant(tmp_path):
                                                         usage_report_lag_s=0))
     checks = check_decisions(acc, site_model(None, acc)._replace(policy=policy))
     assert [check.state.fairshare.usage("ana") for check in checks] == [1, 1 + 2 * 2]
+
+
+def test_an_end_logged_between_the_starts_of_a_second_may_ask_for_its_next_cycle():
+    """Recorded on a real 23.06.06 server (vnodes-seed3): at 23:11:16 the log has S 229, E 223, S 235, and
+    the scheduler's own log two cycles in that second: the first ran 229 and made 235 a top job, the
+    second, after 223's end, ran 235. The rest of the group is asked as that next cycle, 223 gone."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity", "vnodes-seed3")
+    acc = read_records([os.path.join(folder, "accounting")], lambda *rejected: None)
+    checks = check_decisions(acc, site_model(os.path.join(folder, "site"), acc))
+    (check,) = [check for check in checks if check.group.started == ("229.pbshost", "235.pbshost")]
+    assert check.agrees and check.model_started == ("229.pbshost", "235.pbshost")

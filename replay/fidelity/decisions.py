@@ -251,7 +251,8 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
             tuple(_unsure_exiting(records, group.order, group.time)),
             tuple(model.running(record.job_at(group.order), run.start, run.allocation, True)
                   for record, run in ends.get(group.time, ()) if run.end_order < group.order),
-            None if replay is None else replay.at(group.order).copy(), _allocations(records, group))
+            None if replay is None else replay.at(group.order).copy(), _allocations(records, group),
+            _ended_within(records, group))
         checks.append(_compare(model, situation))
     return checks
 
@@ -269,7 +270,9 @@ class _Model(NamedTuple):
 class _Situation(NamedTuple):
     """What the logs say just before a group of starts, with what whole seconds leave open: the jobs
     whose process ended that second (exiting or not yet), the jobs whose E record came that second
-    (gone, or still exiting when the cycle began), the jobs eligible that second (seen or not)."""
+    (gone, or still exiting when the cycle began), the jobs eligible that second (seen or not);
+    ``ended_within``: the running jobs whose E record comes between the group's starts, in its second
+    (still there for the first cycle; for a later cycle of the second, gone or not)."""
 
     group: Group
     running: tuple
@@ -278,6 +281,7 @@ class _Situation(NamedTuple):
     ended_now: tuple
     usage: object
     allocations: dict
+    ended_within: tuple = ()
 
 
 def _ends_by_time(accounting):
@@ -288,6 +292,16 @@ def _ends_by_time(accounting):
             if run.end is not None and run.end_order is not None:
                 ends.setdefault(run.end, []).append((record, run))
     return ends
+
+
+def _ended_within(records, group):
+    """Names of the jobs running at the group's first start whose E record, in the group's second, comes
+    before one of its later starts: an end that may have asked for a later cycle of that second."""
+    last_start = max((run.start_order for record in records if record.job.name in group.started
+                      for run in record.runs if run.start_order >= group.order), default=group.order)
+    return tuple(record.job.name for record in records for run in record.runs
+                 if run.start_order < group.order and run.end_order is not None
+                 and group.order < run.end_order < last_start and run.end == group.time)
 
 
 def _allocations(records, group):
@@ -372,7 +386,8 @@ def _compare(model, situation):
         if agrees:
             return check
         first = first or check
-        if split is None and started and set(started) < set(group.started) and situation.ended_now:
+        if split is None and started and set(started) < set(group.started) and \
+                (situation.ended_now or situation.ended_within):
             split = check, back
     if split is not None:
         rest = _next_cycle(model, situation, *split)
@@ -384,17 +399,21 @@ def _compare(model, situation):
 
 def _next_cycle(model, situation, part, unprocessed):
     """The check of the starts ``part`` left, as a cycle of the same second after it, the ends it took as
-    not yet processed (``unprocessed``) still open: processed by then, or not.
+    not yet processed (``unprocessed``) and the ends logged between the group's starts still open:
+    processed by then, or not.
 
     The jobs the first cycle started are not yet confirmed by their execution host, so they have no
     start time yet: PBS's scheduler takes it as one second from now (``query_job``, throughput mode)."""
     done, unconfirmed = set(part.model_started), situation.group.time + 1
     started = tuple(model.running(job, unconfirmed, situation.allocations.get(job.name, allocation))
                     for job, allocation in part.decision.started)
+    within = set(situation.ended_within)
+    ended = tuple(item._replace(exiting=True) for item in situation.running if item.job.name in within)
     return _compare(model, situation._replace(
         group=situation.group._replace(started=tuple(name for name in situation.group.started if name not in done)),
-        running=situation.running + started, queued=tuple(job for job in situation.queued if job.name not in done),
-        ended_now=tuple(unprocessed)))
+        running=tuple(item for item in situation.running if item.job.name not in within) + started,
+        queued=tuple(job for job in situation.queued if job.name not in done),
+        ended_now=tuple(unprocessed) + ended, ended_within=()))
 
 
 def summarise(checks):

@@ -13,9 +13,9 @@ stderr as file:line: reason, skipped; the rest was used); 2 an error stopped
 the command (one line on stderr, never a traceback; no output file written);
 130 interrupted (Ctrl-C; the process ends by SIGINT, which a shell reports as
 130), 143 terminated (SIGTERM), its worker processes stopped with it; 141 the
-reader of the output went away (``| head``), silently, as a tool killed by SIGPIPE. Any other exception is a bug: its
-traceback is shown, with a line asking to report it, and the status is 1
-(see predictor.cmdline.exits).
+reader of the output went away (``| head``), silently, as a tool killed by
+SIGPIPE. Any other exception is a bug: its traceback is shown, with a line
+asking to report it, and the status is 1 (see predictor.cmdline.exits).
 """
 
 import argparse

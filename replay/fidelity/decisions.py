@@ -34,10 +34,11 @@ PBS cycles that started nothing leave no record, so only instants with starts ar
 
 import bisect
 import itertools
+import math
 from typing import NamedTuple, Tuple
 
 __all__ = ["Group", "DecisionCheck", "check_decisions", "decision_groups", "DecisionSummary", "summarise",
-           "machine_of", "new_fairshare"]
+           "machine_of", "new_fairshare", "usage_at_end"]
 
 GROUP_WINDOW_S = 1
 """S records at most this far after the first of a group may belong to the same cycle."""
@@ -218,6 +219,13 @@ def _releases(accounting, records):
         if eligible > record.job.submit_time and position >= 0:
             releases.append((eligible, records[position][1]))
     return releases
+
+
+def usage_at_end(accounting, fairshare):
+    """``fairshare`` (a ``Fairshare``) charged and decayed as the scheduler did through the whole logs, up to
+    the cycle of their last record (``check_decisions`` goes no further than the last start)."""
+    _FairshareReplay(accounting, fairshare).at(math.inf)
+    return fairshare
 
 
 def new_fairshare(policy):

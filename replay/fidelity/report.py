@@ -93,9 +93,10 @@ def _sort_values(policy, jobs, now, fairshare):
     """Job name -> the value PBS sorts it by: the job_sort_formula's; without one, with fairshare, the
     entity's fairshare_factor (higher: more deserving); else nothing."""
     if policy.job_sort_formula:
-        from ..pbs.formula import compile_formula, job_value
-        formula = compile_formula(policy.job_sort_formula)
-        return {job.name: job_value(policy, formula, job, now, fairshare) for job in jobs}
+        from ..pbs.order import sort_values
+        jobs = tuple(jobs)
+        values = sort_values(policy, jobs, now, fairshare)
+        return {job.name: values[id(job)] for job in jobs}
     if fairshare is not None:
         copy = fairshare.copy()
         return {job.name: copy.factors(job)["fairshare_factor"] for job in jobs}

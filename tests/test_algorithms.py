@@ -178,8 +178,13 @@ def test_zero_runtimes_give_reserve_at_least_one_second(name, reserve_s, expecte
 
 @given(history_rows, st.integers(1, 10 ** 7), st.sampled_from(sorted(ALGORITHMS)))
 def test_prediction_within_one_and_walltime(history, walltime, name):
-    """Every prediction is an int in [1, walltime]."""
+    """Every prediction is an int in [1, walltime]; or none from v3-deployed, when the walltime scaled by every
+    ratio of the window is under a second (the production hook sets none then)."""
     soft = ALGORITHMS[name](history, walltime)
+    if soft is None:
+        assert name == "v3-deployed"
+        assert all(row.runtime_s * walltime // row.walltime_s == 0 for row in history[:15] if row.walltime_s)
+        return
     assert isinstance(soft, int) and 1 <= soft <= walltime
 
 

@@ -156,8 +156,12 @@ class _Engine:
         self.learner = predictor.learner(self.jobs) if predictor.learner is not None else None
         # A predictor that declares what it reads gives the same value for a user's jobs agreeing on those
         # fields while the user's history is unchanged: one estimate per (user, fields) until the next end.
-        self._reads = attrgetter(*predictor.reads) if predictor.window and predictor.reads else None
-        self._estimates = {}  # user -> {fields read: estimate}, dropped at each end of the user's jobs
+        # The walltime among the fields read decides the walltime the job runs with, so the cached value can be
+        # the soft walltime as PBS takes it, not only the estimate.
+        self._reads = (attrgetter(*predictor.reads) if predictor.window and predictor.reads
+                       and "walltime_s" in predictor.reads and predictor.learner is None else None)
+        self._by_project = predictor.by_project
+        self._estimates = {}  # user -> {fields read: soft walltime}, dropped at each end of the user's jobs
         count = len(self.jobs)
         policy = self.scheduler.policy
         self.classifier = policy.classifier(self.submit_times[0]) if policy.classifies and count else None
@@ -189,15 +193,17 @@ class _Engine:
         # it when a job started by its cycle ended at once (zero runtime).
         heap, pop, on_end, on_cycle = self._heap, heapq.heappop, self._on_end, self._on_cycle
         submit_times, count, next_job = self.submit_times, len(self.jobs), 0
+        next_submit = submit_times[0] if count else math.inf  # the next job's submission; inf: none left
         on_submit = self._on_submit if self._on_progress is None else self._on_submit_reporting
         while heap or next_job < count:
-            now = heap[0][0] if heap else submit_times[next_job]
-            if next_job < count and submit_times[next_job] < now:
-                now = submit_times[next_job]
+            now = heap[0][0] if heap else next_submit
+            if next_submit < now:
+                now = next_submit
             while heap and heap[0][0] == now and heap[0][1] == _END:
                 on_end(now, pop(heap)[3])
-            if next_job < count and submit_times[next_job] == now:
+            if next_submit == now:
                 next_job = on_submit(now, next_job)
+                next_submit = submit_times[next_job] if next_job < count else math.inf
             timer = False
             while heap and heap[0][0] == now:  # only ticks are left at this instant
                 pop(heap)
@@ -244,9 +250,11 @@ class _Engine:
         if self.learner is not None:
             self.learner.observe(job, now, self.runtime[index])
         if self.predictor.window:
-            owner = history_owner(self.predictor, job)
-            self.history.add_row(owner, _history_row((now, job.job_id, self.runtime[index], self._walltime_s(index),
-                                                      history_project(job))))
+            project = history_project(job)
+            owner = project if self._by_project else job.user
+            walltime = self.walltime[index]
+            self.history.add_row(owner, _history_row((now, job.job_id, self.runtime[index],
+                                                      None if walltime == NO_WALLTIME else walltime, project)))
             self._estimates.pop(owner, None)
         if self.scheduler.queue:
             self._news = True  # with nothing waiting a cycle could not start anything
@@ -275,13 +283,14 @@ class _Engine:
         """The jobs this cycle starts (runjob): predict again, plan them, and schedule their ends."""
         live, start, soft_started = self._live, self.start, self.soft_started
         heap, seq, planned_end, soft_walltime = self._heap, self._seq, self.calendar.planned_end, self._soft_walltime
+        runjob_after, submit_times = self.settings.runjob_after_queued_s, self.submit_times
         for queued in started:
             index = queued.index
             start[index] = now
             job, walltime = live[index], self._walltime_s(index)
             if walltime != job.walltime_s:
                 job = job._replace(walltime_s=walltime)  # runjob sees defaults applied
-            if self._predicts_again(index, now):
+            if runjob_after is None or now - submit_times[index] >= runjob_after:  # runjob predicts again
                 soft_started[index] = soft_walltime(job, index, now) or 0
             elif index not in self.reruns:  # started before: it keeps the soft walltime it ran with
                 soft_started[index] = self.soft_queued[index]
@@ -318,26 +327,30 @@ class _Engine:
     def _soft_walltime(self, job, index, now):
         """The predictor's soft walltime for ``job`` at ``now``, as PBS takes it: whole seconds in [1, walltime];
         or None."""
-        if self.learner is not None:
-            soft = self.learner.estimate(job, now)
-            return None if soft is None else self._held_soft(soft, index)
-        reads, window = self._reads, self.predictor.window
-        owner = history_owner(self.predictor, job) if window else None
+        reads = self._reads
         if reads is None:
-            soft = self.predictor.estimate(self.history.recent(owner, window) if window else (), job)
-        else:
-            known = self._estimates.get(owner)
-            if known is None:
-                known = self._estimates[owner] = {}
-            fields = reads(job)
-            soft = known.get(fields, _UNKNOWN)
-            if soft is _UNKNOWN:
-                soft = known[fields] = self.predictor.estimate(self.history.recent(owner, window), job)
-        return None if soft is None else self._held_soft(soft, index)
+            if self.learner is not None:
+                soft = self.learner.estimate(job, now)
+            else:
+                window = self.predictor.window
+                soft = self.predictor.estimate(
+                    self.history.recent(history_owner(self.predictor, job), window) if window else (), job)
+            return None if soft is None else self._held_soft(soft, index)
+        owner = history_project(job) if self._by_project else job.user
+        known = self._estimates.get(owner)
+        if known is None:
+            known = self._estimates[owner] = {}
+        fields = reads(job)
+        soft = known.get(fields, _UNKNOWN)
+        if soft is _UNKNOWN:
+            soft = self.predictor.estimate(self.history.recent(owner, self.predictor.window), job)
+            soft = known[fields] = None if soft is None else self._held_soft(soft, index)
+        return soft
 
     def _held_soft(self, soft, index):
         """``soft`` clamped as PBS takes it: whole seconds in [1, walltime]."""
-        soft = clamp(int(soft), self._walltime_s(index))
+        walltime = self.walltime[index]
+        soft = clamp(int(soft), None if walltime == NO_WALLTIME else walltime)
         if soft > self._soft_max:
             raise _WideSoftWalltime(soft)
         return soft
@@ -356,11 +369,6 @@ class _Engine:
         job = self._live[index] = self._made[offset]
         return job
 
-    def _predicts_again(self, index, now):
-        """Whether runjob predicts again for job ``index`` starting at ``now`` (``runjob_after_queued_s``)."""
-        threshold = self.settings.runjob_after_queued_s
-        return threshold is None or now - self.submit_times[index] >= threshold
-
     def _plan_end(self, index, now):
         """When the running job ``index`` is planned to end, seen at ``now``."""
         start, soft = self.start[index], self.soft_started[index]
@@ -375,14 +383,16 @@ class _Engine:
     def _arm_timer(self, now):
         if self.scheduler.policy.static and not self.scheduler.changed:
             # Until a running job outlives its plan, a timed cycle could not change anything.
-            earliest = self.calendar.next_end()
+            end_times = self.calendar.end_times
+            earliest = end_times[0] if end_times else None  # the earliest planned end
             if earliest is None or earliest == self._armed_for:
                 return  # the tick armed for this planned end is still ahead
         else:
             earliest = now + 1
         self._armed_for = earliest
         origin, interval = self.submit_times[0], self.settings.cycle_interval_s
-        tick = origin - (origin - max(earliest, now + 1)) // interval * interval
+        due = earliest if earliest > now else now + 1
+        tick = origin - (origin - due) // interval * interval
         if tick != self._armed_tick:
             self._armed_tick = tick
             heapq.heappush(self._heap, (tick, _CYCLE, next(self._seq), None))

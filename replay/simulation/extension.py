@@ -23,7 +23,8 @@ class Extension(NamedTuple):
 
 def pbs_planned(soft_s, walltime_s, elapsed_s):
     """OpenPBS's extend_soft_walltime: S, 2S, 3S ... capped at the walltime."""
-    return min(walltime_s, soft_s * (elapsed_s // soft_s + 1))
+    planned = soft_s * (elapsed_s // soft_s + 1)
+    return walltime_s if walltime_s <= planned else planned
 
 
 def pbs_count(soft_s, walltime_s, runtime_s):

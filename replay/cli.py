@@ -18,33 +18,23 @@ SIGPIPE. Any other exception is a bug: its traceback is shown, with a line
 asking to report it, and the status is 1 (see predictor.cmdline.exits).
 """
 
-import argparse
+import importlib
 import sys
 
-from predictor.cmdline.exits import exit_status, missing_extra, sigterm_raises
+from predictor.cmdline.exits import exit_status, sigterm_raises
 from predictor.cmdline.parser import CommandParser, examples_epilog
 
-try:
-    from .accuracy import command as accuracy
-    from .fidelity import command as fidelity
-    from .simulation import command as simulate
-    from .sweep import command as sweep
-    from .traces import command as convert
-except ImportError as err:  # installed without the replay extra: main() says which to install
-    if missing_extra(err) is None:
-        raise
-    _MISSING = err
-else:
-    _MISSING = None
-
-__all__ = ["main", "build_parser", "with_command", "COMMANDS", "DEFAULT_COMMAND", "USAGE_EXAMPLES"]
+__all__ = ["main", "build_parser", "command_module", "command_name", "COMMANDS", "DEFAULT_COMMAND",
+           "USAGE_EXAMPLES"]
 
 PROG = "python -m replay"
 DEFAULT_COMMAND = "accuracy"
 
-COMMANDS = {} if _MISSING else {"accuracy": accuracy, "convert": convert, "simulate": simulate, "sweep": sweep,
-                                 "fidelity": fidelity}
-"""Command name -> its module, in the order ``-h`` lists them."""
+COMMANDS = {"accuracy": "replay.accuracy.command", "convert": "replay.traces.command",
+            "simulate": "replay.simulation.command", "sweep": "replay.sweep.command",
+            "fidelity": "replay.fidelity.command"}
+"""Command name -> its module's name, in the order ``-h`` lists them. A command line imports only the module of
+the command it runs (the others' imports would add to every run's start); ``-h`` imports them all."""
 
 USAGE_EXAMPLES = ("python -m replay traces/hpc2n-2002-accounting",
                   "python -m replay simulate traces/HPC2N-2002-subset.swf --json out.json",
@@ -52,13 +42,29 @@ USAGE_EXAMPLES = ("python -m replay traces/hpc2n-2002-accounting",
 """The examples ending ``python -m replay -h``."""
 
 
-def build_parser():
-    """The parser of ``python -m replay COMMAND``: one subcommand each, its ``func`` the command's ``run``."""
+def command_module(name):
+    """The module of command ``name``. An ImportError of a module an extra installs (the replay extra's numpy,
+    pandas) reaches ``exit_status``, which says what to install."""
+    return importlib.import_module(COMMANDS[name])
+
+
+def command_name(argv):
+    """The command ``argv`` runs: its first word if that names one, else the default (``python -m replay
+    LOGS...`` is ``python -m replay accuracy LOGS...``); None for no words or ``-h``, which list every command."""
+    if not argv or argv[0] in ("-h", "--help"):
+        return None
+    return argv[0] if argv[0] in COMMANDS else DEFAULT_COMMAND
+
+
+def build_parser(names=None):
+    """The parser of ``python -m replay COMMAND``: one subcommand each (of ``names``, default all), its ``func``
+    the command's ``run``."""
     parser = CommandParser(prog=PROG, usage="%(prog)s [COMMAND] ARGS...", epilog="Without COMMAND: {}. '{} COMMAND -h' "
                            "shows a command's options.\n\n{}".format(DEFAULT_COMMAND, PROG,
                                                                      examples_epilog(*USAGE_EXAMPLES)))
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for name, module in COMMANDS.items():
+    for name in COMMANDS if names is None else names:
+        module = command_module(name)
         command = commands.add_parser(name, prog="{} {}".format(PROG, name), help=module.SUMMARY,
                                       description=module.SUMMARY, epilog=examples_epilog(*module.EXAMPLES))
         module.add_arguments(command)
@@ -66,17 +72,9 @@ def build_parser():
     return parser
 
 
-def with_command(parser, argv):
-    """``argv`` with the command named: ``python -m replay LOGS...`` is ``python -m replay accuracy LOGS...``."""
-    commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
-    if argv and argv[0] not in commands.choices and argv[0] not in ("-h", "--help"):
-        return [DEFAULT_COMMAND] + argv
-    return argv
-
-
 def _parse(parser, argv):
     """``(run, args)``: the command's function and its options (nothing else in them)."""
-    args, extra = parser.parse_known_args(with_command(parser, argv))
+    args, extra = parser.parse_known_args(argv)
     options = vars(args)
     run, command_parser = options.pop("func"), options.pop("command_parser")
     if extra:  # named by the command's own parser, whose -h lists the options
@@ -89,14 +87,13 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
 
     def run():
-        if _MISSING is not None:
-            raise _MISSING
-        parser = build_parser()
+        name = command_name(argv)
+        parser = build_parser(None if name is None else [name])
         if not argv:
             parser.print_help(sys.stderr)
             return 2
         try:
-            command, args = _parse(parser, argv)
+            command, args = _parse(parser, argv if name is None or argv[0] == name else [name] + argv)
         except SystemExit as done:  # -h printed the help, or a bad command line its one line
             return done.code
         with sigterm_raises():  # SIGTERM stops a command as Ctrl-C does: its workers with it, status 143

@@ -72,7 +72,8 @@ def test_every_module_has_a_part(graph):
 
 def test_each_command_is_a_module_the_cli_dispatches_to():
     """Every command has its own module with SUMMARY, EXAMPLES, add_arguments and run; the CLI defines none."""
-    from replay.cli import COMMANDS
-    for module in COMMANDS.values():
+    from replay.cli import COMMANDS, command_module
+    for name in COMMANDS:
+        module = command_module(name)
         assert module.__name__.endswith(".command")
         assert module.SUMMARY and callable(module.add_arguments) and callable(module.run)

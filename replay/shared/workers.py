@@ -8,7 +8,6 @@ workers ignore Ctrl-C (the parent decides), die on SIGTERM and with their
 parent (Linux), and which kills them when its block is left by an exception.
 """
 
-import concurrent.futures
 import contextlib
 import os
 import signal
@@ -47,6 +46,7 @@ def _kill(pool):
 @contextlib.contextmanager
 def worker_pool(workers, context=None):
     """A ``ProcessPoolExecutor`` of ``workers`` whose workers stop with the command (module docstring)."""
+    import concurrent.futures  # here: a command that runs in one process never needs it
     pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_in_worker)
     try:
         yield pool

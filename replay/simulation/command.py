@@ -34,7 +34,6 @@ from .runs import (
     simulate_all,
     simulation_report,
 )
-from .site import site_notes
 from .tool_use import with_tool_use
 
 __all__ = ["SUMMARY", "EXAMPLES", "SITE_DECIDED", "add_arguments", "add_setting_arguments", "settings_of",
@@ -210,7 +209,7 @@ def _read_site(folder):
 
 def _run_site(args, site, outputs, trace, rejects):
     """``--site``: every predictor through the site's own PBS scheduler (``site.py``)."""
-    from .site import site_inputs, unstarted_notes, warm_up, warm_up_note
+    from .site import site_inputs, site_notes, unstarted_notes, warm_up, warm_up_note
     from .site_parallel import simulate_site_all
     inputs = site_inputs(site, trace, args.cores, args.nodes, args.cores_per_node)
     jobs, warmed, warm_notes = inputs.jobs, None, ()

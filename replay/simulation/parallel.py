@@ -15,10 +15,7 @@ Progress: each worker writes how many jobs it has submitted into a shared
 array, which the parent reads while it waits.
 """
 
-import concurrent.futures
 import gc
-import mmap
-import multiprocessing
 import os
 
 from ..shared.workers import worker_pool
@@ -47,6 +44,7 @@ def default_workers(predictors):
 
 def can_fork():
     """Whether worker processes can inherit the jobs (the ``fork`` start method exists here)."""
+    import multiprocessing  # here, as the other process machinery: a run by one process never needs it
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -56,6 +54,8 @@ def in_processes(frame, predictors, cluster, settings, workers, progress):
     This process takes every ``workers``-th run (the first, then ``workers`` on) while the forked processes
     share the others: an idle parent would take one more worker process, and its memory, for the same time.
     """
+    import mmap
+    import multiprocessing
     global _INHERITED
     context = multiprocessing.get_context("fork")
     submitted = context.RawArray("q", len(predictors))
@@ -97,6 +97,7 @@ def _run_here(number, total, progress):
 
 
 def _wait(futures, submitted, total, progress):
+    import concurrent.futures
     pending = set(futures)
     while pending:
         done, pending = concurrent.futures.wait(pending, timeout=_POLL_S,

@@ -84,11 +84,8 @@ _queued = functools.partial(tuple.__new__, QueuedJob)
 _history_row = functools.partial(tuple.__new__, HistoryRow)
 _UNKNOWN = object()  # no estimate cached (None is an estimate: no soft walltime)
 
-_PROGRESS_EVERY = 256
-"""Submissions between two progress reports."""
-
 _MADE_AT_ONCE = 1024
-"""Jobs made from the columns at a time, as the submissions reach them."""
+"""Jobs made from the columns at a time, as the submissions reach them; progress is reported as often."""
 
 
 def _made(jobs, begin, end):
@@ -99,7 +96,7 @@ def _made(jobs, begin, end):
 def simulate_jobs(jobs, predictor, cluster, settings=SchedulerSettings(), on_progress=None):
     """Simulate ``jobs`` (``replay.traces.trace.Job``s fitting ``cluster``) once; ``ScheduledJob``s by submission.
 
-    ``on_progress(submitted, total)``, if given, is called every few hundred submissions and at the end.
+    ``on_progress(submitted, total)``, if given, is called every thousand submissions or so and at the end.
     """
     return list(simulate_run(run_frame(jobs, cluster, settings), predictor, cluster, settings, on_progress))
 
@@ -176,7 +173,7 @@ class _Engine:
         self._seq = itertools.count()
         self._armed_tick = self._armed_for = self._last_cycle = None
         self._news = False  # an end or a submission since the last cycle: a cycle is due at this instant
-        self._on_progress, self._next_report = on_progress, 0
+        self._on_progress, self._count = on_progress, count
 
     def run(self):
         collecting = gc.isenabled()
@@ -192,9 +189,9 @@ class _Engine:
         # ends and timer ticks go through the heap. Each pass of the loop is one instant, or one more round at
         # it when a job started by its cycle ended at once (zero runtime).
         heap, pop, on_end, on_cycle = self._heap, heapq.heappop, self._on_end, self._on_cycle
-        submit_times, count, next_job = self.submit_times, len(self.jobs), 0
+        submit_times, count, next_job = self.submit_times, self._count, 0
         next_submit = submit_times[0] if count else math.inf  # the next job's submission; inf: none left
-        on_submit = self._on_submit if self._on_progress is None else self._on_submit_reporting
+        on_submit = self._on_submit
         while heap or next_job < count:
             now = heap[0][0] if heap else next_submit
             if next_submit < now:
@@ -214,16 +211,9 @@ class _Engine:
             self._on_progress(count, count)
         return with_reservations(self.decided, self.scheduler.reservations)
 
-    def _on_submit_reporting(self, now, first):
-        after = self._on_submit(now, first)
-        if first >= self._next_report:  # jobs submitted at one instant are queued together: first jumps
-            self._next_report = first + _PROGRESS_EVERY
-            self._on_progress(first, len(self.jobs))
-        return after
-
     def _on_submit(self, now, first):
         """Queue every job submitted at ``now`` (queuejob); the index of the next one to come."""
-        submit_times, count, index = self.submit_times, len(self.jobs), first
+        submit_times, count, index = self.submit_times, self._count, first
         walltime_plan, width, soft_queued = self.walltime_plan, self.width, self.soft_queued
         submit = self.scheduler.submit
         classifier, soft_walltime = self.classifier, self._soft_walltime
@@ -284,17 +274,20 @@ class _Engine:
         live, start, soft_started = self._live, self.start, self.soft_started
         heap, seq, planned_end, soft_walltime = self._heap, self._seq, self.calendar.planned_end, self._soft_walltime
         runjob_after, submit_times = self.settings.runjob_after_queued_s, self.submit_times
+        walltimes, held, rerun_after = self.walltime, self.held, self.rerun_after
         for queued in started:
             index = queued.index
             start[index] = now
-            job, walltime = live[index], self._walltime_s(index)
+            job, walltime = live[index], walltimes[index]
+            if walltime == NO_WALLTIME:
+                walltime = None
             if walltime != job.walltime_s:
                 job = job._replace(walltime_s=walltime)  # runjob sees defaults applied
             if runjob_after is None or now - submit_times[index] >= runjob_after:  # runjob predicts again
                 soft_started[index] = soft_walltime(job, index, now) or 0
             elif index not in self.reruns:  # started before: it keeps the soft walltime it ran with
                 soft_started[index] = self.soft_queued[index]
-            heapq.heappush(heap, (now + self._run_for(index), _END, next(seq), index))
+            heapq.heappush(heap, (now + (self._run_for(index) if rerun_after else held[index]), _END, next(seq), index))
             end = self._plan_end(index, now)
             if end != planned_end[index]:
                 self.calendar.move(index, end)
@@ -364,8 +357,10 @@ class _Engine:
         """The ``Job`` at ``index``, submitted now: made with the next few hundred, kept until it ends."""
         offset = index - self._made_from
         if offset >= len(self._made):
+            if self._on_progress is not None:
+                self._on_progress(index, self._count)
             self._made_from, offset = index, 0
-            self._made = _made(self.jobs, index, min(index + _MADE_AT_ONCE, len(self.jobs)))
+            self._made = _made(self.jobs, index, min(index + _MADE_AT_ONCE, self._count))
         job = self._live[index] = self._made[offset]
         return job
 

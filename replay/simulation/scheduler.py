@@ -64,6 +64,9 @@ class Scheduler:
         if self.changed or not self.policy.static:
             return self._walk_all(now)
         if self._fresh:
+            if self._blocked or (self.calendar.free == 0 and self._top_jobs >= self._reservation_limit):
+                self.calendar.now, self._fresh = now, 0  # the walk would stop before the first of them (_walk)
+                return []
             return self._walk_fresh(now)
         return []
 

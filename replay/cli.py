@@ -24,7 +24,7 @@ import sys
 from predictor.cmdline.exits import exit_status, sigterm_raises
 from predictor.cmdline.parser import CommandParser, examples_epilog
 
-__all__ = ["main", "build_parser", "command_module", "command_name", "COMMANDS", "DEFAULT_COMMAND",
+__all__ = ["main", "build_parser", "command_module", "command_name", "with_command", "COMMANDS", "DEFAULT_COMMAND",
            "USAGE_EXAMPLES"]
 
 PROG = "python -m replay"
@@ -54,6 +54,12 @@ def command_name(argv):
     if not argv or argv[0] in ("-h", "--help"):
         return None
     return argv[0] if argv[0] in COMMANDS else DEFAULT_COMMAND
+
+
+def with_command(argv):
+    """``argv`` with its command named: ``python -m replay LOGS...`` is ``python -m replay accuracy LOGS...``."""
+    name = command_name(argv)
+    return argv if name is None or argv[0] == name else [name] + argv
 
 
 def build_parser(names=None):
@@ -93,7 +99,7 @@ def main(argv=None):
             parser.print_help(sys.stderr)
             return 2
         try:
-            command, args = _parse(parser, argv if name is None or argv[0] == name else [name] + argv)
+            command, args = _parse(parser, with_command(argv))
         except SystemExit as done:  # -h printed the help, or a bad command line its one line
             return done.code
         with sigterm_raises():  # SIGTERM stops a command as Ctrl-C does: its workers with it, status 143

@@ -243,7 +243,7 @@ def test_help_ends_with_examples_that_parse(name, help_text):
             build_parser().parse_args(argv)
         else:
             parser = build_replay_parser()
-            parser.parse_args(with_command(parser, argv))
+            parser.parse_args(with_command(argv))
 
 
 def test_usage_examples_are_the_ones_shown():

@@ -4,7 +4,9 @@
 
 Each workload is a scheduler configuration (``strict-depth1-light``,
 ``formula``, ``fairshare``, ``vnodes``, ``eligibility`` with job arrays and
-dependencies, ...) and 60 to 70 jobs: four users in
+dependencies, ``roundrobin`` with queues of equal priority and run limits,
+``resources`` with mem, ``node_sort_key`` and a formula threshold, ...) and
+60 to 70 jobs: four users in
 three groups, ``sleep`` jobs of 2 to 15 seconds, walltimes above the runtimes,
 soft walltimes on most jobs -- some under the runtime (so PBS extends them),
 some over -- and release offsets that load the vnodes lightly (about half
@@ -17,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import zlib
 
@@ -186,9 +189,73 @@ def eligibility(rng):
                     server={"backfill_depth": 1})
 
 
+ROUND_ROBIN_QUEUES = ("fid_qa", "fid_qb", "fid_qc")
+
+
+def roundrobin(rng):
+    return workload("roundrobin", "three queues of equal priority taken in turn (round_robin, by_queue), max_run 3 "
+                    "per group and 2 for fid_ana (server), 1 per user in fid_qa, max_run_res.ncpus 6 on fid_qc, "
+                    "strict ordering",
+                    make_jobs(rng, 66, single_chunk, WITHIN_LIMIT_CPUS, (2, 12), HEAVY, 8, ROUND_ROBIN_QUEUES),
+                    server={"max_run": "[g:PBS_GENERIC=3],[u:fid_ana=2]"},
+                    queues={"fid_qa": {"priority": 50, "max_run": "[u:PBS_GENERIC=1]"}, "fid_qb": {"priority": 50},
+                            "fid_qc": {"priority": 50, "max_run_res.ncpus": "[o:PBS_ALL=6]"}},
+                    sched_config=dict(STRICT, by_queue="True ALL", round_robin="True ALL"))
+
+
+RESOURCE_SHAPES = (("1:ncpus=1:mem=1gb", "pack", 3), ("1:ncpus=2:mem=6gb", "pack", 2),
+                   ("1:ncpus=1:mem=10gb", "pack", 1), ("2:ncpus=1:mem=3gb", "pack", 2),
+                   ("2:ncpus=2:mem=3gb", "scatter", 2), ("1:ncpus=2", "pack", 2),
+                   ("1:ncpus=4:mem=2gb+2:ncpus=1:mem=3gb", "free", 1), ("3:ncpus=1:mem=5gb", "scatter", 1),
+                   ("2:ncpus=2:mem=4gb", "pack", 1), ("1:ncpus=3:mem=12gb", "pack", 1),
+                   ("4:ncpus=1:mem=2gb", "free", 1), ("1:ncpus=6:mem=4gb", "pack", 1), ("2:ncpus=1", "pack", 1))
+"""Chunks with mem on FOUR_VNODES (2 ncpus and 4gb, 4 and 8gb twice, 8 and 16gb): some fit only the larger
+vnodes by their mem, some must share one host (pack)."""
+RESOURCES_FORMULA = "ncpus * 100 + mem / 1048576 + walltime"
+RESOURCES_THRESHOLD = 120
+"""Jobs of one ncpu whose gb of mem and walltime add up to 20 or less never run (formula values at or
+below the threshold)."""
+
+
+def resource_chunk(rng, _cpu_weights):
+    """``(select, place)`` of a job with mem in its chunks, for FOUR_VNODES."""
+    select, place = weighted(rng, [((select, place), weight) for select, place, weight in RESOURCE_SHAPES])
+    return select, place
+
+
+def total_amount(select, resource):
+    """The whole numbers of ``resource`` a select asks for in all (gb for mem): ``2:mem=3gb+1:mem=1gb`` is 7."""
+    amount = 0
+    for chunk in select.split("+"):
+        parts = chunk.split(":")
+        count = int(parts[0]) if parts[0].isdigit() else 1
+        amount += count * sum(int(re.sub(r"\D", "", part.split("=")[1])) for part in parts
+                              if part.startswith(resource + "="))
+    return amount
+
+
+def resources_value(job):
+    """The value of RESOURCES_FORMULA for a job (mem counted in gb, as mem / 1048576 of its kb)."""
+    return total_ncpus(job["select"]) * 100 + total_amount(job["select"], "mem") + job["walltime"]
+
+
+def resources(rng):
+    jobs = make_jobs(rng, 66, resource_chunk, None, (2, 12), HEAVY, 18)
+    for job in jobs:
+        if resources_value(job) <= RESOURCES_THRESHOLD:
+            job["never_runs"] = True
+    return workload("resources", "four vnodes of 2, 4, 4 and 8 ncpus and 4, 8, 8 and 16gb of mem, chunks with mem, "
+                    "pack, scatter and free, node_sort_key ncpus LOW unused, job_sort_formula " + RESOURCES_FORMULA +
+                    " with job_sort_formula_threshold {} (the jobs at or below it never run), strict ordering".format(
+                        RESOURCES_THRESHOLD), jobs, vnodes=FOUR_VNODES,
+                    server={"job_sort_formula": RESOURCES_FORMULA},
+                    sched={"job_sort_formula_threshold": RESOURCES_THRESHOLD},
+                    sched_config=dict(STRICT, node_sort_key='"ncpus LOW unused" ALL'))
+
+
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, limits, vnodes, queues,
-    eligibility)}
+    eligibility, roundrobin, resources)}
 
 
 def generate(name, seed):

@@ -9,27 +9,31 @@ server's files must then still be readable here). It:
 1. configures the server as the workload says: vnode sizes (``qmgr`` for the
    MoM's own vnode, or a version-2 MoM configuration for several vnodes),
    server and queue attributes (``backfill_depth``, ``job_sort_formula``,
-   ``max_run``, queues with a ``priority``, ...), the scheduler's
-   ``sched_config`` (only the named settings change) and ``resource_group``,
-   MoM settings such as ``$min_check_poll``; it creates the workload's users
-   and groups when missing, and starts fairshare usage from zero;
+   ``max_run``, queues with a ``priority`` or a ``max_run_res.ncpus``, ...),
+   the scheduler object's attributes (``job_sort_formula_threshold``), the
+   scheduler's ``sched_config`` (only the named settings change) and
+   ``resource_group``, MoM settings such as ``$min_check_poll``; it creates
+   the workload's users and groups when missing, and starts fairshare usage
+   from zero;
 2. submits every job held (``qsub -h``) as its user, with ``sleep RUNTIME`` as
    the job (a job array with ``-J`` when the job names an ``array`` range; after
    an earlier job with ``-W depend=`` when it names a ``depend``, such as
    ``afterok:j012``), sets ``soft_walltime`` as the manager (``qalter``), and
    releases each job (``qrls``) at its offset from the start;
-3. waits until every job has ended, then writes OUTDIR/accounting/YYYYMMDD
-   (this recording's lines only, unchanged), the site folder OUTDIR/site/
-   (``qmgr.txt``, ``sched_config``, ``resource_group``, ``pbsnodes.json``,
-   ``qmgr-sched.txt`` with the scheduler object's attributes, ``mom_config``
-   and the scheduler's fairshare ``usage`` file) and
-   OUTDIR/recording.json (the workload, the job ids, when each job was
-   released, the PBS version);
+3. waits until every job has ended (a job the workload marks ``never_runs``,
+   one under ``job_sort_formula_threshold`` say, is not waited for: once all
+   the others have ended the harness deletes it, ``qdel``, and waits for its
+   D record), then writes OUTDIR/accounting/YYYYMMDD (this recording's lines
+   only, unchanged), the site folder OUTDIR/site/ (``qmgr.txt``,
+   ``sched_config``, ``resource_group``, ``pbsnodes.json``, ``qmgr-sched.txt``
+   with the scheduler object's attributes, ``mom_config`` and the scheduler's
+   fairshare ``usage`` file) and OUTDIR/recording.json (the workload, the job
+   ids, when each job was released, the PBS version);
 4. always -- also after an error or Ctrl-C -- puts back what it changed: the
    saved ``sched_config``, ``resource_group``, MoM configuration and
-   fairshare usage, server, queue and vnode attributes as they were, no extra
-   queues or vnodes. Several vnodes need a restart of the MoM to be forgotten
-   (a HUP keeps the vnodes it knew): the harness restarts it.
+   fairshare usage, server, scheduler, queue and vnode attributes as they
+   were, no extra queues or vnodes. Several vnodes need a restart of the MoM
+   to be forgotten (a HUP keeps the vnodes it knew): the harness restarts it.
 
 While recording, pbs_server, pbs_sched and pbs_mom run at nice -10, so that a
 loaded test machine delays the scheduler as little as possible.
@@ -95,6 +99,8 @@ def check_workload(workload, path="workload"):
             raise WorkloadError("{}: job {}: soft_walltime must be > 0 and at most walltime".format(path, number))
         if job.get("array") is not None and not _array_range(job["array"]):
             raise WorkloadError("{}: job {}: array must be a range FIRST-LAST, FIRST < LAST".format(path, number))
+        if not isinstance(job.get("never_runs", False), bool):
+            raise WorkloadError("{}: job {}: never_runs must be true or false".format(path, number))
         depend = job.get("depend")
         earlier = {other["name"] for other in jobs[:number]}
         if depend is not None and not (isinstance(depend, str) and depend.count(":") == 1
@@ -239,6 +245,16 @@ def server_settings(print_server):
     return dict(re.findall(r"^set server (\S+) = (.*)$", print_server, flags=re.M))
 
 
+def sched_settings(print_sched):
+    """``{name: value text}`` of the ``set sched`` lines in ``qmgr -c 'print sched'`` output."""
+    return dict(re.findall(r"^set sched (\S+) = (.*)$", print_sched, flags=re.M))
+
+
+def never_run_names(workload):
+    """The names of the jobs the workload says never run (``never_runs``): deleted once the others ended."""
+    return {job["name"] for job in workload["jobs"] if job.get("never_runs")}
+
+
 def queue_names(print_server):
     """The queues ``qmgr -c 'print server'`` creates."""
     return re.findall(r"^create queue (\S+)", print_server, flags=re.M)
@@ -266,6 +282,7 @@ def recording_problems(outdir):
         summary = json.load(source)
     job_ids = summary["job_ids"]
     arrays = {job["name"]: _array_range(job["array"]) for job in summary["workload"]["jobs"] if job.get("array")}
+    never = never_run_names(summary["workload"])
     folder = os.path.join(outdir, "accounting")
     seen = set()
     for day in sorted(os.listdir(folder)):
@@ -277,6 +294,10 @@ def recording_problems(outdir):
             first, last = arrays[name]
             subjobs = [job_id.replace("[]", "[{}]".format(index), 1) for index in range(first, last + 1)]
             expected = [("Q", job_id), ("E", job_id)] + [(kind, subjob) for subjob in subjobs for kind in "SE"]
+        elif name in never:  # queued, then deleted by the harness; it must not have started
+            expected = [("Q", job_id), ("D", job_id)]
+            if ("S", job_id) in seen:
+                problems.append("{} ({}): started, but the workload says it never runs".format(name, job_id))
         missing = ["{} {}".format(kind, some_id) for kind, some_id in expected if (kind, some_id) not in seen]
         if missing:
             problems.append("{} ({}): no record {}".format(name, job_id, ", ".join(missing)))
@@ -365,9 +386,10 @@ VNODE_CONFIG = "pbs_record_vnodes"
 
 
 def save_state(server):
-    """What the recording may change, as it is before: print server, the files, vnodes, niceness."""
-    return {"print_server": server.qmgr("print server"), "files": {name: server.read(name) for name in SAVED_FILES},
-            "nodes": server.nodes(), "nice": {daemon: nice_of(server.pid(daemon)) for daemon in DAEMONS}}
+    """What the recording may change, as it is before: print server and sched, the files, vnodes, niceness."""
+    return {"print_server": server.qmgr("print server"), "print_sched": server.qmgr("print sched"),
+            "files": {name: server.read(name) for name in SAVED_FILES}, "nodes": server.nodes(),
+            "nice": {daemon: nice_of(server.pid(daemon)) for daemon in DAEMONS}}
 
 
 DAEMONS = ("server", "sched", "mom")
@@ -399,7 +421,8 @@ def renice(server, nice):
 def restore(server, saved, workload, job_ids):
     """Put back everything the workload may have changed; the steps that failed, as text."""
     steps = (lambda: delete_jobs(server, job_ids), lambda: restore_queues(server, saved, workload),
-             lambda: restore_server(server, saved, workload), lambda: restore_files(server, saved),
+             lambda: restore_server(server, saved, workload), lambda: restore_sched(server, saved, workload),
+             lambda: restore_files(server, saved),
              lambda: restore_vnodes(server, saved, workload), lambda: renice(server, saved["nice"]))
     failures = []
     for step in steps:
@@ -438,6 +461,12 @@ def restore_server(server, saved, workload):
     for name in sorted(workload.get("server", {})):
         server.qmgr("set server {} = {}".format(name, before[name]) if name in before
                     else "unset server " + name)
+
+
+def restore_sched(server, saved, workload):
+    before = sched_settings(saved["print_sched"])
+    for name in sorted(workload.get("sched", {})):
+        server.qmgr("set sched {} = {}".format(name, before[name]) if name in before else "unset sched " + name)
 
 
 def restore_files(server, saved):
@@ -520,6 +549,8 @@ def configure(server, saved, workload):
     for name, value in sorted(workload.get("server", {}).items()):
         server.qmgr("set server {} = {}".format(name, qmgr_value(value)))
     configure_queues(server, saved, workload.get("queues", {}))
+    for name, value in sorted(workload.get("sched", {}).items()):
+        server.qmgr("set sched {} = {}".format(name, qmgr_value(value)))
     files = saved["files"]
     server.write("mom_priv/config", mom_config_with(files["mom_priv/config"] or "", workload.get("mom_config", {})))
     server.hup("mom")
@@ -623,6 +654,21 @@ def wait_for_ends(accounting, job_ids, timeout_s):
         time.sleep(POLL_S)
 
 
+def delete_never_run(server, accounting, never_ids, timeout_s=60):
+    """Delete the jobs that were never to run (still queued) and wait for their D records."""
+    if not never_ids:
+        return
+    server.run("qdel", *never_ids)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        deleted = {line.split(";", 3)[2] for day_lines in accounting.lines().values() for line in day_lines
+                   if line.count(";") >= 3 and line.split(";", 3)[1] == "D"}
+        if set(never_ids) <= deleted:
+            return
+        time.sleep(POLL_S)
+    raise RuntimeError("no D record after qdel of {}".format(" ".join(never_ids)))
+
+
 def scheduler_errors(sched_logs):
     """The scheduler's log lines of the recording flagged as errors (event type bit 0x0001)."""
     errors = []
@@ -684,9 +730,12 @@ def record(server, workload, outdir, timeout_s):
         summary["configured_at"] = round(time.time(), 3)
         submit(server, workload["jobs"], job_ids)
         summary["released_at"] = release(server, workload["jobs"], job_ids)
-        missing = wait_for_ends(accounting, list(job_ids.values()), timeout_s)
+        never = never_run_names(workload)
+        missing = wait_for_ends(accounting, [job_ids[name] for name in sorted(job_ids) if name not in never],
+                                timeout_s)
         if missing:
             raise RuntimeError("jobs still not ended after {} s: {}".format(timeout_s, " ".join(missing)))
+        delete_never_run(server, accounting, [job_ids[name] for name in sorted(never)])
         time.sleep(2 * POLL_S)  # let the scheduler finish its last cycle before the files are copied
         write_site(server, outdir)
         summary["fairshare_usage_end"] = server.run("pbsfs", "-p", check=False)
@@ -731,7 +780,8 @@ def pbs_version(server):
 def timeout_for(workload):
     """Long enough for every job (each subjob of an array) to run one after another after the last release."""
     jobs = workload["jobs"]
-    runs = [_array_range(job["array"]) if job.get("array") else (1, 1) for job in jobs]
+    runs = [_array_range(job["array"]) if job.get("array") else (1, 0) if job.get("never_runs") else (1, 1)
+            for job in jobs]
     return max(job["offset"] for job in jobs) + sum((job["runtime"] + 3) * (last - first + 1)
                                                     for job, (first, last) in zip(jobs, runs)) + 120
 

@@ -295,3 +295,15 @@ def test_an_end_logged_between_the_starts_of_a_second_may_ask_for_its_next_cycle
     checks = check_decisions(acc, site_model(os.path.join(folder, "site"), acc))
     (check,) = [check for check in checks if check.group.started == ("229.pbshost", "235.pbshost")]
     assert check.agrees and check.model_started == ("229.pbshost", "235.pbshost")
+
+
+def test_a_release_in_the_second_of_a_start_may_ask_for_its_next_cycle():
+    """Recorded on a real 23.06.06 server (roundrobin): at 00:46:17 PBS started 144, and 146, released in that
+    second, after it. A job's release asks the scheduler for a cycle, as an end does (the server sets the job's
+    etime and SCH_SCHEDULE_NEW); in that next cycle, 144 running, the top job's start fell later, within the
+    same opt_backfill_fuzzy window, and 146 could backfill. The rest of the group is asked as that cycle."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity", "roundrobin")
+    acc = read_records([os.path.join(folder, "accounting")], lambda *rejected: None)
+    checks = check_decisions(acc, site_model(os.path.join(folder, "site"), acc))
+    (check,) = [check for check in checks if check.group.started == ("144.pbshost", "146.pbshost")]
+    assert check.agrees and check.model_started == ("144.pbshost", "146.pbshost")

@@ -108,6 +108,18 @@ def test_print_server_settings_and_queues_read():
     assert pbs_record.queue_settings(PRINT_SERVER, "workq") == {"queue_type": "Execution", "priority": "10"}
 
 
+def test_print_sched_settings_read():
+    """The scheduler object's settings are read from ``print sched``, to be put back after a recording."""
+    text = "create sched default\nset sched scheduling = True\nset sched job_sort_formula_threshold = 120\n"
+    assert pbs_record.sched_settings(text) == {"scheduling": "True", "job_sort_formula_threshold": "120"}
+
+
+def test_jobs_that_never_run_are_named():
+    """The jobs a workload marks ``never_runs`` are not waited for; the others are."""
+    workload = {"jobs": [{"name": "j1"}, {"name": "j2", "never_runs": True}, {"name": "j3", "never_runs": False}]}
+    assert pbs_record.never_run_names(workload) == {"j2"}
+
+
 @pytest.mark.parametrize("value, text", [(3, "3"), ("[u:PBS_GENERIC=2]", '"[u:PBS_GENERIC=2]"'),
                                          ("ncpus * 100 + walltime", '"ncpus * 100 + walltime"'), ("4gb", "4gb")])
 def test_qmgr_values_quoted_when_needed(value, text):
@@ -203,6 +215,30 @@ def test_every_job_fits_its_configuration():
         assert max(fidelity_workloads.total_ncpus(job["select"]) for job in workload["jobs"]) <= ceiling, name
 
 
+def test_jobs_under_the_threshold_are_the_ones_that_never_run():
+    """In ``resources`` a job never runs exactly when its formula value is at or below the threshold the
+    workload sets; some do, most do not."""
+    for seed in (1, 22):
+        workload = fidelity_workloads.generate("resources", seed)
+        threshold = workload["sched"]["job_sort_formula_threshold"]
+        never = [job for job in workload["jobs"] if job.get("never_runs")]
+        assert never and len(never) < len(workload["jobs"]) // 5
+        assert all((fidelity_workloads.resources_value(job) <= threshold) == bool(job.get("never_runs"))
+                   for job in workload["jobs"])
+
+
+def test_round_robin_queues_have_equal_priorities():
+    """``roundrobin``'s queues share one priority and every job is in one of them."""
+    workload = fidelity_workloads.generate("roundrobin", 22)
+    assert len({queue["priority"] for queue in workload["queues"].values()}) == 1
+    assert {job["queue"] for job in workload["jobs"]} == set(workload["queues"])
+
+
+def test_total_amount_of_a_resource_in_gb():
+    """Chunk counts multiply each chunk's amount; mem counts in gb."""
+    assert fidelity_workloads.total_amount("2:ncpus=1:mem=3gb+1:ncpus=4:mem=2gb", "mem") == 8
+
+
 def test_total_ncpus_of_a_multi_chunk_select():
     """Chunk counts multiply each chunk's ncpus."""
     assert fidelity_workloads.total_ncpus("2:ncpus=2+1:ncpus=1:mem=6gb") == 5
@@ -212,7 +248,8 @@ def test_total_ncpus_of_a_multi_chunk_select():
     ("runtime", {}, "missing runtime"), (None, {"runtime": 50}, "runtime must be"),
     (None, {"soft_walltime": 0}, "soft_walltime must be"), (None, {"user": "eve"}, "user eve"),
     (None, {"array": "3-1"}, "array must be"), (None, {"array": 4}, "array must be"),
-    (None, {"depend": "afterok:j9"}, "depend must be"), (None, {"depend": "before:j0"}, "depend must be")])
+    (None, {"depend": "afterok:j9"}, "depend must be"), (None, {"depend": "before:j0"}, "depend must be"),
+    (None, {"never_runs": "yes"}, "never_runs must be")])
 def test_bad_workload_named_by_job_and_field(drop, changes, field):
     """A job missing a field, of an unknown user or with impossible times is refused, naming job and field."""
     job = {"name": "j1", "user": "fid_ana", "queue": "workq", "select": "1:ncpus=1", "place": "pack",

@@ -382,9 +382,11 @@ def _ask(model, situation, running, queued):
 
 def _compare(model, situation):
     """The ``DecisionCheck`` of one group: the first reading that gives PBS's set, else the likeliest one;
-    when a reading gives part of PBS's set and jobs ended that second, the rest may be a later cycle of
-    the same second, checked with the part started (and so on: each end of the second may ask for one)."""
+    when a reading gives part of PBS's set and jobs ended or became eligible that second, the rest may be a
+    later cycle of the same second, checked with the part started (and so on: each end or release of the
+    second may ask for one, as it does on the server)."""
     group, first, split = situation.group, None, None
+    released_now = any(job.eligible_time == group.time for job in situation.queued)
     ambiguous = bool(situation.unsure_exiting or situation.ended_now) or any(
         job.eligible_time == group.time and job.name not in group.started for job in situation.queued)
     for changes, running, queued, back in itertools.islice(_readings(situation), MAX_READINGS):
@@ -395,7 +397,7 @@ def _compare(model, situation):
             return check
         first = first or check
         if split is None and started and set(started) < set(group.started) and \
-                (situation.ended_now or situation.ended_within):
+                (situation.ended_now or situation.ended_within or released_now):
             split = check, back
     if split is not None:
         rest = _next_cycle(model, situation, *split)

@@ -193,11 +193,12 @@ class _Engine:
         next_submit = submit_times[0] if count else math.inf  # the next job's submission; inf: none left
         on_submit = self._on_submit
         while heap or next_job < count:
-            now = heap[0][0] if heap else next_submit
-            if next_submit < now:
+            if heap and heap[0][0] <= next_submit:
+                now = heap[0][0]
+                while heap and heap[0][0] == now and heap[0][1] == _END:
+                    on_end(now, pop(heap)[3])
+            else:
                 now = next_submit
-            while heap and heap[0][0] == now and heap[0][1] == _END:
-                on_end(now, pop(heap)[3])
             if next_submit == now:
                 next_job = on_submit(now, next_job)
                 next_submit = submit_times[next_job] if next_job < count else math.inf
@@ -217,8 +218,13 @@ class _Engine:
         walltime_plan, width, soft_queued = self.walltime_plan, self.width, self.soft_queued
         submit = self.scheduler.submit
         classifier, soft_walltime = self.classifier, self._soft_walltime
+        live, made, made_from = self._live, self._made, self._made_from
         while index < count and submit_times[index] == now:
-            job = self._submitted(index)
+            if index - made_from < len(made):
+                job = live[index] = made[index - made_from]
+            else:
+                job = self._submitted(index)
+                made, made_from = self._made, self._made_from
             # queuejob sees only what the user sent: no default walltime yet.
             soft = soft_walltime(job, index, now)
             soft_queued[index] = soft or 0  # a soft walltime is >= 1 s: 0 is none

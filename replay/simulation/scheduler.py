@@ -120,7 +120,8 @@ class Scheduler:
                 break
             position += 1
         self._top_jobs = top_jobs
-        self._remove(positions)
+        if positions:
+            self._remove(positions)
         return started
 
     def _remove(self, positions):

@@ -141,7 +141,9 @@ next few (five on average over KTH-SP2), where making the C scan's iterators wou
 
 def _next_narrow(widths, position, length, free):
     """The first position from ``position`` on whose job needs at most ``free`` units, or None."""
-    near = min(position + _LOOKED_AT_FIRST, length)
+    near = position + _LOOKED_AT_FIRST
+    if near > length:
+        near = length
     while position < near:
         if widths[position] <= free:
             return position

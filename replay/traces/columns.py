@@ -371,6 +371,8 @@ def _names_of(coded, begin, end, count):
 def _integers_of(column, begin, end, count):
     if column is None:
         return [None] * count
-    values = column[begin:end].tolist()
-    none = _none_of(column)
+    part, none = column[begin:end], _none_of(column)
+    values = part.tolist()
+    if not (part == none).any():  # a column with no None in this slice (most are): no loop over the values
+        return values
     return [None if value == none else value for value in values]

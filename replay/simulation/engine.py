@@ -354,11 +354,6 @@ class _Engine:
             raise _WideSoftWalltime(soft)
         return soft
 
-    def _walltime_s(self, index):
-        """The walltime job ``index`` runs with, else None."""
-        walltime = self.walltime[index]
-        return None if walltime == NO_WALLTIME else walltime
-
     def _submitted(self, index):
         """The ``Job`` at ``index``, submitted now: made with the next few hundred, kept until it ends."""
         offset = index - self._made_from

@@ -5,7 +5,8 @@
 Each workload is a scheduler configuration (``strict-depth1-light``,
 ``formula``, ``fairshare``, ``vnodes``, ``eligibility`` with job arrays and
 dependencies, ``roundrobin`` with queues of equal priority and run limits,
-``resources`` with mem, ``node_sort_key`` and a formula threshold, ...) and
+``resources`` with mem, ``node_sort_key`` and a formula threshold, ``aging`` with
+a formula that reads ``eligible_time``, ...) and
 60 to 70 jobs: four users in
 three groups, ``sleep`` jobs of 2 to 15 seconds, walltimes above the runtimes,
 soft walltimes on most jobs -- some under the runtime (so PBS extends them),
@@ -253,9 +254,22 @@ def resources(rng):
                     sched_config=dict(STRICT, node_sort_key='"ncpus LOW unused" ALL'))
 
 
+AGING_FORMULA = "eligible_time + 10 * ncpus"
+"""Each second a job waits eligible counts as a tenth of an ncpu: with jobs of seconds and a queue of a minute or
+two, a job of one ncpu overtakes one of eight that became eligible about 70 s after it (with ``ncpus * 100`` alone
+the larger job would always go first)."""
+
+
+def aging(rng):
+    return workload("aging", "eligible_time_enable on, job_sort_formula " + AGING_FORMULA + " (jobs age in the "
+                    "queue), strict ordering, a queue builds",
+                    make_jobs(rng, 66, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8),
+                    server={"eligible_time_enable": True, "job_sort_formula": AGING_FORMULA})
+
+
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, limits, vnodes, queues,
-    eligibility, roundrobin, resources)}
+    eligibility, roundrobin, resources, aging)}
 
 
 def generate(name, seed):

@@ -307,3 +307,18 @@ def test_a_release_in_the_second_of_a_start_may_ask_for_its_next_cycle():
     checks = check_decisions(acc, site_model(os.path.join(folder, "site"), acc))
     (check,) = [check for check in checks if check.group.started == ("144.pbshost", "146.pbshost")]
     assert check.agrees and check.model_started == ("144.pbshost", "146.pbshost")
+
+
+def test_a_start_confirmed_before_the_next_cycle_runs_from_its_recorded_start():
+    """Recorded on a real 23.06.06 server (roundrobin-seed2): at 01:06:50 the log has E 282, S 287, S 276. The
+    scheduler's own log has the cycle of 01:06:49 running 287 (its execution host confirmed it, and the
+    server wrote its S record, at :50), then a cycle at :50 that saw 287 running from :50: its top job 291
+    would start when 287 ends, at :57 (the end of 285 at :51 and of 287 fall in one opt_backfill_fuzzy
+    window), so 279 (ending at :58) could not backfill and 276 (ending at :53) could. Taken as not yet
+    confirmed (start one second from now), 287 would end at :58 and 279 backfill instead: the next cycle is
+    asked with the first part running from its recorded start too."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity", "roundrobin-seed2")
+    acc = read_records([os.path.join(folder, "accounting")], lambda *rejected: None)
+    checks = check_decisions(acc, site_model(os.path.join(folder, "site"), acc))
+    (check,) = [check for check in checks if check.group.started == ("287.pbshost", "276.pbshost")]
+    assert check.agrees and check.model_started == ("287.pbshost", "276.pbshost")

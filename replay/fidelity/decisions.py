@@ -260,7 +260,7 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
             tuple(model.running(record.job_at(group.order), run.start, run.allocation, True)
                   for record, run in ends.get(group.time, ()) if run.end_order < group.order),
             None if replay is None else replay.at(group.order).copy(), _allocations(records, group),
-            _ended_within(records, group))
+            _ended_within(records, group), _starts(records, group))
         checks.append(_compare(model, situation))
     return checks
 
@@ -280,7 +280,8 @@ class _Situation(NamedTuple):
     whose process ended that second (exiting or not yet), the jobs whose E record came that second
     (gone, or still exiting when the cycle began), the jobs eligible that second (seen or not);
     ``ended_within``: the running jobs whose E record comes between the group's starts, in its second
-    (still there for the first cycle; for a later cycle of the second, gone or not)."""
+    (still there for the first cycle; for a later cycle of the second, gone or not); ``starts``: the
+    start each of the group's jobs has in its S record."""
 
     group: Group
     running: tuple
@@ -290,6 +291,7 @@ class _Situation(NamedTuple):
     usage: object
     allocations: dict
     ended_within: tuple = ()
+    starts: dict = None
 
 
 def _ends_by_time(accounting):
@@ -319,6 +321,16 @@ def _allocations(records, group):
         for run in record.runs:
             if record.job.name in group.started and run.start_order >= group.order:
                 found.setdefault(record.job.name, run.allocation)
+    return found
+
+
+def _starts(records, group):
+    """Job name -> the start the S record of its run in ``group`` states."""
+    found = {}
+    for record in records:
+        for run in record.runs:
+            if record.job.name in group.started and run.start_order >= group.order:
+                found.setdefault(record.job.name, run.start)
     return found
 
 
@@ -412,18 +424,33 @@ def _next_cycle(model, situation, part, unprocessed):
     not yet processed (``unprocessed``) and the ends logged between the group's starts still open:
     processed by then, or not.
 
-    The jobs the first cycle started are not yet confirmed by their execution host, so they have no
-    start time yet: PBS's scheduler takes it as one second from now (``query_job``, throughput mode)."""
+    The jobs the first cycle started are most likely not yet confirmed by their execution host, so they
+    have no start time yet: PBS's scheduler takes it as one second from now (``query_job``, throughput
+    mode). Else (the other reading) the confirmation, which writes the S record and sets the start the
+    record states, came before the later cycle began: the jobs run from their recorded start (seen on the
+    real server: a cycle started a job whose S record came the next second, in which another cycle, asked
+    for by an end, planned its top job from that recorded start)."""
     done, unconfirmed = set(part.model_started), situation.group.time + 1
-    started = tuple(model.running(job, unconfirmed, situation.allocations.get(job.name, allocation))
-                    for job, allocation in part.decision.started)
     within = set(situation.ended_within)
     ended = tuple(item._replace(exiting=True) for item in situation.running if item.job.name in within)
-    return _compare(model, situation._replace(
+    rest = situation._replace(
         group=situation.group._replace(started=tuple(name for name in situation.group.started if name not in done)),
-        running=tuple(item for item in situation.running if item.job.name not in within) + started,
         queued=tuple(job for job in situation.queued if job.name not in done),
-        ended_now=tuple(unprocessed) + ended, ended_within=()))
+        ended_now=tuple(unprocessed) + ended, ended_within=())
+    first = None
+    for confirmed in (False, True):
+        starts = {job.name: (situation.starts or {}).get(job.name, unconfirmed) if confirmed else unconfirmed
+                  for job, _ in part.decision.started}
+        if confirmed and all(start == unconfirmed for start in starts.values()):
+            break
+        started = tuple(model.running(job, starts[job.name], situation.allocations.get(job.name, allocation))
+                        for job, allocation in part.decision.started)
+        check = _compare(model, rest._replace(
+            running=tuple(item for item in situation.running if item.job.name not in within) + started))
+        if check.agrees:
+            return check._replace(left_out=check.left_out + confirmed)
+        first = first or check
+    return first
 
 
 def summarise(checks):

@@ -259,14 +259,16 @@ class _Engine:
         if now == self._last_cycle and not self._news:
             return  # one cycle per instant unless something happened since (a timer met a submission)
         self._last_cycle, self._news = now, False
-        end_times = self.calendar.end_times
+        scheduler, end_times = self.scheduler, self.calendar.end_times
         if end_times and end_times[0] <= now:
             self._extend(now)
-        started = self.scheduler.cycle(now)
+        started = scheduler.cycle(now)
         if started:
             self._start(started, now)
-        if self.scheduler.queue and self.settings.cycle_interval_s:
-            self._arm_timer(now)
+        if scheduler.queue and self.settings.cycle_interval_s:
+            # _arm_timer's first return, checked here: most cycles leave the armed tick as it is.
+            if scheduler.changed or not scheduler.policy.static or (end_times and end_times[0] != self._armed_for):
+                self._arm_timer(now)
 
     def _extend(self, now):
         """Running jobs that outlived their plan get the next one (extend_soft_walltime)."""

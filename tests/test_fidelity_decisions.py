@@ -286,15 +286,21 @@ def test_each_decision_keeps_the_usage_of_its_own_instant(tmp_path):
     assert [check.state.fairshare.usage("ana") for check in checks] == [1, 1 + 2 * 2]
 
 
+def recorded_group_agrees(recording, started):
+    """Whether, in ``tests/data/fidelity/RECORDING``, the model starts exactly ``started``, the jobs PBS started
+    at one instant (the check's decision for that group agrees)."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity", recording)
+    acc = read_records([os.path.join(folder, "accounting")], lambda *rejected: None)
+    checks = check_decisions(acc, site_model(os.path.join(folder, "site"), acc))
+    (check,) = [check for check in checks if check.group.started == started]
+    return check.agrees and check.model_started == started
+
+
 def test_an_end_logged_between_the_starts_of_a_second_may_ask_for_its_next_cycle():
     """Recorded on a real 23.06.06 server (vnodes-seed3): at 23:11:16 the log has S 229, E 223, S 235, and
     the scheduler's own log two cycles in that second: the first ran 229 and made 235 a top job, the
     second, after 223's end, ran 235. The rest of the group is asked as that next cycle, 223 gone."""
-    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity", "vnodes-seed3")
-    acc = read_records([os.path.join(folder, "accounting")], lambda *rejected: None)
-    checks = check_decisions(acc, site_model(os.path.join(folder, "site"), acc))
-    (check,) = [check for check in checks if check.group.started == ("229.pbshost", "235.pbshost")]
-    assert check.agrees and check.model_started == ("229.pbshost", "235.pbshost")
+    assert recorded_group_agrees("vnodes-seed3", ("229.pbshost", "235.pbshost"))
 
 
 def test_a_release_in_the_second_of_a_start_may_ask_for_its_next_cycle():
@@ -302,11 +308,7 @@ def test_a_release_in_the_second_of_a_start_may_ask_for_its_next_cycle():
     second, after it. A job's release asks the scheduler for a cycle, as an end does (the server sets the job's
     etime and SCH_SCHEDULE_NEW); in that next cycle, 144 running, the top job's start fell later, within the
     same opt_backfill_fuzzy window, and 146 could backfill. The rest of the group is asked as that cycle."""
-    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity", "roundrobin")
-    acc = read_records([os.path.join(folder, "accounting")], lambda *rejected: None)
-    checks = check_decisions(acc, site_model(os.path.join(folder, "site"), acc))
-    (check,) = [check for check in checks if check.group.started == ("144.pbshost", "146.pbshost")]
-    assert check.agrees and check.model_started == ("144.pbshost", "146.pbshost")
+    assert recorded_group_agrees("roundrobin", ("144.pbshost", "146.pbshost"))
 
 
 def test_a_start_confirmed_before_the_next_cycle_runs_from_its_recorded_start():
@@ -317,8 +319,4 @@ def test_a_start_confirmed_before_the_next_cycle_runs_from_its_recorded_start():
     window), so 279 (ending at :58) could not backfill and 276 (ending at :53) could. Taken as not yet
     confirmed (start one second from now), 287 would end at :58 and 279 backfill instead: the next cycle is
     asked with the first part running from its recorded start too."""
-    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity", "roundrobin-seed2")
-    acc = read_records([os.path.join(folder, "accounting")], lambda *rejected: None)
-    checks = check_decisions(acc, site_model(os.path.join(folder, "site"), acc))
-    (check,) = [check for check in checks if check.group.started == ("287.pbshost", "276.pbshost")]
-    assert check.agrees and check.model_started == ("287.pbshost", "276.pbshost")
+    assert recorded_group_agrees("roundrobin-seed2", ("287.pbshost", "276.pbshost"))

@@ -253,14 +253,16 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
     sweep, checks, ends = _Sweep(accounting), [], _ends_by_time(accounting)
     for group in decision_groups(accounting, site.vnodes):
         records = sweep.at(group.order)
+        runs = _group_runs(records, group)
         situation = _Situation(
             group, tuple(_running(records, group.order, group.time)),
             tuple(record.job_at(group.order) for record in records if record.queued_at(group.order, group.time)),
             tuple(_unsure_exiting(records, group.order, group.time)),
             tuple(model.running(record.job_at(group.order), run.start, run.allocation, True)
                   for record, run in ends.get(group.time, ()) if run.end_order < group.order),
-            None if replay is None else replay.at(group.order).copy(), _allocations(records, group),
-            _ended_within(records, group), _starts(records, group))
+            None if replay is None else replay.at(group.order).copy(),
+            {name: run.allocation for name, run in runs.items()}, _ended_within(records, group),
+            {name: run.start for name, run in runs.items()})
         checks.append(_compare(model, situation))
     return checks
 
@@ -314,23 +316,14 @@ def _ended_within(records, group):
                  and group.order < run.end_order < last_start and run.end == group.time)
 
 
-def _allocations(records, group):
-    """Job name -> the vnodes its run that starts in ``group`` got, as the logs say."""
+def _group_runs(records, group):
+    """Job name -> its run that starts in ``group`` (its vnodes, and the start its S record states), as the logs
+    say."""
     found = {}
     for record in records:
         for run in record.runs:
             if record.job.name in group.started and run.start_order >= group.order:
-                found.setdefault(record.job.name, run.allocation)
-    return found
-
-
-def _starts(records, group):
-    """Job name -> the start the S record of its run in ``group`` states."""
-    found = {}
-    for record in records:
-        for run in record.runs:
-            if record.job.name in group.started and run.start_order >= group.order:
-                found.setdefault(record.job.name, run.start)
+                found.setdefault(record.job.name, run)
     return found
 
 

@@ -6,7 +6,7 @@ Each workload is a scheduler configuration (``strict-depth1-light``,
 ``formula``, ``fairshare``, ``vnodes``, ``eligibility`` with job arrays and
 dependencies, ``roundrobin`` with queues of equal priority and run limits,
 ``resources`` with mem, ``node_sort_key`` and a formula threshold, ``aging`` with
-a formula that reads ``eligible_time``, ...) and
+a formula that reads ``eligible_time`` (``aging-limits``: and a run limit per user), ...) and
 60 to 70 jobs: four users in
 three groups, ``sleep`` jobs of 2 to 15 seconds, walltimes above the runtimes,
 soft walltimes on most jobs -- some under the runtime (so PBS extends them),
@@ -267,9 +267,17 @@ def aging(rng):
                     server={"eligible_time_enable": True, "job_sort_formula": AGING_FORMULA})
 
 
+def aging_limits(rng):
+    return workload("aging-limits", "as aging, with max_run 2 per user (server): PBS stops a job's eligible time "
+                    "while its user is at the limit, which the model does not",
+                    make_jobs(rng, 66, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8),
+                    server={"eligible_time_enable": True, "job_sort_formula": AGING_FORMULA,
+                            "max_run": "[u:PBS_GENERIC=2]"})
+
+
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, limits, vnodes, queues,
-    eligibility, roundrobin, resources, aging)}
+    eligibility, roundrobin, resources, aging, aging_limits)}
 
 
 def generate(name, seed):

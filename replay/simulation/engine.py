@@ -157,7 +157,6 @@ class _Engine:
         # the soft walltime as PBS takes it, not only the estimate.
         self._reads = (attrgetter(*predictor.reads) if predictor.window and predictor.reads
                        and "walltime_s" in predictor.reads and predictor.learner is None else None)
-        self._by_project = predictor.by_project
         self._estimates = {}  # user -> {fields read: soft walltime}, dropped at each end of the user's jobs
         count = len(self.jobs)
         policy = self.scheduler.policy
@@ -246,11 +245,11 @@ class _Engine:
         if self.learner is not None:
             self.learner.observe(job, now, self.runtime[index])
         if self.predictor.window:
-            project = history_project(job)
-            owner = project if self._by_project else job.user
+            owner = history_owner(self.predictor, job)
             walltime = self.walltime[index]
             self.history.add_row(owner, _history_row((now, job.job_id, self.runtime[index],
-                                                      None if walltime == NO_WALLTIME else walltime, project)))
+                                                      None if walltime == NO_WALLTIME else walltime,
+                                                      history_project(job))))
             self._estimates.pop(owner, None)
         if self.scheduler.queue:
             self._news = True  # with nothing waiting a cycle could not start anything
@@ -266,9 +265,7 @@ class _Engine:
         if started:
             self._start(started, now)
         if scheduler.queue and self.settings.cycle_interval_s:
-            # _arm_timer's first return, checked here: most cycles leave the armed tick as it is.
-            if scheduler.changed or not scheduler.policy.static or (end_times and end_times[0] != self._armed_for):
-                self._arm_timer(now)
+            self._arm_timer(now)
 
     def _extend(self, now):
         """Running jobs that outlived their plan get the next one (extend_soft_walltime)."""
@@ -337,7 +334,7 @@ class _Engine:
                 soft = self.predictor.estimate(
                     self.history.recent(history_owner(self.predictor, job), window) if window else (), job)
             return None if soft is None else self._held_soft(soft, index)
-        owner = history_project(job) if self._by_project else job.user
+        owner = history_owner(self.predictor, job)
         known = self._estimates.get(owner)
         if known is None:
             known = self._estimates[owner] = {}

@@ -64,10 +64,9 @@ class Scheduler:
         if self.changed or not self.policy.static:
             return self._walk_all(now)
         if self._fresh:
-            if self._blocked or (self.calendar.free == 0 and self._top_jobs >= self._reservation_limit):
-                self.calendar.now, self._fresh = now, 0  # the walk would stop before the first of them (_walk)
-                return []
-            return self._walk_fresh(now)
+            self.calendar.now = now
+            first, self._fresh = len(self.queue) - self._fresh, 0
+            return [] if self._idle() else self._walk(first)
         return []
 
     def _walk_all(self, now):
@@ -79,16 +78,16 @@ class Scheduler:
             self._widths = [job.width for _, job in self.queue]
         return self._walk(0)
 
-    def _walk_fresh(self, now):
-        self.calendar.now = now
-        first, self._fresh = len(self.queue) - self._fresh, 0
-        return self._walk(first)
+    def _idle(self):
+        """Whether a walk would stop before its first job: a job that did not fit stopped the last one
+        (backfill_depth 0), or no core is free and every top job has its reservation."""
+        return self._blocked or (self.calendar.free == 0 and self._top_jobs >= self._reservation_limit)
 
     def _walk(self, first):
         """Walk the queue from position ``first``; start what fits, reserve for top jobs."""
         calendar, queue, limit, top_jobs = self.calendar, self.queue, self._reservation_limit, self._top_jobs
         started, positions, selective, dips = [], [], self.selective, calendar.dips
-        if self._blocked or (calendar.free == 0 and top_jobs >= limit):
+        if self._idle():
             return started
         # Once no reservation is left to make, a job wider than the free cores is passed over without a
         # trace: those are skipped in one C-level scan (unless a blocked job stops the walk, depth 0).

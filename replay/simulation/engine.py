@@ -217,13 +217,8 @@ class _Engine:
         walltime_plan, width, soft_queued = self.walltime_plan, self.width, self.soft_queued
         submit = self.scheduler.submit
         classifier, soft_walltime = self.classifier, self._soft_walltime
-        live, made, made_from = self._live, self._made, self._made_from
         while index < count and submit_times[index] == now:
-            if index - made_from < len(made):
-                job = live[index] = made[index - made_from]
-            else:
-                job = self._submitted(index)
-                made, made_from = self._made, self._made_from
+            job = self._submitted(index)
             # queuejob sees only what the user sent: no default walltime yet.
             soft = soft_walltime(job, index, now)
             soft_queued[index] = soft or 0  # a soft walltime is >= 1 s: 0 is none
@@ -246,9 +241,7 @@ class _Engine:
             self.learner.observe(job, now, self.runtime[index])
         if self.predictor.window:
             owner = history_owner(self.predictor, job)
-            walltime = self.walltime[index]
-            self.history.add_row(owner, _history_row((now, job.job_id, self.runtime[index],
-                                                      None if walltime == NO_WALLTIME else walltime,
+            self.history.add_row(owner, _history_row((now, job.job_id, self.runtime[index], self._walltime_s(index),
                                                       history_project(job))))
             self._estimates.pop(owner, None)
         if self.scheduler.queue:
@@ -279,20 +272,17 @@ class _Engine:
         live, start, soft_started = self._live, self.start, self.soft_started
         heap, seq, planned_end, soft_walltime = self._heap, self._seq, self.calendar.planned_end, self._soft_walltime
         runjob_after, submit_times = self.settings.runjob_after_queued_s, self.submit_times
-        walltimes, held, rerun_after = self.walltime, self.held, self.rerun_after
         for queued in started:
             index = queued.index
             start[index] = now
-            job, walltime = live[index], walltimes[index]
-            if walltime == NO_WALLTIME:
-                walltime = None
+            job, walltime = live[index], self._walltime_s(index)
             if walltime != job.walltime_s:
                 job = job._replace(walltime_s=walltime)  # runjob sees defaults applied
             if runjob_after is None or now - submit_times[index] >= runjob_after:  # runjob predicts again
                 soft_started[index] = soft_walltime(job, index, now) or 0
             elif index not in self.reruns:  # started before: it keeps the soft walltime it ran with
                 soft_started[index] = self.soft_queued[index]
-            heapq.heappush(heap, (now + (self._run_for(index) if rerun_after else held[index]), _END, next(seq), index))
+            heapq.heappush(heap, (now + self._run_for(index), _END, next(seq), index))
             end = self._plan_end(index, now)
             if end != planned_end[index]:
                 self.calendar.move(index, end)
@@ -347,11 +337,15 @@ class _Engine:
 
     def _held_soft(self, soft, index):
         """``soft`` clamped as PBS takes it: whole seconds in [1, walltime]."""
-        walltime = self.walltime[index]
-        soft = clamp(int(soft), None if walltime == NO_WALLTIME else walltime)
+        soft = clamp(int(soft), self._walltime_s(index))
         if soft > self._soft_max:
             raise _WideSoftWalltime(soft)
         return soft
+
+    def _walltime_s(self, index):
+        """The walltime job ``index`` runs with, else None."""
+        walltime = self.walltime[index]
+        return None if walltime == NO_WALLTIME else walltime
 
     def _submitted(self, index):
         """The ``Job`` at ``index``, submitted now: made with the next few hundred, kept until it ends."""

@@ -6,7 +6,8 @@ Each workload is a scheduler configuration (``strict-depth1-light``,
 ``formula``, ``fairshare``, ``vnodes``, ``eligibility`` with job arrays and
 dependencies, ``roundrobin`` with queues of equal priority and run limits,
 ``resources`` with mem, ``node_sort_key`` and a formula threshold, ``aging`` with
-a formula that reads ``eligible_time`` (``aging-limits``: and a run limit per user), ...) and
+a formula that reads ``eligible_time`` (``aging-limits``: and a run limit per user;
+``aging-groups``: run limits per group, per user's ncpus on the queue and for everyone), ...) and
 60 to 70 jobs: four users in
 three groups, ``sleep`` jobs of 2 to 15 seconds, walltimes above the runtimes,
 soft walltimes on most jobs -- some under the runtime (so PBS extends them),
@@ -269,15 +270,26 @@ def aging(rng):
 
 def aging_limits(rng):
     return workload("aging-limits", "as aging, with max_run 2 per user (server): PBS stops a job's eligible time "
-                    "while its user is at the limit, which the model does not",
+                    "while its user is at the limit",
                     make_jobs(rng, 66, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8),
                     server={"eligible_time_enable": True, "job_sort_formula": AGING_FORMULA,
                             "max_run": "[u:PBS_GENERIC=2]"})
 
 
+def aging_groups(rng):
+    return workload("aging-groups", "as aging, with max_run 3 per group and 6 for everyone (server) and "
+                    "max_run_res.ncpus 6 per user (queue), jobs of up to 6 ncpus: a job accrues ineligible time over "
+                    "the group's or the user's limit, eligible time over the limit for everyone; log_events 2047 "
+                    "logs each change",
+                    make_jobs(rng, 66, single_chunk, MIXED_CPUS[:-1], (2, 15), HEAVY, 8),
+                    server={"eligible_time_enable": True, "job_sort_formula": AGING_FORMULA,
+                            "max_run": "[g:PBS_GENERIC=3],[o:PBS_ALL=6]", "log_events": 2047},
+                    queues={"workq": {"max_run_res.ncpus": "[u:PBS_GENERIC=6]"}})
+
+
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, limits, vnodes, queues,
-    eligibility, roundrobin, resources, aging, aging_limits)}
+    eligibility, roundrobin, resources, aging, aging_limits, aging_groups)}
 
 
 def generate(name, seed):

@@ -28,7 +28,9 @@ server's files must then still be readable here). It:
    ``sched_config``, ``resource_group``, ``pbsnodes.json``, ``qmgr-sched.txt``
    with the scheduler object's attributes, ``mom_config`` and the scheduler's
    fairshare ``usage`` file) and OUTDIR/recording.json (the workload, the job
-   ids, when each job was released, the PBS version);
+   ids, when each job was released, the PBS version); when the server logs
+   each change of a job's accrue type (``log_events`` with 1024, as 2047
+   has), also OUTDIR/accrual.log, those lines of the server's log;
 4. always -- also after an error or Ctrl-C -- puts back what it changed: the
    saved ``sched_config``, ``resource_group``, MoM configuration and
    fairshare usage, server, scheduler, queue and vnode attributes as they
@@ -669,6 +671,20 @@ def delete_never_run(server, accounting, never_ids, timeout_s=60):
     raise RuntimeError("no D record after qdel of {}".format(" ".join(never_ids)))
 
 
+ACCRUAL_FILE = "accrual.log"
+"""The server's log lines of the recording's jobs that change their accrue type (written when the workload's
+``log_events`` includes 1024, as 2047 does), for checking the model's eligible time."""
+
+
+def accrual_lines(server_logs, ids):
+    """The server's "Accrue type has changed" lines of the jobs ``ids`` (an array's subjobs with it), in log
+    order."""
+    wanted = set(ids)
+    return [line for lines in server_logs.lines().values() for line in lines
+            if "Accrue type has changed" in line and line.count(";") >= 5
+            and submitted_id(line.split(";")[4]) in wanted]
+
+
 def scheduler_errors(sched_logs):
     """The scheduler's log lines of the recording flagged as errors (event type bit 0x0001)."""
     errors = []
@@ -724,6 +740,7 @@ def record(server, workload, outdir, timeout_s):
     saved = save_state(server)
     job_ids, summary = {}, {"workload": workload, "pbs_version": pbs_version(server)}
     accounting, sched_logs = LogMark(server, "server_priv/accounting"), LogMark(server, "sched_logs")
+    server_logs = LogMark(server, "server_logs")
     try:
         renice(server, NICE_WHILE_RECORDING)
         configure(server, saved, workload)
@@ -744,6 +761,9 @@ def record(server, workload, outdir, timeout_s):
         failures = restore(server, saved, workload, list(job_ids.values()))
         for failure in failures:
             print("pbs_record: could not put back: " + failure, file=sys.stderr)
+    accrual = accrual_lines(server_logs, list(job_ids.values()))
+    if accrual:
+        new_file(os.path.join(outdir, ACCRUAL_FILE), "".join(line + "\n" for line in accrual))
     summary.update(job_ids=job_ids, accounting_lines=write_accounting(accounting, list(job_ids.values()), outdir),
                    sched_log_errors=scheduler_errors(sched_logs)[:20], restore_failures=failures,
                    differences_after_restore=state_differences(server, saved))

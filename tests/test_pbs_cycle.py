@@ -259,6 +259,23 @@ def test_over_a_run_limit_does_not_run_but_may_be_a_top_job():
     assert started(d) == ["2.svr"] and "max_run" in d.reasons["1.svr"] and tops(d) == [("1.svr", 100)]
 
 
+def test_no_room_now_is_found_before_the_run_limits():
+    """PBS's quick test of the free amounts over all vnodes comes before the run limits: a job over its user's
+    limit that could not fit now anyway fails for want of room; one that could fit fails on the limit."""
+    policy = STRICT._replace(server_limits=(Limit("max_run", "u", "PBS_GENERIC", 1),))
+    state = State(0, (running(job(0, 4, user="ana"), "n0"), running(job(5, 2, user="bo"), "n1")),
+                  (job(1, 4, user="ana"), job(2, 2, user="ana")))
+    d = decide(policy, machine(4, 4), state)
+    assert d.reasons["1.svr"] == "not enough free resources on the vnodes"
+    assert "max_run" in d.reasons["2.svr"]
+
+
+def test_the_quick_test_counts_no_vnode_below_nothing():
+    """A vnode held beyond its size (as a rebuilt state may hold it) leaves nothing, not less, to the sum."""
+    state = State(0, (running(job(0, 6), "n0"),), (job(1, 2),))
+    assert started(decide(SchedulingPolicy(), machine(4, 2), state)) == ["1.svr"]
+
+
 def test_run_limit_counts_jobs_started_in_the_cycle():
     """Jobs started earlier in the cycle count against the limit."""
     policy = SchedulingPolicy(server_limits=(Limit("max_run", "u", "PBS_GENERIC", 2),))

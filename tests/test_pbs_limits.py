@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replay.pbs.jobs import PbsJob
-from replay.pbs.limits import LimitEvent, normalise, over_limit
+from replay.pbs.limits import LimitEvent, Totals, limit_failure, normalise, over_limit
 from replay.pbs.policy import Limit, QueuePolicy, SchedulingPolicy
 from replay.pbs.resources import Place, parse_select
 
@@ -146,3 +146,24 @@ def test_run_limit_is_a_count_of_running_jobs(limit, running):
     policy = server(Limit("max_run", "u", "PBS_GENERIC", limit))
     jobs = [job() for _ in range(running)] + [job(user="other") for _ in range(3)]
     assert (over_limit(policy, job(), jobs) is not None) == (running >= limit)
+
+
+def test_the_failure_names_the_kind_of_limit_checked_first():
+    """The first limit broken, in PBS's order (group, project, overall, user), gives the kind: the overall limit
+    before the user's when both are reached."""
+    policy = server(Limit("max_run", "u", "PBS_GENERIC", 1), Limit("max_run", "o", "PBS_ALL", 1))
+    assert limit_failure(policy, job(), [job()]).kind == "o"
+    assert limit_failure(server(Limit("max_run", "u", "PBS_GENERIC", 1)), job(), [job()]).kind == "u"
+    assert limit_failure(policy, job(), []) is None
+
+
+def test_totals_count_the_jobs_considered_and_started():
+    """The cycle's total counts: running jobs, then jobs started and jobs considered, each counted once."""
+    policy = server(Limit("max_run_res.ncpus", "u", "PBS_GENERIC", 4))
+    totals = Totals(policy, [job(ncpus=1)])
+    assert totals.failure(job(ncpus=3)) is None
+    totals.considered(job(ncpus=2))
+    assert totals.failure(job(ncpus=1)) is None and totals.failure(job(ncpus=2)).kind == "u"
+    totals.started(job(ncpus=1))
+    assert totals.failure(job(ncpus=1)).kind == "u"
+    assert totals.failure(job(user="bob", ncpus=4)) is None

@@ -183,6 +183,20 @@ def test_ended_jobs_are_those_with_an_e_record():
     assert pbs_record.ended_jobs(ACCOUNTING, ["12.pbshost"]) == {"12.pbshost"}
 
 
+def test_accrual_lines_are_the_recordings_jobs_accrue_type_changes():
+    """Of the server's log, the lines that change the accrue type of the recording's jobs (and their subjobs)."""
+    change = "11/27/2026 03:31:{};0400;Server@pbshost;Job;{};Accrue type has changed to eligible_time, previous " \
+             "accrue type was ineligible_time for 5 secs, total eligible_time=00:00:00"
+    lines = [change.format(10, "12.pbshost"), change.format(11, "112.pbshost"),
+             "11/27/2026 03:31:12;0008;Server@pbshost;Job;12.pbshost;Job Modified at request of Scheduler@pbshost",
+             change.format(13, "7[2].pbshost")]
+
+    class Log:
+        def lines(self):
+            return {"20261127": lines}
+    assert pbs_record.accrual_lines(Log(), ["12.pbshost", "7[].pbshost"]) == [lines[0], lines[3]]
+
+
 # --- the fairshare usage file ---------------------------------------------------------------------------
 
 # --- workloads -----------------------------------------------------------------------------------------

@@ -12,7 +12,9 @@ The state of a decision is rebuilt from the records before the group's first S: 
 their recorded start, vnodes and soft walltime as known then (a job whose process had ended by then,
 ``start + resources_used.walltime``, is *exiting*: PBS plans its end one second from now); the queued
 jobs eligible at that second; fairshare usage replayed from the logs up to it (sampled at every start,
-end and submission, as PBS samples at every cycle). The model's ``decide`` gives the jobs it would
+end and submission, as PBS samples at every cycle); where queued jobs may accrue ineligible time
+(``replay.pbs.accrual``), their eligible time as the model's own cycles set it, one cycle after every
+submission, release and end and at every group of starts. The model's ``decide`` gives the jobs it would
 start; the decision agrees when the two sets of jobs are equal.
 
 Whole seconds leave things open. A job that became eligible in the same second as the cycle may have
@@ -36,6 +38,8 @@ import bisect
 import itertools
 import math
 from typing import NamedTuple, Tuple
+
+from ..pbs.accrual import tracks_accrual
 
 __all__ = ["Group", "DecisionCheck", "check_decisions", "decision_groups", "DecisionSummary", "summarise",
            "machine_of", "new_fairshare", "usage_at_end"]
@@ -221,6 +225,54 @@ def _releases(accounting, records):
     return releases
 
 
+OBIT_DELAY_S = 1
+"""How long after a job's process ends (``start + resources_used.walltime``) its server most likely knows it
+is exiting: the execution host's obit came 0 s after for a third of the jobs of a recording whose server
+logged it, 1 s after for the others."""
+
+
+class _AccrualReplay:
+    """The queued jobs' eligible time as the model's cycles set it: a cycle asked of the model after each
+    submission, end and release (the server asks for one at each) and at each group of starts, on the
+    state the logs give (a job exiting once its server most likely knows, ``OBIT_DELAY_S``), and the jobs
+    it leaves waiting accrue eligible time or not from then on."""
+
+    def __init__(self, accounting, model, groups, fairshare=None):
+        from ..pbs.accrual import Accrual
+        self.accrual, self.model, self.sweep, self.next = Accrual(), model, _Sweep(accounting), 0
+        self.fairshare = None if fairshare is None else _FairshareReplay(accounting, fairshare)
+        records = []
+        for record in accounting.jobs:
+            if record.queued_order:
+                records.append((record.job.submit_time, record.queued_order))
+            for run in record.runs:
+                if run.end_order is not None:
+                    records.append((run.end, run.end_order))
+        records += [(group.time, group.order - 1) for group in groups]
+        starts = [(run.start, run.start_order) for record in accounting.jobs for run in record.runs]
+        ordered = sorted(records + starts, key=lambda instant: instant[1])
+        self.instants = sorted(set(records + _releases(accounting, ordered)), key=lambda instant: instant[::-1])
+
+    def at(self, order):
+        """The eligible time of the queued jobs as the scheduler read it just before the record at ``order``
+        (a copy)."""
+        while self.next < len(self.instants) and self.instants[self.next][1] < order:
+            when, position = self.instants[self.next]
+            records = self.sweep.at(position + 1)
+            queued = tuple(record.job_at(position + 1) for record in records
+                           if record.queued_at(position + 1, when))
+            if queued:
+                usage = None if self.fairshare is None else self.fairshare.at(position + 1)
+                running = _running(records, position + 1, when - OBIT_DELAY_S)
+                state = self.model.state(when, tuple(running), queued, usage, self.accrual)
+                decision = self.model.decide(self.model.policy, self.model.machine, state)
+                started = {job.name for job, _ in decision.started}
+                self.accrual.after_cycle(when, [job for job in queued if job.name not in started],
+                                         decision.ineligible)
+            self.next += 1
+        return self.accrual.copy()
+
+
 def usage_at_end(accounting, fairshare):
     """``fairshare`` (a ``Fairshare``) charged and decayed as the scheduler did through the whole logs, up to
     the cycle of their last record (``check_decisions`` goes no further than the last start)."""
@@ -251,7 +303,11 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
     fairshare = new_fairshare(site.policy) if fairshare is None else fairshare
     replay = None if fairshare is None else _FairshareReplay(accounting, fairshare)
     sweep, checks, ends = _Sweep(accounting), [], _ends_by_time(accounting)
-    for group in decision_groups(accounting, site.vnodes):
+    groups = decision_groups(accounting, site.vnodes)
+    accrual = None
+    if tracks_accrual(site.policy):
+        accrual = _AccrualReplay(accounting, model, groups, None if fairshare is None else fairshare.copy())
+    for group in groups:
         records = sweep.at(group.order)
         runs = _group_runs(records, group)
         situation = _Situation(
@@ -262,7 +318,7 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
                   for record, run in ends.get(group.time, ()) if run.end_order < group.order),
             None if replay is None else replay.at(group.order).copy(),
             {name: run.allocation for name, run in runs.items()}, _ended_within(records, group),
-            {name: run.start for name, run in runs.items()})
+            {name: run.start for name, run in runs.items()}, None if accrual is None else accrual.at(group.order))
         checks.append(_compare(model, situation))
     return checks
 
@@ -294,6 +350,7 @@ class _Situation(NamedTuple):
     allocations: dict
     ended_within: tuple = ()
     starts: dict = None
+    accrual: object = None
 
 
 def _ends_by_time(accounting):
@@ -380,7 +437,7 @@ def _unsure_exiting(records, order, now):
 
 
 def _ask(model, situation, running, queued):
-    state = model.state(situation.group.time, tuple(running), tuple(queued), situation.usage)
+    state = model.state(situation.group.time, tuple(running), tuple(queued), situation.usage, situation.accrual)
     decision = model.decide(model.policy, model.machine, state)
     return state, decision, tuple(job.name for job, _ in decision.started)
 

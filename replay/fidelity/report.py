@@ -89,13 +89,14 @@ def _figure_rows(values):
     ]
 
 
-def _sort_values(policy, jobs, now, fairshare):
-    """Job name -> the value PBS sorts it by: the job_sort_formula's; without one, with fairshare, the
-    entity's fairshare_factor (higher: more deserving); else nothing."""
+def _sort_values(policy, jobs, now, fairshare, accrual=None):
+    """Job name -> the value PBS sorts it by: the job_sort_formula's (with the jobs' eligible time as
+    ``accrual`` has it); without one, with fairshare, the entity's fairshare_factor (higher: more
+    deserving); else nothing."""
     if policy.job_sort_formula:
         from ..pbs.order import sort_values
         jobs = tuple(jobs)
-        values = sort_values(policy, jobs, now, fairshare)
+        values = sort_values(policy, jobs, now, fairshare, accrual)
         return {job.name: values[id(job)] for job in jobs}
     if fairshare is not None:
         copy = fairshare.copy()
@@ -103,10 +104,12 @@ def _sort_values(policy, jobs, now, fairshare):
     return {}
 
 
-def _ordered(policy, jobs, now, fairshare):
+def _ordered(policy, jobs, now, fairshare, accrual=None):
     """The queued jobs in the order the model's scheduler walks them."""
-    from ..pbs.order import job_order
-    return [job for queue in job_order(policy, list(jobs), now, fairshare) for job in queue]
+    from ..pbs.order import job_order, sort_values
+    jobs = list(jobs)
+    values = sort_values(policy, jobs, now, fairshare, accrual)
+    return [job for queue in job_order(policy, jobs, now, fairshare, values) for job in queue]
 
 
 def disagreement(policy, check):
@@ -115,11 +118,12 @@ def disagreement(policy, check):
     the ends PBS planned for them."""
     state, decision = check.state, check.decision
     pbs, model = set(check.group.started), set(check.model_started)
-    values = _sort_values(policy, state.queued, state.now, state.fairshare)
+    accrual = getattr(state, "accrual", None)
+    values = _sort_values(policy, state.queued, state.now, state.fairshare, accrual)
     tops = {job.name: start for job, start, _ in decision.top_jobs}
     queued = [dict(_job_row(job, "queued", job.eligible_time, None, values.get(job.name), job.name in pbs,
                             job.name in model, decision.reasons.get(job.name)), top_job_start=tops.get(job.name))
-              for job in _ordered(policy, state.queued, state.now, state.fairshare)]
+              for job in _ordered(policy, state.queued, state.now, state.fairshare, accrual)]
     running = [_job_row(item.job, "exiting" if item.exiting else "running", item.start,
                         state.now + EXITING_TIME_S if item.exiting else planned_end(item.job, item.start, state.now),
                         None, False, False, None) for item in state.running]

@@ -8,7 +8,10 @@ jobs in its sort order and, for each one:
    included, soft walltime not — plus the queue, user, group or project when limits make them matter),
    the job fails for the same reason without being looked at.
 2. A job too big for the whole machine can never run; it is passed over and never becomes a top job.
-3. A job that would exceed a server or queue run limit (``max_run``, ``max_run_res``...) does not run now.
+3. A job for which all the vnodes together have too little left now (or no vnode is free) does not run
+   now, without its run limits being checked (the job-wide test of ``resresv_can_fit_nodepart``).
+   Otherwise a job that would exceed a server or queue run limit (``max_run``, ``max_run_res``...) does
+   not run now.
 4. Otherwise it runs if its chunks fit on vnodes now without taking room a top job has reserved on
    them before the job would end (its planned end: soft walltime first).
 5. A job that does not run becomes a top job when ``strict_ordering`` is on, backfilling is on (server
@@ -25,6 +28,9 @@ jobs in its sort order and, for each one:
 
 Before the walk, jobs whose ``job_sort_formula`` value is at or below ``job_sort_formula_threshold``, and
 with fairshare and ``enforce_no_shares`` the jobs of entities without a share, are left out of the cycle.
+With ``eligible_time_enable`` on, the cycle also says which of the jobs left waiting accrue ineligible
+time from now on (``accrual``): those under the threshold, and those a run limit per user, group or
+project holds back, counted against the cycle's total counts (``limits.Totals``).
 Jobs started in this cycle count for the vnodes, the limits and the calendar (they end a planned
 duration from now) of every later decision. With fairshare, a job's requested usage is charged to its
 entity for the rest of the cycle when it starts or becomes a top job, and the remaining jobs are sorted
@@ -36,10 +42,11 @@ subjob limits, ``max_jobs_to_check``, the cycle-length limit, shrink-to-fit jobs
 
 from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
 
+from .accrual import INELIGIBLE_KINDS, tracks_accrual
 from .calendar import Calendar, Simulation, estimate_start
 from .formula import under_threshold
 from .jobs import PbsJob, planned_duration
-from .limits import LimitEvent, normalise, over_limit
+from .limits import LimitEvent, Totals, limit_failure, normalise
 from .order import Walk, job_order
 from .placement import Allocation, Machine, hold, is_excl
 
@@ -60,21 +67,25 @@ class Running(NamedTuple):
 
 class State(NamedTuple):
     """What the scheduler sees at ``now``: running jobs, queued jobs eligible to run (released, in a
-    started and enabled queue), and the fairshare usage (None without fairshare)."""
+    started and enabled queue), the fairshare usage (None without fairshare) and the queued jobs' eligible
+    time (an ``accrual.Accrual``; None: each has accrued eligible time since its ``etime``)."""
 
     now: int
     running: Tuple[Running, ...]
     queued: Tuple[PbsJob, ...]
     fairshare: object = None
+    accrual: object = None
 
 
 class Decision(NamedTuple):
     """What one cycle does: jobs started in order with their vnodes, top jobs with their estimated start
-    and vnodes, and for every job considered but not started, why."""
+    and vnodes, for every job considered but not started, why; and the names of the jobs left waiting
+    that accrue ineligible time from now on (empty unless ``accrual.tracks_accrual``)."""
 
     started: Tuple[Tuple[PbsJob, Allocation], ...]
     top_jobs: Tuple[Tuple[PbsJob, int, Allocation], ...]
     reasons: Mapping[str, str]
+    ineligible: frozenset = frozenset()
 
 
 NEVER_RUN = "can never run: larger than the machine"
@@ -88,7 +99,7 @@ def decide(policy, machine: Machine, state: State) -> Decision:
     """The jobs PBS starts now, and its top jobs, under ``policy`` on ``machine`` (see the module text)."""
     cycle = _Cycle(policy, machine, state)
     cycle.run()
-    return Decision(tuple(cycle.started), tuple(cycle.top_jobs), dict(cycle.reasons))
+    return Decision(tuple(cycle.started), tuple(cycle.top_jobs), dict(cycle.reasons), frozenset(cycle.ineligible))
 
 
 def placed(policy, machine: Machine, jobs, now):
@@ -108,6 +119,7 @@ def placed(policy, machine: Machine, jobs, now):
 class _Failure(NamedTuple):
     reason: str
     never: bool
+    limit_kind: Optional[str] = None
 
 
 class _Cycle:
@@ -138,10 +150,13 @@ class _Cycle:
         self.queue_top_jobs: Dict[str, int] = {}
         self.class_uses = _class_uses(policy, machine)
         self.backfill = _backfill(policy)
+        self.accrual = state.accrual
+        self.ineligible = set()
+        self.totals = Totals(policy, self.running_jobs) if tracks_accrual(policy) else None
 
     def run(self):
         """Walk the jobs as ``next_job`` does (``order.Walk``), re-sorting when PBS would."""
-        self.walk = Walk(self.policy, self.queued, self.now, self.fairshare)
+        self.walk = Walk(self.policy, self.queued, self.now, self.fairshare, self.accrual)
         self._without_shares()
         self._under_threshold()
         while True:
@@ -170,11 +185,14 @@ class _Cycle:
             if under_threshold(self.policy, self.walk.values[id(job)]):
                 self.walk.considered.add(job.name)
                 self.reasons[job.name] = UNDER_THRESHOLD
+                if self.totals is not None:
+                    self.ineligible.add(job.name)
 
     def _consider(self, job):
         """Try ``job`` now, else as a top job; whether the cycle's state changed (PBS may re-sort)."""
         outcome = self._is_ok_to_run(job)
         if isinstance(outcome, _Failure):
+            self._accrue(job, outcome)
             added = self._try_top_job(job, outcome)
             self.reasons[job.name] = outcome.reason
             self.failed_classes.setdefault(self._class_of(job), outcome)
@@ -190,17 +208,33 @@ class _Cycle:
             return failed
         if not self.machine.fits_empty(job):
             return _Failure(NEVER_RUN, True)
-        over = _over_limit(self.policy, job, self.running_jobs, self.now, self.calendar)
+        if not self.machine.fits_free(job, self.used, self.exclusive):
+            return _Failure(NO_ROOM, False)  # PBS's quick test, before the run limits
+        over = _limit_failure(self.policy, job, self.running_jobs, self.now, self.calendar)
         if over is not None:
-            return _Failure(over, False)
+            return _Failure(over.reason, False, over.kind)
         allocation = self.machine.place(job, self.used, self.exclusive, self.calendar.future(self.machine),
                                         self.now, self.now + planned_duration(job))
         return _Failure(NO_ROOM, False) if allocation is None else allocation
+
+    def _accrue(self, job, failure):
+        """Whether ``job``, not run, accrues ineligible time: the first limit it breaks against the cycle's
+        total counts, else its own failure's limit, is per user, group or project (``fifo.cpp``, then
+        ``update_accruetype``); it then counts in the totals."""
+        if self.totals is None:
+            return
+        over = self.totals.failure(job)
+        kind = over.kind if over is not None else failure.limit_kind
+        if kind in INELIGIBLE_KINDS:
+            self.ineligible.add(job.name)
+        self.totals.considered(job)
 
     def _start(self, job, allocation):
         self.started.append((job, allocation))
         self._hold(job, allocation)
         self.running_jobs.append(job)
+        if self.totals is not None:
+            self.totals.started(job)
         self.calendar.add(self.now + planned_duration(job), False, job, allocation)
         self._charge(job)
 
@@ -235,7 +269,7 @@ class _Cycle:
         return True
 
     def _check_in_simulation(self, simulation, job):
-        if _over_limit(self.policy, job, simulation.running_jobs, simulation.time, simulation.calendar) is not None:
+        if _limit_failure(self.policy, job, simulation.running_jobs, simulation.time, simulation.calendar) is not None:
             return None
         return simulation.place(job)
 
@@ -346,10 +380,11 @@ def _class_key(job, uses, machine):
     )
 
 
-def _over_limit(policy, job, running_jobs, now, calendar) -> Optional[str]:
-    """Why starting ``job`` at ``now`` would exceed a run limit, looking ahead over the calendar's pending
-    starts and ends as PBS's ``check_limits`` does, or None."""
+def _limit_failure(policy, job, running_jobs, now, calendar):
+    """The run limit starting ``job`` at ``now`` would exceed, looking ahead over the calendar's pending
+    starts and ends as PBS's ``check_limits`` does (a ``limits.LimitFailure``), or None."""
     if not policy.server_limits and not policy.queue(job.queue).limits:
-        return None  # no limit to break: over_limit would say so after building the events
+        return None  # no limit to break: limit_failure would say so after building the events
     events = [LimitEvent(event.time, event.job, event.starts) for event in calendar.pending()]
-    return over_limit(policy, job, running_jobs, now, events)
+    return limit_failure(policy, job, running_jobs, now, events)
+

@@ -178,17 +178,23 @@ def _resource_values(job):
     return {name: as_printed(value) for name, value in values.items()}
 
 
-def formula_values(policy, job, now, fairshare=None):
+def formula_values(policy, job, now, fairshare=None, accrual=None):
     """Every name PBS offers a formula for ``job`` at ``now``: its resources and the special names.
 
-    ``eligible_time`` is the time the job has waited eligible (``now`` - its ``etime``) when the server's
-    ``eligible_time_enable`` is on, else 0, as is ``accrue_type`` (2, eligible, when on). Fairshare
+    ``eligible_time`` is the time the job has waited eligible when the server's ``eligible_time_enable``
+    is on, else 0, as is ``accrue_type`` (2 while accruing eligible time, 1 ineligible, when on): as
+    ``accrual`` (an ``accrual.Accrual``) has followed it, else ``now`` - its ``etime``. Fairshare
     values come from ``fairshare`` (a ``fairshare.Fairshare``); without one they are 0.
     """
     values = resource_values(job)
     eligible = policy.eligible_time_enable
-    values["eligible_time"] = max(0, now - job.eligible_time) if eligible else 0
-    values["accrue_type"] = 2 if eligible else 0
+    if not eligible:
+        values["eligible_time"] = values["accrue_type"] = 0
+    elif accrual is None:
+        values["eligible_time"], values["accrue_type"] = max(0, now - job.eligible_time), 2
+    else:
+        values["eligible_time"] = accrual.eligible_s(job, now)
+        values["accrue_type"] = 2 if accrual.accruing(job) else 1
     values["queue_priority"] = policy.queue(job.queue).priority
     values["job_priority"] = job.priority
     factors = fairshare.factors(job) if fairshare is not None else {}
@@ -198,9 +204,9 @@ def formula_values(policy, job, now, fairshare=None):
     return values
 
 
-def job_value(policy, formula, job, now, fairshare=None):
+def job_value(policy, formula, job, now, fairshare=None, accrual=None):
     """The value PBS sorts ``job`` by under ``formula``, in the single precision it is stored in."""
-    return stored(formula(formula_values(policy, job, now, fairshare)))
+    return stored(formula(formula_values(policy, job, now, fairshare, accrual)))
 
 
 def under_threshold(policy, value):

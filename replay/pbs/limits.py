@@ -30,15 +30,23 @@ How PBS applies them:
 Jobs in the exiting state are not counted (PBS counts ``is_running`` jobs only, although an exiting job
 may still hold vnodes): ``cycle`` leaves them out of ``running_jobs``.
 
+With ``eligible_time_enable`` on, PBS checks the limits once more for each job that cannot run, against
+its *total* counts (``check_limits`` with ``CHECK_CUMULATIVE_LIMIT``): the running jobs, the jobs started
+in this cycle, and the jobs the cycle already considered and could not run, each of which is added after
+its own check (``update_total_counts``; one quirk kept: such a job is counted in the server's totals
+when the server has limits, else in its queue's). ``Totals`` keeps these counts; the kind of the first
+limit a job breaks decides whether it accrues eligible time (``accrual``).
+
 Not modelled: ``max_run_subjobs`` of job arrays and limits inside reservations.
 """
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 from .jobs import planned_duration
 from .policy import Limit
 
-__all__ = ["LimitEvent", "over_limit", "normalise", "OLD_STYLE"]
+__all__ = ["LimitEvent", "LimitFailure", "Totals", "over_limit", "limit_failure", "has_entity_limits", "normalise",
+           "OLD_STYLE"]
 
 OLD_STYLE = {"max_running": ("max_run", "o", "PBS_ALL"), "max_user_run": ("max_run", "u", "PBS_GENERIC"),
              "max_group_run": ("max_run", "g", "PBS_GENERIC"),
@@ -49,6 +57,13 @@ OLD_STYLE = {"max_running": ("max_run", "o", "PBS_ALL"), "max_user_run": ("max_r
 _KIND_WORDS = {"u": "user", "g": "group", "p": "project", "o": "everyone"}
 _CHECK_ORDER = ("g", "p", "o", "u")
 SERVER = ""
+
+
+class LimitFailure(NamedTuple):
+    """The first limit a job breaks: PBS-like text naming it, and its kind (``u``, ``g``, ``p`` or ``o``)."""
+
+    reason: str
+    kind: str
 
 
 class LimitEvent(NamedTuple):
@@ -97,9 +112,11 @@ def _amount(job, resource):
     return job.resource(resource, None)
 
 
-def _add(counts, job, resources, sign):
-    """Count ``job`` (sign 1) or uncount it (sign -1) in ``counts``."""
+def _add(counts, job, resources, sign, scopes=None):
+    """Count ``job`` (sign 1) or uncount it (sign -1) in ``counts``; in ``scopes`` only, if given."""
     for key in _keys(job):
+        if scopes is not None and key[0] not in scopes:
+            continue
         fields = counts.setdefault(key, {})
         fields[None] = fields.get(None, 0) + sign
         for resource in resources:
@@ -155,17 +172,17 @@ def _reason(scope, attribute, kind, entity, value, name):
 
 
 def _check_run(table, scope, counts, job):
-    """The reason the scope's ``max_run`` limits hold ``job`` back, else None."""
+    """The ``LimitFailure`` of the scope's ``max_run`` limits for ``job``, else None."""
     for kind in _CHECK_ORDER:
         name = _entity(job, kind)
         found = _limit(table, "max_run", kind, name)
         if found is not None and counts.get((scope, kind, name), {}).get(None, 0) >= found[0]:
-            return _reason(scope, "max_run", kind, found[1], found[0], name)
+            return LimitFailure(_reason(scope, "max_run", kind, found[1], found[0], name), kind)
     return None
 
 
 def _check_resources(table, scope, counts, job, resources):
-    """The reason the scope's ``max_run_res`` limits hold ``job`` back, else None."""
+    """The ``LimitFailure`` of the scope's ``max_run_res`` limits for ``job``, else None."""
     for kind in _CHECK_ORDER:
         name = _entity(job, kind)
         for resource in resources:
@@ -174,7 +191,7 @@ def _check_resources(table, scope, counts, job, resources):
             if found is None or requested is None:
                 continue
             if counts.get((scope, kind, name), {}).get(resource, 0) + requested > found[0]:
-                return _reason(scope, attribute, kind, found[1], found[0], name)
+                return LimitFailure(_reason(scope, attribute, kind, found[1], found[0], name), kind)
     return None
 
 
@@ -195,18 +212,71 @@ def over_limit(policy, job, running_jobs, now=None, events=()):
     ``events`` (``LimitEvent``, with ``now``) is the calendar of top jobs' planned starts and ends and
     running jobs' planned ends, which PBS looks ahead to over the job's planned duration.
     """
-    scopes = ((job.queue, _hard_limits(policy.queue(job.queue).limits)),
-              (SERVER, _hard_limits(policy.server_limits)))
+    failure = limit_failure(policy, job, running_jobs, now, events)
+    return None if failure is None else failure.reason
+
+
+def _scopes(policy, job):
+    return ((job.queue, _hard_limits(policy.queue(job.queue).limits)),
+            (SERVER, _hard_limits(policy.server_limits)))
+
+
+def limit_failure(policy, job, running_jobs, now=None, events=()) -> Optional[LimitFailure]:
+    """``over_limit`` with the kind of the limit broken: a ``LimitFailure``, else None."""
+    scopes = _scopes(policy, job)
     if not any(table for _, table in scopes):
         return None
     resources = _resources(table for _, table in scopes)
-    counts = _counts(running_jobs, resources, job, now, events)
+    return _first_failure(scopes, _counts(running_jobs, resources, job, now, events), job, resources)
+
+
+def _first_failure(scopes, counts, job, resources):
+    """The first limit of ``scopes`` that ``counts`` plus ``job`` break, in PBS's order, else None."""
     for scope, table in scopes:
-        reason = _check_run(table, scope, counts, job)
-        if reason:
-            return reason
+        failure = _check_run(table, scope, counts, job)
+        if failure:
+            return failure
     for scope, table in scopes:
-        reason = _check_resources(table, scope, counts, job, resources)
-        if reason:
-            return reason
+        failure = _check_resources(table, scope, counts, job, resources)
+        if failure:
+            return failure
     return None
+
+
+def has_entity_limits(policy):
+    """True if a hard run limit is set per user, group or project, on the server or on a queue."""
+    limits = list(policy.server_limits) + [limit for queue in policy.queues for limit in queue.limits]
+    return any(kind != "o" for (_, kind, _) in _hard_limits(limits))
+
+
+class Totals:
+    """PBS's total counts of one cycle (``total_user_counts``, ... in ``server_info`` and ``queue_info``):
+    the running jobs, then each job started (counted where its server or queue has limits) and each job
+    considered that could not run (counted in the server's totals when the server has limits, else in its
+    queue's: ``update_total_counts`` with ``ALL``)."""
+
+    def __init__(self, policy, running_jobs):
+        self.policy, self.counts = policy, {}
+        self._server_limited = bool(_hard_limits(policy.server_limits))
+        self._resources = _resources([_hard_limits(policy.server_limits)]
+                                     + [_hard_limits(queue.limits) for queue in policy.queues])
+        for job in running_jobs:
+            _add(self.counts, job, self._resources, 1)
+
+    def started(self, job):
+        """Count ``job``, started in this cycle."""
+        _add(self.counts, job, self._resources, 1)
+
+    def considered(self, job):
+        """Count ``job``, considered in this cycle and not run."""
+        if self._server_limited:
+            _add(self.counts, job, self._resources, 1, (SERVER,))
+        elif _hard_limits(self.policy.queue(job.queue).limits):
+            _add(self.counts, job, self._resources, 1, (job.queue,))
+
+    def failure(self, job) -> Optional[LimitFailure]:
+        """The first limit ``job`` breaks against the totals (``CHECK_CUMULATIVE_LIMIT``), else None."""
+        scopes = _scopes(self.policy, job)
+        if not any(table for _, table in scopes):
+            return None
+        return _first_failure(scopes, self.counts, job, self._resources)

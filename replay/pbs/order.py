@@ -63,15 +63,15 @@ def _sort_key_value(job, name, fairshare):
     return 0
 
 
-def sort_values(policy, jobs, now, fairshare=None):
+def sort_values(policy, jobs, now, fairshare=None, accrual=None):
     """Each job's ``job_sort_formula`` value by ``id(job)`` (None without a formula). PBS evaluates the formula
     once per cycle, after the fairshare usage is brought up to date (``init_scheduling_cycle``), and sorts by
     the stored value for the whole cycle: the sorts after each job started keep it, even when the formula
-    reads fairshare terms that the job's charge changes."""
+    reads fairshare terms that the job's charge changes. ``accrual``: the jobs' eligible time, if followed."""
     if not policy.job_sort_formula:
         return None
     formula = compile_formula(policy.job_sort_formula)
-    return {id(job): job_value(policy, formula, job, now, fairshare) for job in jobs}
+    return {id(job): job_value(policy, formula, job, now, fairshare, accrual) for job in jobs}
 
 
 def _fixed_keys(policy, values, fairshare, jobs):
@@ -144,13 +144,14 @@ class Walk:
     ``resorted_after_each_run``, and carries on with the first job it has not yet considered.
     """
 
-    def __init__(self, policy, jobs, now, fairshare=None):
+    def __init__(self, policy, jobs, now, fairshare=None, accrual=None):
         self.policy, self.jobs, self.now = policy, tuple(jobs), now
         self.considered = set()
         self._level, self._queue = 0, 0
         if fairshare is not None:
             fairshare.add_entities(self.jobs)
-        self.values = sort_values(policy, self.jobs, now, fairshare)  # kept for the cycle, as PBS keeps them
+        # kept for the cycle, as PBS keeps them
+        self.values = sort_values(policy, self.jobs, now, fairshare, accrual)
         self._fixed = _fixed_keys(policy, self.values, fairshare, self.jobs)
         self._sort(fairshare)
 

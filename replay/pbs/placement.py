@@ -156,6 +156,35 @@ class Machine:
         return all(not isinstance(amount, (int, float)) or amount <= totals.get(name, 0)
                    for name, amount in requested.items())
 
+    def fits_free(self, job, used, exclusive):
+        """Whether ``job`` passes PBS's quick test that it may fit now (``resresv_can_fit_nodepart`` on all
+        vnodes, free amounts), made before run limits are checked: some vnode is free (not held
+        exclusively, not all its cpus assigned), scatter or vscatter need no more chunks than free vnodes,
+        and the job-wide amounts and each chunk are within what all the vnodes have left, summed (none
+        below nothing)."""
+        pool = self.pool(job.queue)
+        free_vnodes = sum(1 for vnode in pool if vnode.name not in exclusive and not (
+            vnode.name in used and vnode.amount("ncpus") - used[vnode.name].get("ncpus", 0) <= 0))
+        if not free_vnodes:
+            return False
+        if job.place.arrangement in ("scatter", "vscatter") and _total_chunks(job) > free_vnodes:
+            return False
+        left = {}
+        for vnode in pool:
+            held = used.get(vnode.name, {})
+            for name, value in vnode.available:
+                if isinstance(value, (int, float)):
+                    left[name] = left.get(name, 0) + max(0, value - held.get(name, 0))
+        requested = {}
+        for chunk in job.chunks:
+            amounts, _ = self.chunk_request(chunk)
+            for name, amount in amounts:
+                if isinstance(amount, (int, float)) and name in left and amount > left[name]:
+                    return False
+                requested[name] = job.resource(name)
+        return all(not isinstance(amount, (int, float)) or name not in left or amount <= left[name]
+                   for name, amount in requested.items())
+
     def pool(self, queue):
         """The vnodes a job of ``queue`` may use: the queue's own vnodes if some are tied to it, else the
         vnodes tied to no queue (PBS's ``qinfo->nodes`` or ``sinfo->unassoc_nodes``)."""

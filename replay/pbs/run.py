@@ -11,7 +11,8 @@ reuse its resources: the real server needs one to two seconds to process a job's
 Events at one instant are handled in a fixed order (``Event``), then one cycle runs; or, with
 ``cycle_per_event``, one cycle per release and per second in which processes ended, as PBS's server asks
 for them. Fairshare usage,
-if given, is decayed and sampled at every cycle, as PBS does. Pure: no files, no clock.
+if given, is decayed and sampled at every cycle, as PBS does; so is the queued jobs' eligible time where
+some of them may accrue ineligible time (``accrual``). Pure: no files, no clock.
 """
 
 import enum
@@ -19,6 +20,7 @@ import heapq
 import itertools
 from typing import NamedTuple
 
+from .accrual import Accrual, tracks_accrual
 from .cycle import Running, State
 
 __all__ = ["Event", "SimulatedRun", "Hooks", "simulate_run"]
@@ -106,6 +108,7 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
     decide = pbs_decide if decide is None else decide
     hooks = Hooks() if hooks is None else hooks
     clock, queued, running, runs = _Clock(), {}, {}, {}
+    accrual = Accrual() if tracks_accrual(policy) else None
     for item in running_at_start:
         running[item.job.name] = item
         clock.push(item.start + item.job.runtime_s + latency_s, Event.END, item.job)
@@ -129,7 +132,7 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
             if queued:
                 _mark_exiting(now, running, exiting_after_s or {})
                 for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed,
-                                  exiting_after_s or {}):
+                                  exiting_after_s or {}, accrual):
                     clock.push(now + job.runtime_s + latency_s, Event.END, job)
                     unconfirmed.add(job.name)
     return runs
@@ -160,16 +163,18 @@ def _mark_exiting(now, running, exiting_after_s):
             running[name] = item._replace(exiting=True)
 
 
-def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed=(), exiting_after_s=None):
+def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed=(), exiting_after_s=None,
+           accrual=None):
     """One scheduler cycle at ``now``: the jobs ``decide`` starts move from ``queued`` to ``running``;
     returns them. The jobs named in ``unconfirmed`` are seen as starting one second from now; a job's
-    process runs ``exiting_after_s`` (default: its whole ``runtime_s``)."""
+    process runs ``exiting_after_s`` (default: its whole ``runtime_s``); ``accrual``, if followed, is
+    brought up to date with what the cycle says of the jobs left waiting."""
     current = tuple(sorted((item._replace(start=now + 1) if item.job.name in unconfirmed else item
                             for item in running.values()), key=lambda item: (item.start, item.job.index)))
     if fairshare is not None:
         fairshare.sample(now, current)  # accrues the running jobs' usage since the last cycle, then decays
     waiting = tuple(sorted(queued.values(), key=lambda job: job.index))
-    decision = decide(policy, machine, State(now, current, waiting, fairshare))
+    decision = decide(policy, machine, State(now, current, waiting, fairshare, accrual))
     for job, start, _ in decision.top_jobs:
         hooks.reserved(job, start, now)
     started = []
@@ -180,5 +185,8 @@ def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks
         process_s = (exiting_after_s or {}).get(job.name, job.runtime_s)
         running[job.name] = Running(job, now, allocation, process_s=process_s)
         runs[job.name] = SimulatedRun(now, now + job.runtime_s, allocation)
+    if accrual is not None:
+        accrual.forget(job.name for job, _ in started)
+        accrual.after_cycle(now, queued.values(), decision.ineligible)
     return [job for job, _ in started]
 

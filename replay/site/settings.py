@@ -23,7 +23,6 @@ other than PBS's default); a name PBS does not know in sched_config is ignored b
 """
 
 import os
-import re
 from typing import NamedTuple, Tuple
 
 from ..pbs.policy import SchedulingPolicy
@@ -38,7 +37,7 @@ from .scheduling import scheduling_policy
 from .usage import decode_usage
 
 __all__ = ["Setting", "Site", "read_site", "classify", "is_listed", "CATEGORIES", "MODELLED", "NO_EFFECT",
-           "NOT_MODELLED", "ACCRUAL_NOT_MODELLED"]
+           "NOT_MODELLED"]
 
 FILES = ("qmgr.txt", "qmgr-sched.txt", "sched_config", "resource_group", "pbsnodes.json", "mom_config")
 """The text files of a site folder, each optional."""
@@ -249,27 +248,8 @@ def _site(texts, usage=None):
                 + _group_settings(tree, lines, context)
                 + (_node_settings(node_entries, context) if node_file == "pbsnodes.json" else ())
                 + _mom_settings(mom_config, context))
-    remarks = (list(sched_config.readings) + remarks + _left_out_remarks(left_out, node_file)
-               + _accrual_remarks(policy))
+    remarks = list(sched_config.readings) + remarks + _left_out_remarks(left_out, node_file)
     return Site(policy, vnodes, policy.scheduler_iteration_s, settings, tuple(remarks))
-
-
-ACCRUAL_NOT_MODELLED = (
-    "not modelled: eligible_time in job_sort_formula stops growing while a job is over a user, group or "
-    "project run limit or at or below job_sort_formula_threshold (PBS's scheduler makes it accrue ineligible "
-    "time then); the model counts it from the job's eligible time (etime) whatever stopped the job")
-
-
-def _accrual_remarks(policy):
-    """The remark on eligible time, where it can matter: ``eligible_time_enable`` on, a formula that reads
-    ``eligible_time``, and run limits per user, group or project, or a formula threshold."""
-    if not (policy.eligible_time_enable and policy.job_sort_formula
-            and re.search(r"\beligible_time\b", policy.job_sort_formula)):
-        return []
-    limits = policy.server_limits + tuple(limit for queue in policy.queues for limit in queue.limits)
-    if policy.job_sort_formula_threshold is None and not any(limit.kind in "ugp" for limit in limits):
-        return []
-    return [ACCRUAL_NOT_MODELLED]
 
 
 def _with_fairshare_timing(policy, mom_config, usage):

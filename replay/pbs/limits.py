@@ -40,6 +40,7 @@ limit a job breaks decides whether it accrues eligible time (``accrual``).
 Not modelled: ``max_run_subjobs`` of job arrays and limits inside reservations.
 """
 
+import functools
 from typing import NamedTuple, Optional
 
 from .jobs import planned_duration
@@ -86,7 +87,13 @@ def normalise(limit):
 
 
 def _hard_limits(limits):
-    """(attribute, kind, entity) -> value of the hard run limits among ``limits``; the first set wins."""
+    """(attribute, kind, entity) -> value of the hard run limits among ``limits``; the first set wins. Kept
+    per tuple of limits, as a cycle asks for every job it checks (callers do not change the table)."""
+    return _hard_limits_of(tuple(limits))
+
+
+@functools.lru_cache(maxsize=256)
+def _hard_limits_of(limits):
     table = {}
     for limit in map(normalise, limits):
         if limit.attribute == "max_run" or limit.attribute.startswith("max_run_res."):
@@ -96,7 +103,11 @@ def _hard_limits(limits):
 
 def _entity(job, kind):
     """The name ``job`` is counted under for ``kind``."""
-    return {"u": job.user, "g": job.group, "p": job.project, "o": "PBS_ALL"}[kind]
+    if kind == "u":
+        return job.user
+    if kind == "g":
+        return job.group
+    return job.project if kind == "p" else "PBS_ALL"
 
 
 def _keys(job):
@@ -112,11 +123,9 @@ def _amount(job, resource):
     return job.resource(resource, None)
 
 
-def _add(counts, job, resources, sign, scopes=None):
-    """Count ``job`` (sign 1) or uncount it (sign -1) in ``counts``; in ``scopes`` only, if given."""
+def _add(counts, job, resources, sign):
+    """Count ``job`` (sign 1) or uncount it (sign -1) in ``counts``."""
     for key in _keys(job):
-        if scopes is not None and key[0] not in scopes:
-            continue
         fields = counts.setdefault(key, {})
         fields[None] = fields.get(None, 0) + sign
         for resource in resources:
@@ -171,18 +180,20 @@ def _reason(scope, attribute, kind, entity, value, name):
     return "{} {} [{}:{}={}]{}".format(where, attribute, kind, entity, value, who)
 
 
-def _check_run(table, scope, counts, job):
-    """The ``LimitFailure`` of the scope's ``max_run`` limits for ``job``, else None."""
+def _check_run(table, scope, counts, job, describe=True):
+    """The ``LimitFailure`` of the scope's ``max_run`` limits for ``job`` (without its text unless
+    ``describe``), else None."""
     for kind in _CHECK_ORDER:
         name = _entity(job, kind)
         found = _limit(table, "max_run", kind, name)
         if found is not None and counts.get((scope, kind, name), {}).get(None, 0) >= found[0]:
-            return LimitFailure(_reason(scope, "max_run", kind, found[1], found[0], name), kind)
+            return LimitFailure(_reason(scope, "max_run", kind, found[1], found[0], name) if describe else None,
+                                kind)
     return None
 
 
-def _check_resources(table, scope, counts, job, resources):
-    """The ``LimitFailure`` of the scope's ``max_run_res`` limits for ``job``, else None."""
+def _check_resources(table, scope, counts, job, resources, describe=True):
+    """The ``LimitFailure`` of the scope's ``max_run_res`` limits for ``job`` (as ``_check_run``), else None."""
     for kind in _CHECK_ORDER:
         name = _entity(job, kind)
         for resource in resources:
@@ -191,7 +202,8 @@ def _check_resources(table, scope, counts, job, resources):
             if found is None or requested is None:
                 continue
             if counts.get((scope, kind, name), {}).get(resource, 0) + requested > found[0]:
-                return LimitFailure(_reason(scope, attribute, kind, found[1], found[0], name), kind)
+                return LimitFailure(_reason(scope, attribute, kind, found[1], found[0], name) if describe else None,
+                                    kind)
     return None
 
 
@@ -230,16 +242,19 @@ def limit_failure(policy, job, running_jobs, now=None, events=()) -> Optional[Li
     return _first_failure(scopes, _counts(running_jobs, resources, job, now, events), job, resources)
 
 
-def _first_failure(scopes, counts, job, resources):
+def _first_failure(scopes, counts, job, resources, describe=True):
     """The first limit of ``scopes`` that ``counts`` plus ``job`` break, in PBS's order, else None."""
     for scope, table in scopes:
-        failure = _check_run(table, scope, counts, job)
-        if failure:
-            return failure
-    for scope, table in scopes:
-        failure = _check_resources(table, scope, counts, job, resources)
-        if failure:
-            return failure
+        if table:
+            failure = _check_run(table, scope, counts, job, describe)
+            if failure:
+                return failure
+    if resources:
+        for scope, table in scopes:
+            if table:
+                failure = _check_resources(table, scope, counts, job, resources, describe)
+                if failure:
+                    return failure
     return None
 
 
@@ -253,30 +268,52 @@ class Totals:
     """PBS's total counts of one cycle (``total_user_counts``, ... in ``server_info`` and ``queue_info``):
     the running jobs, then each job started (counted where its server or queue has limits) and each job
     considered that could not run (counted in the server's totals when the server has limits, else in its
-    queue's: ``update_total_counts`` with ``ALL``)."""
+    queue's: ``update_total_counts`` with ``ALL``). Only the counts some limit reads are kept."""
 
     def __init__(self, policy, running_jobs):
-        self.policy, self.counts = policy, {}
+        self.policy, self.counts, self._scopes, self._kinds = policy, {}, {}, {}
         self._server_limited = bool(_hard_limits(policy.server_limits))
         self._resources = _resources([_hard_limits(policy.server_limits)]
                                      + [_hard_limits(queue.limits) for queue in policy.queues])
         for job in running_jobs:
-            _add(self.counts, job, self._resources, 1)
+            self.started(job)
 
     def started(self, job):
-        """Count ``job``, started in this cycle."""
-        _add(self.counts, job, self._resources, 1)
+        """Count ``job``, started in this cycle (or running)."""
+        for scope, _ in self._scopes_of(job):
+            self._count(job, scope)
 
     def considered(self, job):
         """Count ``job``, considered in this cycle and not run."""
         if self._server_limited:
-            _add(self.counts, job, self._resources, 1, (SERVER,))
-        elif _hard_limits(self.policy.queue(job.queue).limits):
-            _add(self.counts, job, self._resources, 1, (job.queue,))
+            self._count(job, SERVER)
+        elif self._scopes_of(job)[0][1]:
+            self._count(job, job.queue)
 
     def failure(self, job) -> Optional[LimitFailure]:
-        """The first limit ``job`` breaks against the totals (``CHECK_CUMULATIVE_LIMIT``), else None."""
-        scopes = _scopes(self.policy, job)
-        if not any(table for _, table in scopes):
-            return None
-        return _first_failure(scopes, self.counts, job, self._resources)
+        """The first limit ``job`` breaks against the totals (``CHECK_CUMULATIVE_LIMIT``), else None; its
+        kind only (``reason`` None)."""
+        return _first_failure(self._scopes_of(job), self.counts, job, self._resources, describe=False)
+
+    def _count(self, job, scope):
+        kinds = self._kinds.get(scope)
+        if kinds is None:
+            table = _hard_limits(self.policy.server_limits if scope == SERVER else self.policy.queue(scope).limits)
+            kinds = self._kinds[scope] = tuple(kind for kind in _CHECK_ORDER if any(k == kind for _, k, _ in table))
+        counts, resources = self.counts, self._resources
+        for kind in kinds:
+            fields = counts.get((scope, kind, _entity(job, kind)))
+            if fields is None:
+                fields = counts[scope, kind, _entity(job, kind)] = {}
+            fields[None] = fields.get(None, 0) + 1
+            for resource in resources:
+                amount = _amount(job, resource)
+                if amount is not None:
+                    fields[resource] = fields.get(resource, 0) + amount
+
+    def _scopes_of(self, job):
+        """``_scopes`` of ``job``'s queue, kept for the cycle."""
+        scopes = self._scopes.get(job.queue)
+        if scopes is None:
+            scopes = self._scopes[job.queue] = _scopes(self.policy, job)
+        return scopes

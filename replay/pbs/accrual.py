@@ -19,6 +19,10 @@ the server's ``eligible_time_enable`` on:
 
 Without limits per entity and without a threshold every queued job accrues eligible time from its
 ``etime``, and ``Accrual`` is not needed (``tracks_accrual``).
+
+Not modelled: a job array accrues as one job while it has queued subjobs, and each subjob starts from the
+array's eligible time (here each subjob accrues its own from its ``etime``); jobs over a soft limit
+(``max_run_soft``), which PBS makes accrue ineligible time, and ``qsub -a`` start times.
 """
 
 from typing import Dict, Tuple

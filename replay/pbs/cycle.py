@@ -387,4 +387,3 @@ def _limit_failure(policy, job, running_jobs, now, calendar):
         return None  # no limit to break: limit_failure would say so after building the events
     events = [LimitEvent(event.time, event.job, event.starts) for event in calendar.pending()]
     return limit_failure(policy, job, running_jobs, now, events)
-

@@ -61,9 +61,10 @@ SERVER = ""
 
 
 class LimitFailure(NamedTuple):
-    """The first limit a job breaks: PBS-like text naming it, and its kind (``u``, ``g``, ``p`` or ``o``)."""
+    """The first limit a job breaks: PBS-like text naming it (None where only the kind was asked for), and
+    its kind (``u``, ``g``, ``p`` or ``o``)."""
 
-    reason: str
+    reason: Optional[str]
     kind: str
 
 
@@ -126,12 +127,19 @@ def _amount(job, resource):
 def _add(counts, job, resources, sign):
     """Count ``job`` (sign 1) or uncount it (sign -1) in ``counts``."""
     for key in _keys(job):
-        fields = counts.setdefault(key, {})
-        fields[None] = fields.get(None, 0) + sign
-        for resource in resources:
-            amount = _amount(job, resource)
-            if amount is not None:
-                fields[resource] = fields.get(resource, 0) + sign * amount
+        _add_at(counts, key, job, resources, sign)
+
+
+def _add_at(counts, key, job, resources, sign):
+    """Count ``job`` (sign 1) or uncount it (sign -1) under ``key`` (scope, kind, name) of ``counts``."""
+    fields = counts.get(key)
+    if fields is None:
+        fields = counts[key] = {}
+    fields[None] = fields.get(None, 0) + sign
+    for resource in resources:
+        amount = _amount(job, resource)
+        if amount is not None:
+            fields[resource] = fields.get(resource, 0) + sign * amount
 
 
 def _raise_maxima(maxima, counts, job):
@@ -300,16 +308,8 @@ class Totals:
         if kinds is None:
             table = _hard_limits(self.policy.server_limits if scope == SERVER else self.policy.queue(scope).limits)
             kinds = self._kinds[scope] = tuple(kind for kind in _CHECK_ORDER if any(k == kind for _, k, _ in table))
-        counts, resources = self.counts, self._resources
         for kind in kinds:
-            fields = counts.get((scope, kind, _entity(job, kind)))
-            if fields is None:
-                fields = counts[scope, kind, _entity(job, kind)] = {}
-            fields[None] = fields.get(None, 0) + 1
-            for resource in resources:
-                amount = _amount(job, resource)
-                if amount is not None:
-                    fields[resource] = fields.get(resource, 0) + amount
+            _add_at(self.counts, (scope, kind, _entity(job, kind)), job, self._resources, 1)
 
     def _scopes_of(self, job):
         """``_scopes`` of ``job``'s queue, kept for the cycle."""

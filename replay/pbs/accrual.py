@@ -10,7 +10,8 @@ the server's ``eligible_time_enable`` on:
   cycle: *ineligible* when the job is over a run limit per user, group or project (``max_run``,
   ``max_run_res`` with ``u:``, ``g:``, ``p:``), checked against the cycle's total counts
   (``limits.Totals``: the running jobs plus the jobs already considered in the cycle), or over such a
-  limit for itself; *ineligible* too when its formula value is at or below
+  limit for itself (checked only for a job that could fit in what the vnodes have left: ``cycle``);
+  *ineligible* too when its formula value is at or below
   ``job_sort_formula_threshold``; *eligible* otherwise (no room, a limit for everyone, strict ordering,
   ...). So of a user's queued jobs under ``max_run = [u:PBS_GENERIC=2]``, only the first ones in sort
   order, as many as the limit leaves free, accrue eligible time; the others wait without it.

@@ -193,15 +193,7 @@ class _FairshareReplay:
 
     def __init__(self, accounting, fairshare):
         self.fairshare, self.sweep, self.next = fairshare, _Sweep(accounting), 0
-        records = []
-        for record in accounting.jobs:
-            if record.queued_order:
-                records.append((record.job.submit_time, record.queued_order))
-            for run in record.runs:
-                records.append((run.start, run.start_order))
-                if run.end_order is not None:
-                    records.append((run.end, run.end_order))
-        records.sort(key=lambda instant: instant[1])
+        records = _record_instants(accounting)
         self.instants = sorted(records + _releases(accounting, records), key=lambda instant: instant[::-1])
 
     def at(self, order):
@@ -211,6 +203,20 @@ class _FairshareReplay:
             self.fairshare.sample(when, _running(self.sweep.at(position + 1), position + 1, when))
             self.next += 1
         return self.fairshare
+
+
+def _record_instants(accounting, starts=True):
+    """``(time, position)`` of every Q, S (unless ``starts`` is false) and E record of the logs, in log order."""
+    records = []
+    for record in accounting.jobs:
+        if record.queued_order:
+            records.append((record.job.submit_time, record.queued_order))
+        for run in record.runs:
+            if starts:
+                records.append((run.start, run.start_order))
+            if run.end_order is not None:
+                records.append((run.end, run.end_order))
+    return sorted(records, key=lambda instant: instant[1])
 
 
 def _releases(accounting, records):
@@ -241,17 +247,9 @@ class _AccrualReplay:
         from ..pbs.accrual import Accrual
         self.accrual, self.model, self.sweep, self.next = Accrual(), model, _Sweep(accounting), 0
         self.fairshare = None if fairshare is None else _FairshareReplay(accounting, fairshare)
-        records = []
-        for record in accounting.jobs:
-            if record.queued_order:
-                records.append((record.job.submit_time, record.queued_order))
-            for run in record.runs:
-                if run.end_order is not None:
-                    records.append((run.end, run.end_order))
-        records += [(group.time, group.order - 1) for group in groups]
-        starts = [(run.start, run.start_order) for record in accounting.jobs for run in record.runs]
-        ordered = sorted(records + starts, key=lambda instant: instant[1])
-        self.instants = sorted(set(records + _releases(accounting, ordered)), key=lambda instant: instant[::-1])
+        cycles = _record_instants(accounting, starts=False) + [(group.time, group.order - 1) for group in groups]
+        releases = _releases(accounting, _record_instants(accounting))
+        self.instants = sorted(set(cycles + releases), key=lambda instant: instant[::-1])
 
     def at(self, order):
         """The eligible time of the queued jobs as the scheduler read it just before the record at ``order``

@@ -21,7 +21,6 @@ decompressed, up to ``n`` bytes of good lines.
 """
 
 import gzip
-import hashlib
 import os
 import re
 import zlib
@@ -41,6 +40,7 @@ _HEAD_MAX = 4096
 
 
 def _sha1(data):
+    import hashlib  # here: loading it (OpenSSL) would add to every command's start, most never fingerprint a log
     return hashlib.sha1(data).hexdigest()
 
 

@@ -10,7 +10,6 @@ import os
 import signal
 import sys
 import threading
-import traceback
 
 from ..errors import SoftwalltimeError
 from .parser import one_line
@@ -130,6 +129,7 @@ def end_process(status):
 
 
 def _bug(prog):
+    import traceback  # here: only a bug needs it, and its imports would add to every command's start
     traceback.print_exc()
     sys.stderr.write("{}: internal error (a bug): please report it with the traceback above\n".format(prog))
     return 1

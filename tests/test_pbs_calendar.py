@@ -91,3 +91,17 @@ def test_simulation_leaves_the_calendar_alone():
     sim = Simulation(MACHINE, 10, {"a": {"ncpus": 4}}, {"a": 1}, set(), [running[0].job], calendar)
     estimate_start(sim, job(2), 0, place_only)
     assert calendar.done == 0 and len(calendar.events) == 1
+
+
+def test_vnodes_keep_their_order_through_simulated_ends():
+    """node_sort_key ncpus LOW unused: PBS sorts its vnodes again when a job runs, not when one ends, so
+    a top job's estimate searches them in the order of now (b, the fuller, first), not of after the ends."""
+    from replay.pbs.policy import SortKey
+    machine = Machine([Vnode("a", "a", (("ncpus", 4),)), Vnode("b", "b", (("ncpus", 4),))],
+                      node_sort_key=(SortKey("ncpus", False, "unused"),))
+    running = [Running(job(1, ncpus=2, walltime=50), 0, on(2, "a")),
+               Running(job(2, ncpus=3, walltime=55), 0, on(3, "b"))]
+    sim = Simulation(machine, 10, {"a": {"ncpus": 2}, "b": {"ncpus": 3}}, {"a": 1, "b": 1}, set(),
+                     [item.job for item in running], Calendar.of_running(running, 10))
+    assert estimate_start(sim, job(3, ncpus=4), 60, place_only) == (55, on(4, "b"))
+    assert sim.machine.place(job(3, ncpus=4), sim.used, set()) == on(4, "a")  # sorted after the ends

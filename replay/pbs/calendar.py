@@ -116,12 +116,14 @@ class Simulation:
         self.exclusive: Set[str] = set(exclusive)
         self.running_jobs: List[PbsJob] = list(running_jobs)
         self.calendar = calendar.copy()
+        # PBS sorts its vnodes again when a job runs, the simulated starts of top jobs too, not when one ends.
+        self.sorted_by: Dict[str, Dict[str, object]] = self.used
 
     def place(self, job):
         """Where ``job`` fits at the simulated time, given the pending calendar, or None."""
         end = self.time + planned_duration(job)
         return self.machine.place(job, self.used, self.exclusive, self.calendar.future(self.machine),
-                                  self.time, end)
+                                  self.time, end, self.sorted_by)
 
     def next_window(self, fuzzy_s):
         """Carry out the events up to the next fuzzy boundary after the next event; whether any job ended
@@ -142,8 +144,11 @@ class Simulation:
     def _perform(self, event):
         self.time = event.time
         self.calendar.done += 1
+        if self.sorted_by is self.used:
+            self.sorted_by = {vnode: dict(held) for vnode, held in self.used.items()}
         if event.starts:
             hold(self.used, self.counts, event.allocation)
+            self.sorted_by = self.used
             self.exclusive.update(self._exclusive_vnodes(event))
             self.running_jobs.append(event.job)
         else:

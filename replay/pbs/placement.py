@@ -7,8 +7,10 @@ The rules, as OpenPBS 23.06's scheduler applies them (``eval_selspec``, ``eval_p
   use only the vnodes tied to no queue.
 - Vnodes are searched in ``node_sort_key`` order (default ``sort_priority HIGH``), ties in the order the
   server lists them; a key on ``assigned`` or ``unused`` amounts is re-read after every job started and,
-  with ``free`` placement, after every chunk. Each chunk goes on the first vnode, in that order, with
-  room for it: one pass, no backtracking, so a job that a cleverer packing could fit may not run.
+  with ``free`` placement, after every chunk, but not when a job ends: a top job's estimate searches the
+  vnodes (and hosts) in their order at the last start, real or simulated, before the ends it walks
+  through. Each chunk goes on the first vnode, in that order, with room for it: one pass, no
+  backtracking, so a job that a cleverer packing could fit may not run.
 - Only the resources in sched_config's ``resources`` line are compared (with ``host`` and ``vnode`` always
   added; booleans always); a chunk's other resources, ``ngpus`` for instance when it is not listed, are
   not checked. A resource a vnode does not have counts as zero.
@@ -194,10 +196,12 @@ class Machine:
             pool = self._pools[queue] = own or tuple(vnode for vnode in self.vnodes if vnode.queue is None)
         return pool
 
-    def place(self, job, used, exclusive, future=None, now=0, end=None):
+    def place(self, job, used, exclusive, future=None, now=0, end=None, sorted_by=None):
         """The vnodes PBS picks for ``job`` now, or None. ``used`` maps each vnode that runs a job to the
         amounts held there, ``exclusive`` the vnodes held exclusively; ``future`` maps a vnode to its
-        calendar changes (``FutureUse``, in calendar order) and ``end`` is when the job would end."""
+        calendar changes (``FutureUse``, in calendar order) and ``end`` is when the job would end.
+        ``sorted_by``: the amounts held when the server's vnode list was last sorted, when a key on
+        ``assigned`` or ``unused`` amounts orders it (default ``used``)."""
         chunks = tuple(self.chunk_request(chunk) + (chunk.count,) for chunk in job.chunks)
         end = now if end is None else end
         if uses_buckets(self, job):
@@ -205,9 +209,10 @@ class Machine:
         eligible = self._eligible_vnodes(job, used, exclusive)
         request = _Request(job, chunks, future or {}, now, end, eligible)
         work = _copy(used)
-        vnodes = self.ordered(used) if self.sorts_on_use else self.vnodes
+        sorted_by = used if sorted_by is None else sorted_by
+        vnodes = self.ordered(sorted_by) if self.sorts_on_use else self.vnodes
         if self.multi_vnode or (job.place.arrangement == "pack" and _total_chunks(job) > 1):
-            return self._by_host(request, work, self._host_order(vnodes, used))
+            return self._by_host(request, work, self._host_order(vnodes, sorted_by))
         return self._over_vnodes(request, vnodes, work)
 
     def _over_vnodes(self, request, vnodes, work, okbreak=False):

@@ -72,12 +72,15 @@ class WorkloadError(ValueError):
 # --- pure text: the workload, the configuration files, the accounting lines ------------------------
 
 def load_workload(path):
-    """The workload in ``path`` as a dict; WorkloadError naming the field that is wrong."""
+    """The workload in ``path`` as a dict (a recording's ``recording.json``: the workload it recorded, to record
+    it again); WorkloadError naming the field that is wrong."""
     try:
         with open(path, encoding="utf-8") as source:
             workload = json.load(source)
     except (OSError, ValueError) as err:
         raise WorkloadError("{}: {}".format(path, err)) from err
+    if isinstance(workload, dict) and "job_ids" in workload and isinstance(workload.get("workload"), dict):
+        workload = workload["workload"]
     check_workload(workload, path)
     return workload
 
@@ -808,7 +811,8 @@ def timeout_for(workload):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workload", help="workload JSON file (benchmarks/fidelity_workloads.py writes them)")
+    parser.add_argument("workload", help="workload JSON file (benchmarks/fidelity_workloads.py writes them), or a "
+                                         "recording's recording.json to record its workload again")
     parser.add_argument("outdir", help="new folder for the recording")
     parser.add_argument("--pbs-run", default=os.environ.get("SWT_PBS_RUN", ""),
                         help="command that runs PBS commands (default: run them directly)")

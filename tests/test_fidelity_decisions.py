@@ -320,3 +320,19 @@ def test_a_start_confirmed_before_the_next_cycle_runs_from_its_recorded_start():
     confirmed (start one second from now), 287 would end at :58 and 279 backfill instead: the next cycle is
     asked with the first part running from its recorded start too."""
     assert recorded_group_agrees("roundrobin-seed2", ("287.pbshost", "276.pbshost"))
+
+
+def test_a_cycle_begun_the_second_before_its_starts(tmp_path):
+    """Jobs a and b end at 109 (their E records at :09); PBS's S records of c and d say 110. The scheduler began
+    a cycle at 109 after a's end only (c fits, X does not), and another after b's end (d): read with b's end
+    not yet processed, the model starts c, then d in the next cycle; with both ends processed it would start X."""
+    two = "(n1:ncpus=2)"
+    lines = [q("00:00", "a.s", 100, 100), q("00:00", "b.s", 100, 100), s("00:00", "a.s", 100, 100, 100, two),
+             s("00:00", "b.s", 100, 100, 100, two), q("00:01", "x.s", 101, 101).replace("ncpus=2", "ncpus=4"),
+             q("00:02", "c.s", 102, 102), q("00:03", "d.s", 103, 103),
+             e("00:09", "a.s", 100, 100, 100, 109, two), e("00:09", "b.s", 100, 100, 100, 109, two),
+             s("00:10", "c.s", 102, 102, 110, two), s("00:10", "d.s", 103, 103, 110, two)]
+    acc, _ = read(tmp_path, lines)
+    check = check_decisions(acc, site_model(None, acc))[-1]
+    assert check.group.started == ("c.s", "d.s") and check.ambiguous
+    assert check.agrees and check.left_out and check.model_started == ("c.s", "d.s")

@@ -282,6 +282,17 @@ def test_unreadable_workload_exits_2_with_one_line(tmp_path, capsys):
     assert error.count("\n") == 1 and str(path) in error
 
 
+def test_a_recordings_summary_gives_its_workload(tmp_path):
+    """A recording's recording.json in place of a workload file: the workload it recorded, to record it again."""
+    folder = os.path.join(RECORDINGS, "strict-depth3")
+    with open(os.path.join(folder, "recording.json"), encoding="utf-8") as source:
+        recorded = json.load(source)["workload"]
+    assert pbs_record.load_workload(os.path.join(folder, "recording.json")) == recorded
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(recorded))
+    assert pbs_record.load_workload(str(path)) == recorded
+
+
 # --- the recordings kept ------------------------------------------------------------------------------
 
 KEPT = sorted(os.listdir(RECORDINGS)) if os.path.isdir(RECORDINGS) else []

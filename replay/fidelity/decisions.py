@@ -21,8 +21,10 @@ Whole seconds leave things open. A job that became eligible in the same second a
 been seen by PBS or not (the accounting log has no sub-second times and no record of a release from
 hold); a job whose process ended in that second or the one before may already have been exiting or not
 (the server hears of an end from the execution host up to two seconds later); a job whose E
-record was written in that second, before the group's first S, may have ended after the cycle began
-(the server writes S records when the execution host confirms the start, after the cycle decided).
+record was written in that second before the group's first S, or in the second before with no S
+record between, may have ended after the cycle began (the server writes S records when the execution
+host confirms the start, after the cycle decided, up to a second later: a real scheduler's log showed
+a cycle begun at :29, before an end logged at :29, whose starts the accounting log gives at :30).
 Such a decision is *ambiguous*: the model is asked with the likeliest reading first (every such job
 eligible, every such process end exiting, every such E processed), then with the others (the last
 same-second jobs in submission order left out, one more each time; those process ends taken as
@@ -305,6 +307,7 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
     accrual = None
     if tracks_accrual(site.policy):
         accrual = _AccrualReplay(accounting, model, groups, None if fairshare is None else fairshare.copy())
+    start_orders = [start.order for start in accounting.starts]
     for group in groups:
         records = sweep.at(group.order)
         runs = _group_runs(records, group)
@@ -313,7 +316,9 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
             tuple(record.job_at(group.order) for record in records if record.queued_at(group.order, group.time)),
             tuple(_unsure_exiting(records, group.order, group.time)),
             tuple(model.running(record.job_at(group.order), run.start, run.allocation, True)
-                  for record, run in ends.get(group.time, ()) if run.end_order < group.order),
+                  for when in (group.time - 1, group.time) for record, run in ends.get(when, ())
+                  if run.end_order < group.order and (when == group.time or bisect.bisect_left(
+                      start_orders, group.order) == bisect.bisect_left(start_orders, run.end_order))),
             None if replay is None else replay.at(group.order).copy(),
             {name: run.allocation for name, run in runs.items()}, _ended_within(records, group),
             {name: run.start for name, run in runs.items()}, None if accrual is None else accrual.at(group.order))
@@ -333,8 +338,9 @@ class _Model(NamedTuple):
 
 class _Situation(NamedTuple):
     """What the logs say just before a group of starts, with what whole seconds leave open: the jobs
-    whose process ended that second (exiting or not yet), the jobs whose E record came that second
-    (gone, or still exiting when the cycle began), the jobs eligible that second (seen or not);
+    whose process ended that second (exiting or not yet), the jobs whose E record came that second, or
+    the second before with no S record after it (gone, or still exiting when the cycle began), the jobs
+    eligible that second (seen or not);
     ``ended_within``: the running jobs whose E record comes between the group's starts, in its second
     (still there for the first cycle; for a later cycle of the second, gone or not); ``starts``: the
     start each of the group's jobs has in its S record."""

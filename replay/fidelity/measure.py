@@ -2,10 +2,11 @@
 
 from typing import NamedTuple, Optional, Tuple
 
+from ..shared.errors import TraceError
 from .decisions import check_decisions, machine_of, new_fairshare, summarise
 from .outcomes import compare_outcomes, reuse_latency_s
 
-__all__ = ["Fidelity", "measure", "replayed_jobs"]
+__all__ = ["Fidelity", "measure", "replayed_jobs", "repeat_outcomes"]
 
 
 class Fidelity(NamedTuple):
@@ -64,3 +65,29 @@ def measure(accounting, site, latency_s=0, decide=None):
                         cycle_per_event=True)
     outcomes = compare_outcomes(compared, {name: run.start for name, run in runs.items()})
     return Fidelity(tuple(checks), summarise(checks), outcomes, reuse_latency_s(accounting), latency_s, notes)
+
+
+def repeat_outcomes(first, second):
+    """``Outcomes`` of ``second``, the same workload recorded again on the same server, against ``first``,
+    measured as the model's are against the logs: the server against itself.
+
+    Jobs are matched in submission order, and must ask for the same (user, queue, chunks, place). Clocks
+    and releases differ between two recordings, so a job's start error is the difference of its waits (a
+    wait runs from the job's eligible time), which is what a simulated start's error is too.
+    """
+    if len(first.jobs) != len(second.jobs):
+        raise TraceError("not the same workload: {} jobs against {}".format(len(first.jobs), len(second.jobs)))
+    names = {}
+    for position, (one, other) in enumerate(zip(first.jobs, second.jobs), 1):
+        if _request(one.job) != _request(other.job):
+            raise TraceError("not the same workload: job {} in submission order is {} ({}) against {} ({})".format(
+                position, one.job.name, one.job.user, other.job.name, other.job.user))
+        names[other.job.name] = one.job
+    _, compared, _ = replayed_jobs(first)
+    _, again, _ = replayed_jobs(second)
+    starts = {names[name].name: names[name].eligible_time + start - eligible for name, eligible, start in again}
+    return compare_outcomes(compared, starts)
+
+
+def _request(job):
+    return job.user, job.queue, job.chunks, job.place

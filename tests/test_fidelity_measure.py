@@ -1,0 +1,51 @@
+"""The server against itself: a second recording of the same workload measured as the model is."""
+
+import pytest
+from test_fidelity_records import e, q, read, s
+
+from replay.fidelity.measure import repeat_outcomes
+from replay.shared.errors import TraceError
+
+
+def _recording(folder, first_id, shift, waits, runtime=10):
+    """Jobs queued and eligible one second apart from ``shift``, each waiting ``waits[i]`` seconds."""
+    folder.mkdir()
+    lines = []
+    for number, wait in enumerate(waits):
+        job, eligible = "{}.s".format(first_id + number), shift + number
+        lines += [q("00:00", job, eligible, eligible), s("00:01", job, eligible, eligible, eligible + wait),
+                  e("00:02", job, eligible, eligible, eligible + wait, eligible + wait + runtime)]
+    return read(folder, lines)[0]
+
+
+def test_a_job_start_error_is_the_difference_of_its_waits(tmp_path):
+    """Other job ids and another clock: each job is matched by its place, its error is its wait's change."""
+    first = _recording(tmp_path / "one", 1, 100, [0, 4, 10])
+    second = _recording(tmp_path / "two", 70, 5000, [1, 7, 10])
+    out = repeat_outcomes(first, second)
+    assert out.jobs == 3 and out.starts_within_2s == 2 and out.not_started_sim == 0
+    assert out.mean_abs_start_error_s == (1 + 3 + 0) / 3.0
+    assert out.wait_mean_real_s == 14 / 3.0 and out.wait_mean_sim_s == 18 / 3.0
+    assert out.wait_median_real_s == 4 and out.wait_median_sim_s == 7
+
+
+def test_a_recording_against_itself(tmp_path):
+    """A recording compared with itself: every start within 2 s, no error, the same waits."""
+    first = _recording(tmp_path / "one", 1, 100, [0, 4, 10, 3])
+    out = repeat_outcomes(first, first)
+    assert out.starts_within_2s == out.jobs == 4 and out.mean_abs_start_error_s == 0
+    assert out.wait_mean_real_s == out.wait_mean_sim_s and out.wait_median_real_s == out.wait_median_sim_s
+
+
+def test_another_workload_is_refused(tmp_path):
+    """Another number of jobs, or a job asking for something else at the same place, is not a repeat."""
+    first = _recording(tmp_path / "one", 1, 100, [0, 4])
+    with pytest.raises(TraceError, match="2 jobs against 3"):
+        repeat_outcomes(first, _recording(tmp_path / "two", 1, 100, [0, 4, 1]))
+    other = tmp_path / "three"
+    other.mkdir()
+    lines = [q("00:00", "1.s", 100, 100), s("00:01", "1.s", 100, 100, 100), e("00:02", "1.s", 100, 100, 100, 110),
+             q("00:00", "2.s", 101, 101).replace("user=ana", "user=bob"), s("00:01", "2.s", 101, 101, 101),
+             e("00:02", "2.s", 101, 101, 101, 111)]
+    with pytest.raises(TraceError, match="job 2 in submission order is 2.s .ana. against 2.s .bob."):
+        repeat_outcomes(first, read(other, lines)[0])

@@ -144,7 +144,7 @@ class Simulation:
     def _perform(self, event):
         self.time = event.time
         self.calendar.done += 1
-        if self.sorted_by is self.used:
+        if self.sorted_by is self.used and self.machine.sorts_on_use:
             self.sorted_by = {vnode: dict(held) for vnode, held in self.used.items()}
         if event.starts:
             hold(self.used, self.counts, event.allocation)

@@ -92,6 +92,15 @@ REACHED = {
     "strict-depth1-heavy-seed3-again": (52, 26, GOAL_WAIT, 0.14),  # a cycle's start logged the second after it
     "strict-depth3-again": (52, 31, 0.13, 0.37),
     "vnodes-again": (48, 27, 0.17, 0.20),
+    # the same ten recorded a third time, and two more a second time, with nothing else running on the machine
+    "eligibility-seed3-again2": (73, 21, GOAL_WAIT, 0.07),
+    "formula-seed2-again2": (57, 36, 0.08, 0.12),
+    "limits-again2": (47, 39, 0.06, 0.15),
+    "resources-again2": (52, 35, GOAL_WAIT, 3.00),  # median waits of 1 s and 4 s
+    "roundrobin-again2": (60, 29, 0.10, 0.63),
+    "sortkey-again2": (50, 16, GOAL_WAIT, 0.10),  # PBS backfilled a job planned to end 1 s after its top job's start
+    "vnodes-again2": (47, 40, 0.10, 0.19),
+    "strict-depth1-light-again": (43, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
 }
 """What the model reaches per recording (None: the figure means nothing there)."""
 
@@ -255,6 +264,29 @@ REPEATED = {
     ("strict-depth1-heavy-seed3", "strict-depth1-heavy-seed3-again"): (70, 19, 61.16, 57.16, 47.5, 47.5),
     ("strict-depth3", "strict-depth3-again"): (70, 33, 45.53, 51.63, 16.5, 29.0),
     ("vnodes", "vnodes-again"): (60, 37, 12.12, 13.65, 4.5, 5.0),
+    # the third recordings (nothing else running on the machine) against the first and the second
+    ("eligibility-seed3", "eligibility-seed3-again2"): (81, 50, 52.11, 52.22, 31.0, 30.0),
+    ("eligibility-seed3-again", "eligibility-seed3-again2"): (81, 27, 50.99, 52.22, 34.0, 30.0),
+    ("formula-seed2", "formula-seed2-again2"): (70, 31, 103.69, 101.93, 111.0, 113.5),
+    ("formula-seed2-again", "formula-seed2-again2"): (70, 32, 96.33, 101.93, 107.0, 113.5),
+    ("limits", "limits-again2"): (60, 27, 20.18, 17.92, 11.0, 7.0),
+    ("limits-again", "limits-again2"): (60, 38, 19.68, 17.92, 7.0, 7.0),
+    ("queues", "queues-again2"): (60, 50, 32.65, 31.97, 15.0, 14.0),
+    ("queues-again", "queues-again2"): (60, 43, 32.47, 31.97, 13.5, 14.0),
+    ("resources", "resources-again2"): (63, 32, 15.32, 15.35, 4.0, 1.0),
+    ("resources-again", "resources-again2"): (63, 38, 14.32, 15.35, 3.0, 1.0),
+    ("roundrobin", "roundrobin-again2"): (66, 20, 27.71, 27.17, 7.0, 12.0),
+    ("roundrobin-again", "roundrobin-again2"): (66, 29, 29.76, 27.17, 14.0, 12.0),
+    ("sortkey", "sortkey-again2"): (60, 19, 41.07, 39.72, 31.5, 30.0),
+    ("sortkey-again", "sortkey-again2"): (60, 24, 45.7, 39.72, 32.5, 30.0),
+    ("strict-depth1-heavy-seed3", "strict-depth1-heavy-seed3-again2"): (70, 53, 61.16, 60.29, 47.5, 47.0),
+    ("strict-depth1-heavy-seed3-again", "strict-depth1-heavy-seed3-again2"): (70, 20, 57.16, 60.29, 47.5, 47.0),
+    ("strict-depth3", "strict-depth3-again2"): (70, 30, 45.53, 50.99, 16.5, 30.0),
+    ("strict-depth3-again", "strict-depth3-again2"): (70, 45, 51.63, 50.99, 29.0, 30.0),
+    ("vnodes", "vnodes-again2"): (60, 38, 12.12, 11.98, 4.5, 5.5),
+    ("vnodes-again", "vnodes-again2"): (60, 32, 13.65, 11.98, 5.0, 5.5),
+    ("strict-depth1-light", "strict-depth1-light-again"): (60, 60, 0.88, 0.87, 0.0, 0.0),
+    ("aging-seed2", "aging-seed2-again"): (66, 17, 82.95, 78.71, 91.0, 83.0),
 }
 """Workloads recorded twice on the same server, and how far the second run was from the first (docs/fidelity.md,
 "The server against itself")."""

@@ -316,9 +316,7 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
             tuple(record.job_at(group.order) for record in records if record.queued_at(group.order, group.time)),
             tuple(_unsure_exiting(records, group.order, group.time)),
             tuple(model.running(record.job_at(group.order), run.start, run.allocation, True)
-                  for when in (group.time - 1, group.time) for record, run in ends.get(when, ())
-                  if run.end_order < group.order and (when == group.time or bisect.bisect_left(
-                      start_orders, group.order) == bisect.bisect_left(start_orders, run.end_order))),
+                  for record, run in _ended_before(ends, start_orders, group)),
             None if replay is None else replay.at(group.order).copy(),
             {name: run.allocation for name, run in runs.items()}, _ended_within(records, group),
             {name: run.start for name, run in runs.items()}, None if accrual is None else accrual.at(group.order))
@@ -365,6 +363,16 @@ def _ends_by_time(accounting):
             if run.end is not None and run.end_order is not None:
                 ends.setdefault(run.end, []).append((record, run))
     return ends
+
+
+def _ended_before(ends, start_orders, group):
+    """``(record, run)`` of the runs whose E record came before the group's first S, in its second or in the
+    second before with no S record between (the cycle may have begun before the server processed them);
+    ``ends`` as ``_ends_by_time`` gives them, ``start_orders`` the positions of every S record."""
+    first_start = bisect.bisect_left(start_orders, group.order)
+    return [(record, run) for when in (group.time - 1, group.time) for record, run in ends.get(when, ())
+            if run.end_order < group.order
+            and (when == group.time or bisect.bisect_left(start_orders, run.end_order) == first_start)]
 
 
 def _ended_within(records, group):

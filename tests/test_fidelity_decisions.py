@@ -336,3 +336,37 @@ def test_a_cycle_begun_the_second_before_its_starts(tmp_path):
     check = check_decisions(acc, site_model(None, acc))[-1]
     assert check.group.started == ("c.s", "d.s") and check.ambiguous
     assert check.agrees and check.left_out and check.model_started == ("c.s", "d.s")
+
+
+def cpus(record, count):
+    return record.replace("ncpus=2", "ncpus={}".format(count))
+
+
+def begun_the_second_before(b_ends):
+    """Job a (one cpu, soft walltime 10 s) runs from 100 to 110, b (three cpus) until its E record at
+    ``b_ends``; top job X needs all four cpus, so it waits for a; c (three cpus, soft walltime 2 s) starts
+    at 109 by its S record. At 109 c would end at 111, after X's start: only a cycle begun at 108 could run
+    it (ending at 110, as X starts)."""
+    soft = "Resource_List.soft_walltime=00:00:{:02d}"
+    ended = cpus(e("00:{:02d}".format(b_ends - 100), "b.s", 100, 100, 100, b_ends, "(n1:ncpus=3)"), 3)
+    lines = [cpus(q("00:00", "a.s", 100, 100, soft.format(10)), 1), cpus(q("00:00", "b.s", 100, 100), 3),
+             cpus(s("00:00", "a.s", 100, 100, 100, "(n1:ncpus=1)"), 1),
+             cpus(s("00:00", "b.s", 100, 100, 100, "(n1:ncpus=3)"), 3),
+             cpus(q("00:01", "x.s", 101, 101), 4), cpus(q("00:02", "c.s", 102, 102, soft.format(2)), 3),
+             ended.replace("resources_used.walltime=00:00:05",
+                           "resources_used.walltime=00:00:{:02d}".format(b_ends - 100)),
+             cpus(s("00:09", "c.s", 102, 102, 109, "(n1:ncpus=3)"), 3)]
+    return lines
+
+
+def test_a_cycle_begun_the_second_before_plans_from_then(tmp_path):
+    """The S records of a cycle come when the execution host confirms, up to a second after the cycle began:
+    with b's E record at 108 and no S record since, the cycle that end asked for may have begun at 108, when
+    c, ending at 110, did not delay X. If b's E record comes at 109, the room c took was only known then, and
+    no reading runs c."""
+    acc, _ = read(tmp_path, begun_the_second_before(108))
+    check = check_decisions(acc, site_model(None, acc)._replace(policy=STRICT))[-1]
+    assert check.group.started == ("c.s",) and check.agrees and check.left_out == 1 and check.state.now == 108
+    acc, _ = read(tmp_path, begun_the_second_before(109))
+    check = check_decisions(acc, site_model(None, acc)._replace(policy=STRICT))[-1]
+    assert check.group.started == ("c.s",) and not check.agrees and check.state.now == 109

@@ -311,15 +311,17 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
     for group in groups:
         records = sweep.at(group.order)
         runs = _group_runs(records, group)
+        ended = _ended_before(ends, start_orders, group)
         situation = _Situation(
             group, tuple(_running(records, group.order, group.time)),
             tuple(record.job_at(group.order) for record in records if record.queued_at(group.order, group.time)),
             tuple(_unsure_exiting(records, group.order, group.time)),
             tuple(model.running(record.job_at(group.order), run.start, run.allocation, True)
-                  for record, run in _ended_before(ends, start_orders, group)),
+                  for record, run in ended),
             None if replay is None else replay.at(group.order).copy(),
             {name: run.allocation for name, run in runs.items()}, _ended_within(records, group),
-            {name: run.start for name, run in runs.items()}, None if accrual is None else accrual.at(group.order))
+            {name: run.start for name, run in runs.items()}, None if accrual is None else accrual.at(group.order),
+            tuple(record.job.name for record, run in ended if run.end < group.time))
         checks.append(_compare(model, situation))
     return checks
 
@@ -353,6 +355,7 @@ class _Situation(NamedTuple):
     ended_within: tuple = ()
     starts: dict = None
     accrual: object = None
+    ended_second_before: tuple = ()
 
 
 def _ends_by_time(accounting):
@@ -409,9 +412,10 @@ MAX_READINGS = 64
 decision takes on a busy log)."""
 
 
-def _eligible_readings(group, queued):
-    """``(left_out, queued jobs)`` to try: all, then without the last same-second jobs, one more each time."""
-    unsure = [job for job in queued if job.eligible_time == group.time and job.name not in group.started]
+def _eligible_readings(now, group, queued):
+    """``(left_out, queued jobs)`` to try: all, then without the last jobs eligible at ``now``, one more each
+    time."""
+    unsure = [job for job in queued if job.eligible_time == now and job.name not in group.started]
     counts = list(range(min(len(unsure), MAX_ALTERNATIVES) + 1))
     if len(unsure) not in counts:
         counts.append(len(unsure))
@@ -428,15 +432,31 @@ def _subsets(items):
 
 
 def _readings(situation):
-    """``(changes, running, queued, back)``: the likeliest reading of the second first (every same-second
+    """``(changes, now, running, queued, back)``: the likeliest reading of the second first (every same-second
     end processed, every same-second process end exiting, every same-second job eligible), then the
-    others; ``back`` holds the same-second ends the reading takes as not yet processed."""
+    others; ``back`` holds the same-second ends the reading takes as not yet processed. Then, when an E
+    record of the second before comes after the last S record, the cycle begun in that second (which that
+    end asked for): ``now`` one second earlier, the ends of the group's second not yet processed, the jobs
+    eligible in it not yet seen."""
+    yield from itertools.islice(_readings_at(situation, situation.group.time, (), situation.queued), MAX_READINGS)
+    if situation.ended_second_before:
+        earlier = situation.group.time - 1
+        later = tuple(item for item in situation.ended_now if item.job.name not in situation.ended_second_before)
+        queued = tuple(job for job in situation.queued if job.eligible_time <= earlier)
+        readings = _readings_at(situation._replace(ended_now=tuple(
+            item for item in situation.ended_now if item.job.name in situation.ended_second_before)),
+            earlier, later, queued)
+        yield from ((changes + 1, now, running, kept, back) for changes, now, running, kept, back
+                    in itertools.islice(readings, MAX_READINGS))
+
+
+def _readings_at(situation, now, unprocessed, queued):
     for back in _subsets(situation.ended_now):
         for still in _subsets(situation.unsure_exiting):
             running = [item._replace(exiting=False) if item.job.name in still else item
-                       for item in situation.running] + list(back)
-            for left_out, queued in _eligible_readings(situation.group, situation.queued):
-                yield len(back) + len(still) + left_out, running, queued, back
+                       for item in situation.running] + list(unprocessed) + list(back)
+            for left_out, kept in _eligible_readings(now, situation.group, queued):
+                yield len(back) + len(still) + left_out, now, running, kept, tuple(unprocessed) + back
 
 
 def _unsure_exiting(records, order, now):
@@ -450,8 +470,8 @@ def _unsure_exiting(records, order, now):
     return names
 
 
-def _ask(model, situation, running, queued):
-    state = model.state(situation.group.time, tuple(running), tuple(queued), situation.usage, situation.accrual)
+def _ask(model, situation, now, running, queued):
+    state = model.state(now, tuple(running), tuple(queued), situation.usage, situation.accrual)
     decision = model.decide(model.policy, model.machine, state)
     return state, decision, tuple(job.name for job, _ in decision.started)
 
@@ -465,8 +485,8 @@ def _compare(model, situation):
     released_now = any(job.eligible_time == group.time for job in situation.queued)
     ambiguous = bool(situation.unsure_exiting or situation.ended_now) or any(
         job.eligible_time == group.time and job.name not in group.started for job in situation.queued)
-    for changes, running, queued, back in itertools.islice(_readings(situation), MAX_READINGS):
-        state, decision, started = _ask(model, situation, running, queued)
+    for changes, now, running, queued, back in _readings(situation):
+        state, decision, started = _ask(model, situation, now, running, queued)
         agrees = sorted(started) == sorted(group.started)
         check = DecisionCheck(group, started, agrees, ambiguous, changes, state, decision)
         if agrees:
@@ -500,7 +520,7 @@ def _next_cycle(model, situation, part, unprocessed):
     rest = situation._replace(
         group=situation.group._replace(started=tuple(name for name in situation.group.started if name not in done)),
         queued=tuple(job for job in situation.queued if job.name not in done),
-        ended_now=tuple(unprocessed) + ended, ended_within=())
+        ended_now=tuple(unprocessed) + ended, ended_within=(), ended_second_before=())
     first = None
     for confirmed in (False, True):
         starts = {job.name: (situation.starts or {}).get(job.name, unconfirmed) if confirmed else unconfirmed

@@ -12,6 +12,7 @@ Jobs are submitted as the unprivileged ``pbsuser`` (PBS refuses root's jobs).
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
@@ -70,10 +71,11 @@ class Pbs:
         """A bash script inside the sandbox, as root."""
         return self.run("bash", "-c", script, check=check, timeout=timeout)
 
-    def as_user(self, script, check=True, timeout=600):
-        """A bash script inside the sandbox as the job user, from a directory it can write."""
-        return self.run("runuser", "-u", JOB_USER, "--", "bash", "-c", "cd /tmp && " + script, check=check,
-                        timeout=timeout)
+    def as_user(self, script, check=True, timeout=600, cwd="/tmp"):
+        """A bash script inside the sandbox as the job user, from a directory it can write (``cwd``: one of
+        its own where the script runs ``python -m``, which puts that directory first on its path)."""
+        return self.run("runuser", "-u", JOB_USER, "--", "bash", "-c", "cd {} && {}".format(shlex.quote(cwd), script),
+                        check=check, timeout=timeout)
 
     def qmgr(self, command, check=True):
         return self.run("qmgr", "-c", command, check=check)

@@ -98,7 +98,8 @@ def test_array_job_collects_into_the_local_table(pbs, installed, trace, shared_f
     """Written and submitted by the job user, one subjob per cell, collected: the table of a local run."""
     directory = os.path.join(shared_folder, "work", "array")
     written = pbs.as_user("PYTHONPATH={} {} -m replay sweep --pbs {} {} {}".format(
-        shlex.quote(installed), SYSTEM_PYTHON, shlex.quote(directory), " ".join(GRID), shlex.quote(trace)))
+        shlex.quote(installed), SYSTEM_PYTHON, shlex.quote(directory), " ".join(GRID), shlex.quote(trace)),
+        cwd=os.path.join(shared_folder, "work"))
     qsub_line = written.stdout.strip()
     assert qsub_line.startswith("qsub ") and "\n" not in qsub_line
     started = time.monotonic()
@@ -121,7 +122,8 @@ def test_site_sweep_subjobs_read_the_copy_in_the_sweep_directory(pbs, installed,
     grid = ["--site", site, "--predictors", "user,v3"]
     directory = os.path.join(shared_folder, "work", "site-array")
     written = pbs.as_user("PYTHONPATH={} {} -m replay sweep --pbs {} {} {}".format(
-        shlex.quote(installed), SYSTEM_PYTHON, shlex.quote(directory), " ".join(grid), shlex.quote(trace)))
+        shlex.quote(installed), SYSTEM_PYTHON, shlex.quote(directory), " ".join(grid), shlex.quote(trace)),
+        cwd=os.path.join(shared_folder, "work"))
     os.chmod(site, 0o700)  # root's alone from now on
     try:
         job_id = pbs.as_user(written.stdout.strip()).stdout.strip()

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 
 import pytest
 from sweepgrid import CELLS, GRID, REPO, write_tiny_trace
@@ -120,6 +121,19 @@ def test_pbs_script_is_one_array_subjob_per_cell(tmp_path, trace, capsys):
     assert "#PBS -J 1-{}\n".format(CELLS) in text
     assert 'sweep cell {} "${{PBS_ARRAY_INDEX:-1}}"'.format(directory) in text
     assert len(json.load(open(os.path.join(directory, "manifest.json")))["cells"]) == CELLS
+
+
+def test_pbs_script_runs_from_the_sweep_directory(tmp_path, trace, capsys):
+    """A subjob starts in the user's home, and ``python -m`` puts its working directory first on its path: the
+    script runs from the sweep's directory, so a ``numpy.py`` in the home does not replace numpy."""
+    directory, script = write_array(capsys, tmp_path, trace, "--predictors", "v3")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "numpy.py").write_text("raise SystemExit('the home directory was searched first')\n")
+    done = subprocess.run(["bash", script], cwd=str(home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, timeout=300)
+    assert done.returncode == 0, done.stdout
+    assert os.path.exists(os.path.join(directory, "results", "cell-00001.json"))
 
 
 def test_one_cell_is_a_plain_job(tmp_path, trace, capsys):

@@ -63,6 +63,9 @@ def _script(directory, count, python, pythonpath, walltime_s, queue):
     lines += ["#PBS -q {}".format(queue)] if queue else []
     lines += ["# One cell of the sweep in {} per subjob (see {}).".format(directory, MANIFEST),
               "# Merge the results with: python -m replay sweep collect {}".format(shlex.quote(directory)),
+              "# From the sweep's directory: python -m puts its working directory first on its path, and a"
+              " subjob starts in the user's home.",
+              "cd {} || exit 1".format(shlex.quote(directory)),
               "export PYTHONPATH={}".format(shlex.quote(pythonpath)),
               'exec {} -m replay sweep cell {} "${{PBS_ARRAY_INDEX:-1}}"'.format(shlex.quote(python),
                                                                                  shlex.quote(directory))]

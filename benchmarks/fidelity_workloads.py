@@ -147,6 +147,15 @@ def fairshare(rng):
                     resource_group=SHARE_TREE, mom_config=FAST_MOM_POLL)
 
 
+def fairshare_long(rng):
+    settings = dict(STRICT, fair_share="True ALL", fairshare_usage_res="ncpus*walltime", fairshare_entity="euser",
+                    fairshare_decay_time="00:05:00", fairshare_decay_factor="0.5", unknown_shares="10")
+    return workload("fairshare-long", "fairshare as in fairshare, with jobs of 10 to 50 s and decay 0.5 every five "
+                    "minutes: the MoM's polling a smaller share of each job's usage",
+                    make_jobs(rng, 60, single_chunk, MIXED_CPUS, (10, 50), HEAVY, 8), sched_config=settings,
+                    resource_group=SHARE_TREE, mom_config=FAST_MOM_POLL)
+
+
 GROUP_SHARES = [["fid_red", 10, "root", 50], ["fid_blue", 20, "root", 30], ["fid_green", 30, "root", 20]]
 
 
@@ -288,8 +297,8 @@ def aging_groups(rng):
 
 
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
-    strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, limits, vnodes, queues,
-    eligibility, roundrobin, resources, aging, aging_limits, aging_groups)}
+    strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, fairshare_long, limits,
+    vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups)}
 
 
 def generate(name, seed):

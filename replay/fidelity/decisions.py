@@ -159,8 +159,7 @@ def _take(free, allocation):
 def decision_groups(accounting, vnodes):
     """The ``Group``s of the logs' S records (see the module's docstring for the rule)."""
     records, capacity, sweep = accounting.by_name(), _capacity(vnodes), _Sweep(accounting)
-    ends = sorted((run.end_order, run.end) for record in accounting.jobs for run in record.runs
-                  if run.end_order is not None and run.end is not None)
+    ends = _end_records(accounting)
     groups, current, free = [], None, None
     for start in accounting.starts:
         record = records.get(start.name)
@@ -181,6 +180,12 @@ def decision_groups(accounting, vnodes):
     if current is not None:
         groups.append(current)
     return groups
+
+
+def _end_records(accounting):
+    """``(position, time)`` of every E record of the logs, in log order."""
+    return sorted((run.end_order, run.end) for record in accounting.jobs for run in record.runs
+                  if run.end_order is not None and run.end is not None)
 
 
 def _end_in_a_later_second(ends, group, start):
@@ -314,8 +319,7 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
     if tracks_accrual(site.policy):
         accrual = _AccrualReplay(accounting, model, groups, None if fairshare is None else fairshare.copy())
     start_orders = [start.order for start in accounting.starts]
-    end_orders = sorted((run.end_order, run.end) for record in accounting.jobs for run in record.runs
-                        if run.end_order is not None and run.end is not None)
+    end_orders = _end_records(accounting)
     for group, after in zip(groups, groups[1:] + [None]):
         records = sweep.at(group.order)
         runs = _group_runs(records, group)

@@ -9,7 +9,7 @@ dependencies, ``roundrobin`` with queues of equal priority and run limits,
 a formula that reads ``eligible_time`` (``aging-limits``: and a run limit per user;
 ``aging-groups``: run limits per group, per user's ncpus on the queue and for everyone), ...) and
 60 to 70 jobs: four users in
-three groups, ``sleep`` jobs of 2 to 15 seconds, walltimes above the runtimes,
+three groups, ``sleep`` jobs of 2 to 15 seconds (10 to 50 in ``fairshare-long``), walltimes above the runtimes,
 soft walltimes on most jobs -- some under the runtime (so PBS extends them),
 some over -- and release offsets that load the vnodes lightly (about half
 busy) or heavily (more work offered than the vnodes hold, so a queue builds).

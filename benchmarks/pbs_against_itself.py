@@ -23,7 +23,7 @@ sys.path.insert(0, ROOT)
 
 from predictor.cmdline.rejects import RejectPrinter  # noqa: E402
 from replay.fidelity.machine import site_model  # noqa: E402
-from replay.fidelity.measure import measure, repeat_outcomes  # noqa: E402
+from replay.fidelity.measure import repeat_outcomes, replay_outcomes  # noqa: E402
 from replay.fidelity.outcomes import relative_difference  # noqa: E402
 from replay.fidelity.records import read_records  # noqa: E402
 
@@ -37,7 +37,7 @@ def read(folder):
 
 
 def model_outcomes(folder, accounting):
-    return measure(accounting, site_model(os.path.join(folder, "site"), accounting)).outcomes
+    return replay_outcomes(accounting, site_model(os.path.join(folder, "site"), accounting))[0]
 
 
 def _percent(value):

@@ -6,7 +6,7 @@ from ..shared.errors import TraceError
 from .decisions import check_decisions, machine_of, new_fairshare, summarise
 from .outcomes import compare_outcomes, reuse_latency_s
 
-__all__ = ["Fidelity", "measure", "replayed_jobs", "repeat_outcomes"]
+__all__ = ["Fidelity", "measure", "repeat_outcomes", "replay_outcomes", "replayed_jobs"]
 
 
 class Fidelity(NamedTuple):
@@ -55,16 +55,22 @@ def _left_out(record):
 def measure(accounting, site, latency_s=0, decide=None):
     """The ``Fidelity`` of the model (``decide``, default the PBS model's cycle) with ``site`` on
     ``accounting``; the whole run replayed with ``latency_s`` between an end and the reuse."""
-    from ..pbs.run import simulate_run
     checks = check_decisions(accounting, site, decide)
+    outcomes, notes = replay_outcomes(accounting, site, latency_s, decide)
+    return Fidelity(tuple(checks), summarise(checks), outcomes, reuse_latency_s(accounting), latency_s, notes)
+
+
+def replay_outcomes(accounting, site, latency_s=0, decide=None):
+    """``(outcomes, notes)``: the whole run replayed by the model, each job's start against the logs'; notes
+    on the jobs left out."""
+    from ..pbs.run import simulate_run
     jobs, compared, notes = replayed_jobs(accounting)
     exiting = {record.job.name: record.runs[0].used_s for record in accounting.jobs
                if record.runs and record.runs[0].used_s is not None}
     runs = simulate_run(site.policy, machine_of(site), jobs, site.scheduler_iteration_s, latency_s,
                         new_fairshare(site.policy), decide, exiting_after_s=exiting,
                         cycle_per_event=True)
-    outcomes = compare_outcomes(compared, {name: run.start for name, run in runs.items()})
-    return Fidelity(tuple(checks), summarise(checks), outcomes, reuse_latency_s(accounting), latency_s, notes)
+    return compare_outcomes(compared, {name: run.start for name, run in runs.items()}), notes
 
 
 def repeat_outcomes(first, second):

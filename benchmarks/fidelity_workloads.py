@@ -139,17 +139,21 @@ def sortkey(rng):
                     sched_config=dict(STRICT, job_sort_key=['"ncpus HIGH" ALL', '"walltime LOW" ALL']))
 
 
+def fairshare_settings(entity, decay_time):
+    """sched_config of the fairshare workloads: strict ordering, ``ncpus*walltime`` halved every ``decay_time``."""
+    return dict(STRICT, fair_share="True ALL", fairshare_usage_res="ncpus*walltime", fairshare_entity=entity,
+                fairshare_decay_time=decay_time, fairshare_decay_factor="0.5", unknown_shares="10")
+
+
 def fairshare(rng):
-    settings = dict(STRICT, fair_share="True ALL", fairshare_usage_res="ncpus*walltime", fairshare_entity="euser",
-                    fairshare_decay_time="00:01:00", fairshare_decay_factor="0.5", unknown_shares="10")
+    settings = fairshare_settings("euser", "00:01:00")
     return workload("fairshare", "fairshare over three groups (ncpus*walltime, decay 0.5 every minute), strict",
                     make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 12), HEAVY, 8), sched_config=settings,
                     resource_group=SHARE_TREE, mom_config=FAST_MOM_POLL)
 
 
 def fairshare_long(rng):
-    settings = dict(STRICT, fair_share="True ALL", fairshare_usage_res="ncpus*walltime", fairshare_entity="euser",
-                    fairshare_decay_time="00:05:00", fairshare_decay_factor="0.5", unknown_shares="10")
+    settings = fairshare_settings("euser", "00:05:00")
     return workload("fairshare-long", "fairshare as in fairshare, with jobs of 10 to 50 s and decay 0.5 every five "
                     "minutes: the MoM's polling a smaller share of each job's usage",
                     make_jobs(rng, 60, single_chunk, MIXED_CPUS, (10, 50), HEAVY, 8), sched_config=settings,
@@ -160,8 +164,7 @@ GROUP_SHARES = [["fid_red", 10, "root", 50], ["fid_blue", 20, "root", 30], ["fid
 
 
 def fairshare_egroup(rng):
-    settings = dict(STRICT, fair_share="True ALL", fairshare_usage_res="ncpus*walltime", fairshare_entity="egroup",
-                    fairshare_decay_time="00:01:00", fairshare_decay_factor="0.5", unknown_shares="10")
+    settings = fairshare_settings("egroup", "00:01:00")
     return workload("fairshare-egroup", "fairshare between three groups (egroup, ncpus*walltime, decay 0.5 every "
                     "minute), strict", make_jobs(rng, 60, single_chunk, MIXED_CPUS, (2, 12), HEAVY, 8),
                     sched_config=settings, resource_group=GROUP_SHARES, mom_config=FAST_MOM_POLL)

@@ -6,6 +6,7 @@ from test_fidelity_decisions import busy_log
 from test_fidelity_records import e, q
 
 from replay.cli import main
+from replay.fidelity.report import _share_percent
 
 KEYS = ("decisions", "decisions_agreeing", "jobs", "starts_within_2s", "mean_abs_start_error_s", "wait_mean_real_s",
         "wait_mean_sim_s", "wait_median_real_s", "wait_median_sim_s", "disagreements", "not_modelled")
@@ -114,3 +115,10 @@ def test_tables_fit_100_columns_and_wide_shows_the_rest(capsys):
     assert main(argv + ["--json", "-"]) == 0
     reasons = {job["reason"] for item in json.loads(capsys.readouterr().out)["disagreements"] for job in item["queued"]}
     assert "not enough free resources on the vnodes" in reasons
+
+
+def test_shares_are_cut_not_rounded_up():
+    """48 of 49 decisions (97.96 %) read 97.9%, under a 98 % goal, not 98.0%; whole shares stay whole."""
+    assert _share_percent(48, 49) == "97.9%"
+    assert _share_percent(49, 49) == "100.0%" and _share_percent(1, 3) == "33.3%" and _share_percent(2, 3) == "66.6%"
+    assert _share_percent(19, 20) == "95.0%" and _share_percent(0, 7) == "0.0%" and _share_percent(0, 0) == "-"

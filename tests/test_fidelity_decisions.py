@@ -400,3 +400,32 @@ def test_a_start_confirmed_in_the_next_second(tmp_path):
     acc, _ = read(tmp_path, confirmed_late(False))
     checks = check_decisions(acc, site_model(None, acc))
     assert checks[-2].group.started == ("c.s",) and not checks[-2].agrees
+
+
+def cycle_per_end(third):
+    """n1 has four cpus, held by r3 (two, queued first) and r1 and r2 (one each) until their E records at 110,
+    r1's, r2's, then r3's; w and x (two cpus each), then a and b (one each) wait, in submission order. The S
+    records of 110 say a, then b, then ``third``."""
+    lines = [q("00:00", "r3.s", 100, 100), cpus(q("00:00", "r1.s", 100, 100), 1), cpus(q("00:00", "r2.s", 100, 100), 1),
+             s("00:00", "r3.s", 100, 100, 100), cpus(s("00:00", "r1.s", 100, 100, 100, "(n1:ncpus=1)"), 1),
+             cpus(s("00:00", "r2.s", 100, 100, 100, "(n1:ncpus=1)"), 1)]
+    lines += [q("00:01", "w.s", 101, 101), q("00:01", "x.s", 101, 101)]
+    lines += [cpus(q("00:02", name, 102, 102), 1) for name in ("a.s", "b.s")]
+    lines += [cpus(e("00:10", "r1.s", 100, 100, 100, 110, "(n1:ncpus=1)"), 1),
+              cpus(e("00:10", "r2.s", 100, 100, 100, 110, "(n1:ncpus=1)"), 1), e("00:10", "r3.s", 100, 100, 100, 110)]
+    lines += [cpus(s("00:10", name, 102, 102, 110, "(n1:ncpus=1)"), 1) for name in ("a.s", "b.s")]
+    return lines + [s("00:10", third, 101, 101, 110)]
+
+
+def test_a_cycle_after_each_end_of_the_second(tmp_path):
+    """Three E records of one second, then three S records: the server asked for a cycle at each end (seen in a
+    real scheduler's log). After r1's end one cpu is free and a starts; after r2's, b; after r3's, w. One
+    cycle after all three would start w and x; r3's end read as not yet processed, w, and then x after it; a
+    cycle after each end, in the E records' order, gives a, b and w. Had PBS started x third, it would not."""
+    acc, _ = read(tmp_path, cycle_per_end("w.s"))
+    check = check_decisions(acc, site_model(None, acc))[-1]
+    assert check.group.started == ("a.s", "b.s", "w.s") and check.agrees and check.left_out
+    assert sorted(check.model_started) == ["a.s", "b.s", "w.s"]
+    acc, _ = read(tmp_path, cycle_per_end("x.s"))
+    check = check_decisions(acc, site_model(None, acc))[-1]
+    assert check.group.started == ("a.s", "b.s", "x.s") and not check.agrees

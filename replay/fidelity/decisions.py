@@ -31,6 +31,8 @@ same-second jobs in submission order left out, one more each time; those process
 still running; same-second E records taken as jobs still exiting), and the decision agrees if one of
 these readings gives PBS's set. When a reading gives part of PBS's set, the rest may have been started
 by later cycles in the same second, one triggered by each end: it is checked as the next cycle, and so on.
+When several E records of the second come before the group's first S, the model is also asked for one cycle
+after each end, in the order of their E records, the ends not yet processed still holding their vnodes.
 When an E record of the second before follows the last S record, the cycle that end asked for may have
 begun in that second, and PBS plans from the time its cycle began: the same readings are asked one second
 earlier, the ends and the jobs eligible in the group's own second not yet seen. And a start of the cycle
@@ -334,7 +336,8 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
             {name: run.allocation for name, run in runs.items()}, _ended_within(records, group),
             {name: run.start for name, run in runs.items()}, None if accrual is None else accrual.at(group.order),
             tuple(record.job.name for record, run in ended if run.end < group.time),
-            _confirmed_late(end_orders, group, after))
+            _confirmed_late(end_orders, group, after),
+            tuple(record.job.name for record, run in sorted(ended, key=lambda pair: pair[1].end_order)))
         checks.append(_compare(model, situation))
     return checks
 
@@ -356,7 +359,8 @@ class _Situation(NamedTuple):
     eligible that second (seen or not);
     ``ended_within``: the running jobs whose E record comes between the group's starts, in its second
     (still there for the first cycle; for a later cycle of the second, gone or not); ``starts``: the
-    start each of the group's jobs has in its S record."""
+    start each of the group's jobs has in its S record; ``end_log_order``: the names of ``ended_now`` in
+    the order of their E records."""
 
     group: Group
     running: tuple
@@ -370,6 +374,7 @@ class _Situation(NamedTuple):
     accrual: object = None
     ended_second_before: tuple = ()
     confirmed_late: tuple = ()
+    end_log_order: tuple = ()
 
 
 def _ends_by_time(accounting):
@@ -525,11 +530,38 @@ def _compare(model, situation):
         if rest.agrees:
             return split[0]._replace(model_started=split[0].model_started + rest.model_started, agrees=True,
                                      left_out=split[0].left_out + rest.left_out + 1)
+    if len(situation.ended_now) > 1:
+        each = _cycle_per_end(model, situation)
+        if sorted(each.model_started) == sorted(group.started):
+            return each._replace(agrees=True, left_out=first.left_out + 1)
     extra = [name for name in first.model_started if name not in group.started]
     if extra and set(group.started) <= set(first.model_started) and \
             set(extra) == set(situation.confirmed_late[:len(extra)]):
         return first._replace(agrees=True, left_out=first.left_out + 1)
     return first
+
+
+def _cycle_per_end(model, situation):
+    """The model asked for one cycle after each end of the second, in the order of their E records: the server
+    asks for a cycle at every end it processes, and when each end reaches it while the scheduler is idle each
+    gets its own (seen in a real scheduler's log: three E records of one second, then three cycles, each
+    starting the job the end before it had made room for, their S records all after the three E records).
+    The ends not yet processed still hold their vnodes; a job started by an earlier of these cycles runs
+    from one second from now (not yet confirmed). The check of the last cycle, with every start of the
+    second in ``model_started``."""
+    unconfirmed, started, check = situation.group.time + 1, [], None
+    position = {name: number for number, name in enumerate(situation.end_log_order)}
+    ends = sorted(situation.ended_now, key=lambda item: position.get(item.job.name, len(position)))
+    for processed in range(1, len(ends) + 1):
+        done = {item.job.name for item in started}
+        queued = [job for job in situation.queued if job.name not in done]
+        running = list(situation.running) + list(ends[processed:]) + started
+        state, decision, names = _ask(model, situation, situation.group.time, running, queued)
+        started += [model.running(job, unconfirmed, situation.allocations.get(job.name, allocation))
+                    for job, allocation in decision.started]
+        check = DecisionCheck(situation.group, tuple(item.job.name for item in started), False, True, 0, state,
+                              decision)
+    return check
 
 
 def _next_cycle(model, situation, part, unprocessed):

@@ -7,9 +7,11 @@ Each workload is a scheduler configuration (``strict-depth1-light``,
 dependencies, ``roundrobin`` with queues of equal priority and run limits,
 ``resources`` with mem, ``node_sort_key`` and a formula threshold, ``aging`` with
 a formula that reads ``eligible_time`` (``aging-limits``: and a run limit per user;
-``aging-groups``: run limits per group, per user's ncpus on the queue and for everyone), ...) and
+``aging-groups``: run limits per group, per user's ncpus on the queue and for everyone), ``queue-depth`` with
+a ``backfill_depth`` of each queue's own, ``no-strict`` with PBS's default ``sched_config``, ...) and
 60 to 70 jobs: four users in
-three groups, ``sleep`` jobs of 2 to 15 seconds (10 to 50 in ``fairshare-long``), walltimes above the runtimes,
+three groups, ``sleep`` jobs of 2 to 15 seconds (10 to 50 in ``fairshare-long``, ``fairshare-vnodes`` and
+``formula-fairshare``), walltimes above the runtimes,
 soft walltimes on most jobs -- some under the runtime (so PBS extends them),
 some over -- and release offsets that load the vnodes lightly (about half
 busy) or heavily (more work offered than the vnodes hold, so a queue builds).
@@ -139,6 +141,12 @@ def sortkey(rng):
                     sched_config=dict(STRICT, job_sort_key=['"ncpus HIGH" ALL', '"walltime LOW" ALL']))
 
 
+def no_strict_heavy(rng):
+    return workload("no-strict-heavy", "PBS's default sched_config (strict_ordering off), one 8-ncpu vnode, a queue "
+                    "builds: any job that fits runs, so narrow jobs pass wide ones",
+                    make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8), sched_config={})
+
+
 def fairshare_settings(entity, decay_time):
     """sched_config of the fairshare workloads: strict ordering, ``ncpus*walltime`` halved every ``decay_time``."""
     return dict(STRICT, fair_share="True ALL", fairshare_usage_res="ncpus*walltime", fairshare_entity=entity,
@@ -152,12 +160,42 @@ def fairshare(rng):
                     resource_group=SHARE_TREE, mom_config=FAST_MOM_POLL)
 
 
+def fairshare_light(rng):
+    settings = fairshare_settings("euser", "00:01:00")
+    return workload("fairshare-light", "as fairshare (three groups, ncpus*walltime, decay 0.5 every minute, strict), "
+                    "about half busy", make_jobs(rng, 60, single_chunk, MIXED_CPUS, (2, 12), LIGHT, 8),
+                    sched_config=settings, resource_group=SHARE_TREE, mom_config=FAST_MOM_POLL)
+
+
 def fairshare_long(rng):
     settings = fairshare_settings("euser", "00:05:00")
     return workload("fairshare-long", "fairshare as in fairshare, with jobs of 10 to 50 s and decay 0.5 every five "
                     "minutes: the MoM's polling a smaller share of each job's usage",
                     make_jobs(rng, 60, single_chunk, MIXED_CPUS, (10, 50), HEAVY, 8), sched_config=settings,
                     resource_group=SHARE_TREE, mom_config=FAST_MOM_POLL)
+
+
+def fairshare_vnodes(rng):
+    settings = dict(fairshare_settings("euser", "00:05:00"), strict_ordering="false ALL")
+    return workload("fairshare-vnodes", "fairshare as in fairshare-long (jobs of 10 to 50 s, decay 0.5 every five "
+                    "minutes) without strict ordering, as PBS's default sched_config has it, on four vnodes (2, 4, "
+                    "4, 8 ncpus) with multi-chunk jobs",
+                    make_jobs(rng, 60, vnode_chunk, None, (10, 50), HEAVY, 18), vnodes=FOUR_VNODES,
+                    sched_config=settings, resource_group=SHARE_TREE, mom_config=FAST_MOM_POLL)
+
+
+FAIRSHARE_FORMULA = "fairshare_factor * 100 + ncpus"
+"""An entity's ``fairshare_factor`` (2 to the power of minus its usage over its share) weighs more than a job's size."""
+
+
+def formula_fairshare(rng):
+    return workload("formula-fairshare", "job_sort_formula " + FAIRSHARE_FORMULA + " with fairshare as in "
+                    "fairshare-long (jobs of 10 to 50 s, decay 0.5 every five minutes), strict ordering, four vnodes "
+                    "(2, 4, 4, 8 ncpus) with multi-chunk jobs",
+                    make_jobs(rng, 60, vnode_chunk, None, (10, 50), HEAVY, 18), vnodes=FOUR_VNODES,
+                    server={"job_sort_formula": FAIRSHARE_FORMULA},
+                    sched_config=fairshare_settings("euser", "00:05:00"), resource_group=SHARE_TREE,
+                    mom_config=FAST_MOM_POLL)
 
 
 GROUP_SHARES = [["fid_red", 10, "root", 50], ["fid_blue", 20, "root", 30], ["fid_green", 30, "root", 20]]
@@ -181,11 +219,37 @@ def vnodes(rng):
                     make_jobs(rng, 60, vnode_chunk, None, (2, 12), HEAVY, 18), vnodes=FOUR_VNODES)
 
 
+def vnodes_light(rng):
+    return workload("vnodes-light", "as vnodes (four vnodes of 2, 4, 4 and 8 ncpus, multi-chunk jobs), about half busy",
+                    make_jobs(rng, 60, vnode_chunk, None, (2, 12), LIGHT, 18), vnodes=FOUR_VNODES)
+
+
 def queues(rng):
     return workload("queues", "two queues of priority 100 and 50, by_queue, strict ordering",
                     make_jobs(rng, 60, single_chunk, MIXED_CPUS, (2, 12), HEAVY, 8, ("fid_high", "fid_low")),
                     queues={"fid_high": {"priority": 100}, "fid_low": {"priority": 50}},
                     sched_config=dict(STRICT, by_queue="True ALL"))
+
+
+def queue_depth(rng):
+    return workload("queue-depth", "two queues by_queue, fid_high (priority 100) with its own backfill_depth 2 and "
+                    "fid_low (priority 50) with backfill_depth 0, four vnodes (2, 4, 4, 8 ncpus) with multi-chunk "
+                    "jobs, strict ordering: top jobs counted per queue, a job of fid_low that does not run stops "
+                    "its queue",
+                    make_jobs(rng, 60, vnode_chunk, None, (2, 12), HEAVY, 18, ("fid_high", "fid_low")),
+                    vnodes=FOUR_VNODES,
+                    queues={"fid_high": {"priority": 100, "backfill_depth": 2},
+                            "fid_low": {"priority": 50, "backfill_depth": 0}},
+                    sched_config=dict(STRICT, by_queue="True ALL"))
+
+
+def no_strict(rng):
+    return workload("no-strict", "PBS's default sched_config (strict_ordering off: no top jobs, every job that "
+                    "fits runs, in order), four vnodes (2, 4, 4, 8 ncpus) with multi-chunk jobs, max_run 2 per user "
+                    "and max_run_res.ncpus 10 per group (server)",
+                    make_jobs(rng, 60, vnode_chunk, None, (2, 12), HEAVY, 18), vnodes=FOUR_VNODES,
+                    server={"max_run": "[u:PBS_GENERIC=2]", "max_run_res.ncpus": "[g:PBS_GENERIC=10]"},
+                    sched_config={})
 
 
 def eligibility(rng):
@@ -301,7 +365,9 @@ def aging_groups(rng):
 
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, fairshare_long, limits,
-    vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups)}
+    vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth,
+    no_strict, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light,
+    no_strict_heavy)}
 
 
 def generate(name, seed):

@@ -27,8 +27,8 @@ Usage
     leave it out, so the cycle its own end asks for charges it nothing. The server hears of most ends a
     second after them: a cycle in the very second a process ended, while the job still holds its vnodes
     past that second, still sees it running and charges it. A job started by a cycle counts from zero at
-    the next one. (On six real 23.06.06 recordings, the model's decisions agree on 273 of 292 this way,
-    262 if no exiting job is charged and 264 if every exiting job is charged up to the end of its
+    the next one. (On six real 23.06.06 recordings, the model's decisions agree on 274 of 292 this way,
+    263 if no exiting job is charged and 265 if every exiting job is charged up to the end of its
     process; the usage replayed from the accounting log ends 16 %, 10 % and 45 % off the server's own
     usage file, summed over the entities. Seen
     on a real 23.06.06 server with ``fairshare_usage_res: walltime``: two 20 s jobs were charged 13 s

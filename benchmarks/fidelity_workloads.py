@@ -365,9 +365,8 @@ def aging_groups(rng):
 
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, fairshare_long, limits,
-    vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth,
-    no_strict, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light,
-    no_strict_heavy)}
+    vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth, no_strict,
+    no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light)}
 
 
 def generate(name, seed):

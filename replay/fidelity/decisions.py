@@ -510,7 +510,7 @@ def _compare(model, situation):
     """The ``DecisionCheck`` of one group: the first reading that gives PBS's set, else the likeliest one;
     when a reading gives part of PBS's set and jobs ended or became eligible that second, the rest may be a
     later cycle of the same second, checked with the part started (and so on: each end or release of the
-    second may ask for one, as it does on the server)."""
+    second may ask for one, as it does on the server); with several ends in the second, one cycle after each."""
     group, first, split = situation.group, None, None
     released_now = any(job.eligible_time == group.time for job in situation.queued)
     ambiguous = bool(situation.unsure_exiting or situation.ended_now) or any(
@@ -556,7 +556,7 @@ def _cycle_per_end(model, situation):
         done = {item.job.name for item in started}
         queued = [job for job in situation.queued if job.name not in done]
         running = list(situation.running) + list(ends[processed:]) + started
-        state, decision, names = _ask(model, situation, situation.group.time, running, queued)
+        state, decision, _ = _ask(model, situation, situation.group.time, running, queued)
         started += [model.running(job, unconfirmed, situation.allocations.get(job.name, allocation))
                     for job, allocation in decision.started]
         check = DecisionCheck(situation.group, tuple(item.job.name for item in started), False, True, 0, state,

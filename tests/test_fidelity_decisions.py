@@ -299,8 +299,10 @@ def recorded_group_agrees(recording, started):
 def test_an_end_logged_between_the_starts_of_a_second_may_ask_for_its_next_cycle():
     """Recorded on a real 23.06.06 server (vnodes-seed3): at 23:11:16 the log has S 229, E 223, S 235, and
     the scheduler's own log two cycles in that second: the first ran 229 and made 235 a top job, the
-    second, after 223's end, ran 235. The rest of the group is asked as that next cycle, 223 gone."""
-    assert recorded_group_agrees("vnodes-seed3", ("229.pbshost", "235.pbshost"))
+    second, after 223's end, ran 235. 223 held its two vnodes exclusively (scatter:excl) and 235 takes the
+    same two, so 235's start is a decision of its own, after 223's end; both agree."""
+    assert recorded_group_agrees("vnodes-seed3", ("229.pbshost",))
+    assert recorded_group_agrees("vnodes-seed3", ("235.pbshost",))
 
 
 def test_a_release_in_the_second_of_a_start_may_ask_for_its_next_cycle():
@@ -429,3 +431,26 @@ def test_a_cycle_after_each_end_of_the_second(tmp_path):
     acc, _ = read(tmp_path, cycle_per_end("x.s"))
     check = check_decisions(acc, site_model(None, acc))[-1]
     assert check.group.started == ("a.s", "b.s", "x.s") and not check.agrees
+
+
+def test_a_start_on_a_vnode_held_exclusively_is_a_new_decision(tmp_path):
+    """r holds one cpu of n1 (four cpus) with place=excl, so nothing else fits on n1 until r's end. At 110 x's end
+    frees n2 and a starts there; r's end is logged next, then b (three cpus) and c (one) on n1: both need the
+    vnode r held, so they belong to the cycle after r's end (counted by cpus alone, b would join a's cycle and
+    c would be split from b)."""
+    def excl(record):
+        return record.replace("Resource_List.place=pack", "Resource_List.place=excl")
+    lines = [cpus(q("00:00", "z.s", 90, 90), 4), cpus(s("00:00", "z.s", 90, 90, 90, "(n1:ncpus=4)"), 4),
+             cpus(e("00:00", "z.s", 90, 90, 90, 95, "(n1:ncpus=4)"), 4),
+             excl(cpus(q("00:00", "r.s", 100, 100), 1)),
+             excl(cpus(s("00:00", "r.s", 100, 100, 100, "(n1:ncpus=1)"), 1)),
+             cpus(q("00:00", "x.s", 100, 100), 4), cpus(s("00:00", "x.s", 100, 100, 100, "(n2:ncpus=4)"), 4),
+             cpus(q("00:01", "a.s", 101, 101), 4), cpus(q("00:01", "b.s", 101, 101), 3),
+             cpus(q("00:01", "c.s", 101, 101), 1),
+             cpus(e("00:10", "x.s", 100, 100, 100, 110, "(n2:ncpus=4)"), 4),
+             cpus(s("00:10", "a.s", 101, 101, 110, "(n2:ncpus=4)"), 4),
+             excl(cpus(e("00:10", "r.s", 100, 100, 100, 110, "(n1:ncpus=1)"), 1)),
+             cpus(s("00:10", "b.s", 101, 101, 110, "(n1:ncpus=3)"), 3),
+             cpus(s("00:10", "c.s", 101, 101, 110, "(n1:ncpus=1)"), 1)]
+    acc, _ = read(tmp_path, lines)
+    assert groups(acc)[-2:] == [(110, ("a.s",)), (110, ("b.s", "c.s"))]

@@ -6,7 +6,7 @@ the first. A start belongs to the next cycle instead when the job became eligibl
 first start (its ``etime`` is later) or was queued after it (its Q record comes later), when an E record
 of a later second comes between (that end asked for a new cycle), or when it needs resources the jobs
 running before the group's first start still held (the scheduler cannot have given them away in that
-cycle).
+cycle; a vnode a job held exclusively, ``place=excl`` or the vnode's own sharing, was held whole).
 
 The state of a decision is rebuilt from the records before the group's first S: the jobs running with
 their recorded start, vnodes and soft walltime as known then (a job whose process had ended by then,
@@ -138,21 +138,33 @@ def _running(records, order, now):
     return running
 
 
-def _free(capacity, records, order):
+def _free(capacity, records, order, sharing):
     free = dict(capacity)
     for record in records:
         run = record.run_at(order)
         if run is not None:
-            _take(free, run.allocation)
+            _take(free, run.allocation, _exclusive(record.job_at(order), run.allocation, sharing), capacity)
     return free
 
 
-def _take(free, allocation):
-    """Subtract ``allocation`` from ``free``; False if some vnode would go below zero."""
+def _exclusive(job, allocation, sharing):
+    """The vnodes of ``allocation`` that ``job`` holds exclusively (``place=excl``, or the vnode's sharing)."""
+    from ..pbs.placement import is_excl
+    return {vnode for vnode, _ in allocation if is_excl(job.place, sharing.get(vnode, ""))}
+
+
+def _take(free, allocation, exclusive=(), capacity=None):
+    """Subtract ``allocation`` from ``free``, and all that is left on the vnodes in ``exclusive`` (a job holding
+    them exclusively needs them untouched, and leaves nothing on them); False if some vnode would go below
+    zero, or one held exclusively was in use."""
     fits = True
+    for vnode in exclusive:
+        for key in [key for key in free if key[0] == vnode]:
+            fits = fits and free[key] == capacity[key]
+            free[key] = min(free[key], 0)
     for vnode, amounts in allocation:
         for name, amount in amounts:
-            if (vnode, name) in free and isinstance(amount, (int, float)):
+            if (vnode, name) in free and isinstance(amount, (int, float)) and vnode not in exclusive:
                 free[vnode, name] -= amount
                 fits = fits and free[vnode, name] >= 0
     return fits
@@ -161,6 +173,7 @@ def _take(free, allocation):
 def decision_groups(accounting, vnodes):
     """The ``Group``s of the logs' S records (see the module's docstring for the rule)."""
     records, capacity, sweep = accounting.by_name(), _capacity(vnodes), _Sweep(accounting)
+    sharing = {vnode.name: vnode.sharing for vnode in vnodes}
     ends = _end_records(accounting)
     groups, current, free = [], None, None
     for start in accounting.starts:
@@ -168,17 +181,19 @@ def decision_groups(accounting, vnodes):
         if record is None:
             continue
         run = next(run for run in record.runs if run.start_order == start.order)
+        exclusive = _exclusive(record.job_at(start.order), run.allocation, sharing)
         joins = (current is not None and start.time - current.time <= GROUP_WINDOW_S
                  and not _end_in_a_later_second(ends, current, start)
-                 and record.queued_at(current.order, current.time) and _take(free, run.allocation))
+                 and record.queued_at(current.order, current.time)
+                 and _take(free, run.allocation, exclusive, capacity))
         if joins:
             current = current._replace(started=current.started + (start.name,))
             continue
         if current is not None:
             groups.append(current)
         current = Group(start.time, start.order, (start.name,))
-        free = _free(capacity, sweep.at(start.order), start.order)
-        _take(free, run.allocation)
+        free = _free(capacity, sweep.at(start.order), start.order, sharing)
+        _take(free, run.allocation, exclusive, capacity)
     if current is not None:
         groups.append(current)
     return groups

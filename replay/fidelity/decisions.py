@@ -50,6 +50,7 @@ import math
 from typing import NamedTuple, Tuple
 
 from ..pbs.accrual import tracks_accrual
+from ..pbs.room import is_excl
 
 __all__ = ["Group", "DecisionCheck", "check_decisions", "decision_groups", "DecisionSummary", "summarise",
            "machine_of", "new_fairshare", "usage_at_end"]
@@ -149,7 +150,6 @@ def _free(capacity, records, order, sharing):
 
 def _exclusive(job, allocation, sharing):
     """The vnodes of ``allocation`` that ``job`` holds exclusively (``place=excl``, or the vnode's sharing)."""
-    from ..pbs.placement import is_excl
     return {vnode for vnode, _ in allocation if is_excl(job.place, sharing.get(vnode, ""))}
 
 

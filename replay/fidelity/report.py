@@ -40,7 +40,7 @@ def _percent(value):
 
 def _share_percent(part, whole):
     """``part`` of ``whole`` in percent to a tenth, cut rather than rounded: never above the share, so that 48
-    of 49 reads 97.9%, not a 98.0% a goal of 98 % would take as met."""
+    of 49 (97.96 %) reads 97.9%, not 98.0%."""
     return "-" if not whole else "{}.{}%".format(*divmod(part * 1000 // whole, 10))
 
 

@@ -220,6 +220,9 @@ class AlgorithmSpec(NamedTuple):
     ``fixed``: parameters the predictor has no use for, held at the one value that means "none"
     (v1's reserve is 0: v2 is v1 with a reserve; tang's row limit is EVERY_ROW). ``reads_submit_time``:
     it counts a time window back from the job's submission; ``reads_project``: it compares projects.
+    ``reads_max_ratio_row``: it reads the history only through one row of highest runtime/walltime among the
+    window's (any such row: equal ratios give equal estimates), so that row alone, as a one-row history, gives
+    the same estimate as the window.
     """
 
     function: Callable
@@ -228,13 +231,14 @@ class AlgorithmSpec(NamedTuple):
     fixed: Dict[str, object]
     reads_submit_time: bool
     reads_project: bool = False
+    reads_max_ratio_row: bool = False
 
     def settable(self, parameter):
         """True when ``parameter`` is one this predictor can be given another value of."""
         return parameter in self.defaults and parameter not in self.fixed
 
 
-def _spec(function, description, **fixed):
+def _spec(function, description, reads_max_ratio_row=False, **fixed):
     """The registry entry of ``function``: its keyword defaults, read from the function itself (plain
     attributes: the hook side has no use for the inspect module), and the ``fixed`` ones."""
     code = function.__code__
@@ -242,7 +246,8 @@ def _spec(function, description, **fixed):
     defaults = dict(zip(names[len(names) - len(function.__defaults__):], function.__defaults__))
     defaults = {name: value for name, value in defaults.items() if name not in _JOB_INPUTS}
     defaults.update(fixed)
-    return AlgorithmSpec(function, defaults, description, fixed, "submit_time" in names, "project" in names)
+    return AlgorithmSpec(function, defaults, description, fixed, "submit_time" in names, "project" in names,
+                         reads_max_ratio_row)
 
 
 REGISTRY = {
@@ -250,9 +255,9 @@ REGISTRY = {
                 reserve_s=0),
     "v2": _spec(v2, "Chlumsky & Klusacek v2: v1 over the last {window} jobs plus a {reserve_min} min reserve"),
     "v3": _spec(v3, "Chlumsky & Klusacek v3: the walltime scaled by the highest runtime/walltime of the user's "
-                    "last {window} jobs, plus {reserve_min} min"),
+                    "last {window} jobs, plus {reserve_min} min", reads_max_ratio_row=True),
     "v3-deployed": _spec(v3_deployed, "v3 as the authors' production hook runs it: the scaled walltime doubled for "
-                                      "walltimes over 24 h"),
+                                      "walltimes over 24 h", reads_max_ratio_row=True),
     "tang": _spec(tang, "Tang et al.: the walltime x the {percentile}th percentile of runtime/walltime of every "
                         "job of the same {key} that ended in the last {window_days} days (the walltime with fewer "
                         "than {min_history}; lower bound on the ratio {min_ratio_pct} %)", window=EVERY_ROW),

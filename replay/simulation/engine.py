@@ -25,7 +25,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from predictor.algorithms import clamp
+from predictor.algorithms import REGISTRY, clamp
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
@@ -35,6 +35,7 @@ from ..traces.columns import JobColumns
 from .calendar import Calendar
 from .extension import EXTENSIONS
 from .frame import FIVE_YEARS_S, run_frame
+from .max_ratio import MaxRatioWindows
 from .policies import POLICIES, QueuedJob, with_starvation_threshold
 from .schedule import (
     NO_WALLTIME,
@@ -122,6 +123,20 @@ class _WideSoftWalltime(Exception):
     """A soft walltime the run's int32 columns cannot hold."""
 
 
+def _history_store(predictor):
+    """``(store, history_of)``: where a run keeps its completed jobs and how a prediction reads an owner's
+    history from it. v3 and v3-deployed read it only through a row of highest runtime/walltime, which
+    ``MaxRatioWindows`` keeps as jobs end; any other predictor reads its window of newest rows."""
+    window = predictor.window
+    algorithm = predictor.algorithm
+    if window and algorithm is not None and REGISTRY[algorithm.name].reads_max_ratio_row:
+        store = MaxRatioWindows(window)
+        return store, store.view
+    store = MemoryHistory(max(window, 1))
+    recent = store.recent
+    return store, lambda owner: recent(owner, window)
+
+
 def held_s(job, walltime_s):
     """How long ``job`` holds its cores: its occupancy (end - start; else its runtime), cut at the walltime
     if it is killed there (its runtime exceeds ``walltime_s``)."""
@@ -149,7 +164,7 @@ class _Engine:
         policy = with_starvation_threshold(POLICIES[settings.policy], settings.starvation_threshold_s)
         self.scheduler = Scheduler(self.calendar, policy, settings.strict_ordering,
                                    settings.backfill_depth, settings.selective)
-        self.history = MemoryHistory(max(predictor.window, 1))
+        self.history, self._history_of = _history_store(predictor)
         self.learner = predictor.learner(self.jobs) if predictor.learner is not None else None
         # A predictor that declares what it reads gives the same value for a user's jobs agreeing on those
         # fields while the user's history is unchanged: one estimate per (user, fields) until the next end.
@@ -158,6 +173,7 @@ class _Engine:
         self._reads = (attrgetter(*predictor.reads) if predictor.window and predictor.reads
                        and "walltime_s" in predictor.reads and predictor.learner is None else None)
         self._estimates = {}  # user -> {fields read: soft walltime}, dropped at each end of the user's jobs
+        self._window, self._estimate = predictor.window, predictor.estimate
         count = len(self.jobs)
         policy = self.scheduler.policy
         self.classifier = policy.classifier(self.submit_times[0]) if policy.classifies and count else None
@@ -187,10 +203,12 @@ class _Engine:
         # Submissions come from the sorted job list and a cycle asked for at this instant is a flag: only job
         # ends and timer ticks go through the heap. Each pass of the loop is one instant, or one more round at
         # it when a job started by its cycle ended at once (zero runtime).
-        heap, pop, on_end, on_cycle = self._heap, heapq.heappop, self._on_end, self._on_cycle
+        heap, pop, on_end = self._heap, heapq.heappop, self._on_end
         submit_times, count, next_job = self.submit_times, self._count, 0
         next_submit = submit_times[0] if count else math.inf  # the next job's submission; inf: none left
-        on_submit = self._on_submit
+        on_submit, scheduler, end_times = self._on_submit, self.scheduler, self.calendar.end_times
+        cycle, start, arm_timer = scheduler.cycle, self._start, self._arm_timer
+        timed = bool(self.settings.cycle_interval_s)
         while heap or next_job < count:
             if heap and heap[0][0] <= next_submit:
                 now = heap[0][0]
@@ -205,8 +223,17 @@ class _Engine:
             while heap and heap[0][0] == now:  # only ticks are left at this instant
                 pop(heap)
                 timer = True
-            if timer or self._news:
-                on_cycle(now)
+            if not (timer or self._news) or (now == self._last_cycle and not self._news):
+                continue  # one cycle per instant unless something happened since (a timer met a submission)
+            # The scheduling cycle.
+            self._last_cycle, self._news = now, False
+            if end_times and end_times[0] <= now:
+                self._extend(now)
+            started = cycle(now)
+            if started:
+                start(started, now)
+            if timed and scheduler.queue:
+                arm_timer(now)
         if self._on_progress is not None:
             self._on_progress(count, count)
         return with_reservations(self.decided, self.scheduler.reservations)
@@ -239,26 +266,13 @@ class _Engine:
             self.classifier.observe(Completion(index, now, self.runtime[index]))
         if self.learner is not None:
             self.learner.observe(job, now, self.runtime[index])
-        if self.predictor.window:
+        if self._window:
             owner = history_owner(self.predictor, job)
             self.history.add_row(owner, _history_row((now, job.job_id, self.runtime[index], self._walltime_s(index),
                                                       history_project(job))))
             self._estimates.pop(owner, None)
         if self.scheduler.queue:
             self._news = True  # with nothing waiting a cycle could not start anything
-
-    def _on_cycle(self, now):
-        if now == self._last_cycle and not self._news:
-            return  # one cycle per instant unless something happened since (a timer met a submission)
-        self._last_cycle, self._news = now, False
-        scheduler, end_times = self.scheduler, self.calendar.end_times
-        if end_times and end_times[0] <= now:
-            self._extend(now)
-        started = scheduler.cycle(now)
-        if started:
-            self._start(started, now)
-        if scheduler.queue and self.settings.cycle_interval_s:
-            self._arm_timer(now)
 
     def _extend(self, now):
         """Running jobs that outlived their plan get the next one (extend_soft_walltime)."""
@@ -320,9 +334,8 @@ class _Engine:
             if self.learner is not None:
                 soft = self.learner.estimate(job, now)
             else:
-                window = self.predictor.window
-                soft = self.predictor.estimate(
-                    self.history.recent(history_owner(self.predictor, job), window) if window else (), job)
+                soft = self._estimate(self._history_of(history_owner(self.predictor, job)) if self._window else (),
+                                      job)
             return None if soft is None else self._held_soft(soft, index)
         owner = history_owner(self.predictor, job)
         known = self._estimates.get(owner)
@@ -331,7 +344,7 @@ class _Engine:
         fields = reads(job)
         soft = known.get(fields, _UNKNOWN)
         if soft is _UNKNOWN:
-            soft = self.predictor.estimate(self.history.recent(owner, self.predictor.window), job)
+            soft = self._estimate(self._history_of(owner), job)
             soft = known[fields] = None if soft is None else self._held_soft(soft, index)
         return soft
 

@@ -19,10 +19,16 @@ asking to report it, and the status is 1 (see predictor.cmdline.exits).
 """
 
 import importlib
+import os
 import sys
 
-from predictor.cmdline.exits import exit_status, sigterm_raises
-from predictor.cmdline.parser import CommandParser, examples_epilog
+# Before numpy is imported (by the command's module): the replay's numpy work is element-wise and its parallel
+# runs are processes, so OpenBLAS's pool of threads would only add to every command's start-up and sit idle beside
+# the workers. A setting of the admin's own is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from predictor.cmdline.exits import exit_status, sigterm_raises  # noqa: E402
+from predictor.cmdline.parser import CommandParser, examples_epilog  # noqa: E402
 
 __all__ = ["main", "build_parser", "command_module", "command_name", "with_command", "COMMANDS", "DEFAULT_COMMAND",
            "USAGE_EXAMPLES"]

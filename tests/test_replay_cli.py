@@ -227,3 +227,17 @@ def test_classify_adds_the_classification_table_to_text_json_and_csv(golden_log,
     assert "classification" in {row["table"] for row in csv.DictReader(open(csv_path))}
     main([golden_log, "--predictors", "user", "--json", json_path])
     assert "classification" not in [table["key"] for table in json.load(open(json_path))["tables"]]
+
+
+@pytest.mark.parametrize("given, expected", [(None, 1), ("2", 2)])
+def test_numpy_gets_one_openblas_thread_unless_the_admin_set_it(given, expected):
+    """numpy, imported after replay.cli, runs OpenBLAS with one thread (the replay uses no BLAS); an admin's own
+    OPENBLAS_NUM_THREADS is left as it is (threadpoolctl, which scikit-learn brings, reads what OpenBLAS uses)."""
+    env = {name: value for name, value in os.environ.items() if name != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    script = ("import replay.cli, numpy, threadpoolctl; print([pool['num_threads'] "
+              "for pool in threadpoolctl.threadpool_info() if pool['internal_api'] == 'openblas'])")
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, stdout=subprocess.PIPE, check=True)
+    threads = json.loads(done.stdout.decode())
+    assert threads and set(threads) == {expected}

@@ -44,10 +44,8 @@ class MaxRatioWindows:
             if view and left is view[0]:
                 self._views[owner] = _highest(rows)
                 return
-        walltime = row.walltime_s
-        if walltime and walltime > 0:  # a row gives a ratio (_has_ratio), inlined: once per job
-            if not view or row.runtime_s * view[0].walltime_s > view[0].runtime_s * walltime:
-                self._views[owner] = (row,)
+        if _has_ratio(row) and (not view or _higher(row, view[0])):
+            self._views[owner] = (row,)
 
     def view(self, owner):
         """What v3 reads of ``owner``'s history: one row of highest runtime/walltime in the window, or none."""

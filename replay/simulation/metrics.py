@@ -142,8 +142,8 @@ def _stat(values, how):
     return None if values.size == 0 else float(how(values))
 
 
-# np.median and np.percentile import numpy.ma on their first call, about a tenth of a short command's start-up:
-# _median and _p95 give the same floats, with numpy's own arithmetic, without it (values never NaN here).
+# np.median and np.percentile import numpy.ma on their first call (about 10 ms of a command's start-up): _median
+# and _p95 give the same floats, with numpy's own arithmetic, without it (the values here are never NaN).
 
 
 def _median(values):

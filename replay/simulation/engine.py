@@ -223,7 +223,7 @@ class _Engine:
             while heap and heap[0][0] == now:  # only ticks are left at this instant
                 pop(heap)
                 timer = True
-            if not (timer or self._news) or (now == self._last_cycle and not self._news):
+            if not self._news and (not timer or now == self._last_cycle):
                 continue  # one cycle per instant unless something happened since (a timer met a submission)
             # The scheduling cycle.
             self._last_cycle, self._news = now, False

@@ -1,7 +1,5 @@
 """``python -m replay``: see replay/cli.py."""
 
-from predictor.cmdline.exits import end_process
+from .cli import entry_point
 
-from .cli import main
-
-end_process(main())
+entry_point()

@@ -18,6 +18,7 @@ SIGPIPE. Any other exception is a bug: its traceback is shown, with a line
 asking to report it, and the status is 1 (see predictor.cmdline.exits).
 """
 
+import gc
 import importlib
 import os
 import sys
@@ -27,11 +28,11 @@ import sys
 # the workers. A setting of the admin's own is kept.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from predictor.cmdline.exits import exit_status, sigterm_raises  # noqa: E402
+from predictor.cmdline.exits import end_process, exit_status, sigterm_raises  # noqa: E402
 from predictor.cmdline.parser import CommandParser, examples_epilog  # noqa: E402
 
-__all__ = ["main", "build_parser", "command_module", "command_name", "with_command", "COMMANDS", "DEFAULT_COMMAND",
-           "USAGE_EXAMPLES"]
+__all__ = ["main", "entry_point", "build_parser", "command_module", "command_name", "with_command", "COMMANDS",
+           "DEFAULT_COMMAND", "USAGE_EXAMPLES"]
 
 PROG = "python -m replay"
 DEFAULT_COMMAND = "accuracy"
@@ -50,8 +51,18 @@ USAGE_EXAMPLES = ("python -m replay traces/hpc2n-2002-accounting",
 
 def command_module(name):
     """The module of command ``name``. An ImportError of a module an extra installs (the replay extra's numpy,
-    pandas) reaches ``exit_status``, which says what to install."""
-    return importlib.import_module(COMMANDS[name])
+    pandas) reaches ``exit_status``, which says what to install.
+
+    The garbage collector is paused while it is imported: numpy and the command's modules make many objects and
+    no garbage, and the collections they set off only cost time (a few milliseconds of every command's
+    start)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return importlib.import_module(COMMANDS[name])
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def command_name(argv):
@@ -111,3 +122,9 @@ def main(argv=None):
         with sigterm_raises():  # SIGTERM stops a command as Ctrl-C does: its workers with it, status 143
             return command(args)
     return exit_status(PROG, run)
+
+
+def entry_point():
+    """``python -m replay`` and ``pbs-replay``: ``main``, then the process ends with its status (``end_process``,
+    without Python's teardown)."""
+    end_process(main(), teardown=False)

@@ -11,7 +11,7 @@ from strategies import algorithm_parameters, dated_replay_jobs, hostile_names, r
 from replay.accuracy.metrics import accuracy_report
 from replay.accuracy.predictions import replay_accuracy
 from replay.shared.predictors import ACCURACY_PREDICTORS, PREDICTORS, resolve
-from replay.traces.columns import NONE, JobColumns, integer_arrays, name_columns
+from replay.traces.columns import NONE, JobColumns, integer_arrays, name_columns, named
 from replay.traces.readers import load_trace
 from replay.traces.trace import Job
 
@@ -92,3 +92,16 @@ def test_numbers_of_an_int32_column_stand_in_a_missing_value_beyond_int32():
     """A missing value that int32 cannot hold (NONE) is written as it is, not wrapped into the column's type."""
     columns = JobColumns.of_jobs([Job("1", "u", 0, 5, None, 1, occupancy_s=7), Job("2", "u", 0, 5, None, 1)])
     assert columns.numbers("occupancy_s", NONE).tolist() == [7, NONE]
+
+
+@given(st.lists(st.one_of(st.integers(-3, 40), st.integers(-2 ** 62, 2 ** 62)), max_size=60))
+def test_named_numbers_get_the_codes_numpys_unique_gives(numbers):
+    """``named`` numbers a few thousand user ids by a table over their span and any others by sorting: either
+    way the names and codes of ``np.unique`` (the name made once per number, equal names one code)."""
+    values = np.array(numbers, dtype=np.int64)
+    distinct, inverse = np.unique(values, return_inverse=True)
+    names = [str(number % 7) for number in distinct.tolist()]  # some equal names
+    merged = {name: code for code, name in enumerate(dict.fromkeys(names))}
+    expected = [merged[names[index]] for index in inverse.reshape(-1).tolist()]
+    coded = named(values, lambda number: str(number % 7))
+    assert (coded is None and not numbers) or (coded[0].tolist(), coded[1]) == (expected, tuple(merged))

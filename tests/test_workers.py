@@ -124,3 +124,32 @@ def test_other_statuses_end_through_sys_exit():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=REPO), timeout=60)
     assert (done.returncode, done.stdout) == (143, "clean-up ran\n")
+
+
+WITHOUT_TEARDOWN = """
+import atexit, sys, threading, time
+from predictor.cmdline.exits import end_process
+
+class Held:
+    def __del__(self):
+        print("torn down")
+
+held = Held()
+atexit.register(lambda: print("clean-up ran"))
+if {thread}:
+    threading.Thread(target=lambda: (time.sleep(0.5), print("thread done"))).start()
+sys.stdout.write("output\\n")  # a pipe: block-buffered, still in the buffer
+end_process(3, teardown=False)
+"""
+
+
+@pytest.mark.parametrize("thread, lines", [(False, ["output", "clean-up ran"]),
+                                           (True, ["output", "thread done", "clean-up ran", "torn down"])])
+def test_without_teardown_the_status_atexit_and_the_output_stay(thread, lines):
+    """``teardown=False`` (the replay): the status, the atexit functions and the buffered output are as with
+    ``sys.exit``, and Python's teardown (an object's ``__del__`` here) is skipped; with a thread of the command
+    still running, the process ends through ``sys.exit``, which waits for it."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    done = subprocess.run([sys.executable, "-c", WITHOUT_TEARDOWN.format(thread=thread)], capture_output=True,
+                          text=True, env=dict(env, PYTHONPATH=REPO), timeout=60)
+    assert (done.returncode, done.stdout.splitlines(), done.stderr) == (3, lines, "")

@@ -312,11 +312,31 @@ def name_columns(jobs):
     return {field: _coded([job[Job._fields.index(field)] for job in jobs]) for field in NAME_FIELDS}
 
 
+_DENSE_SPAN = 1 << 20
+"""Numbers spanning at most this many values are told apart by a table over the span, not by sorting them."""
+
+
 def named(numbers, name):
     """``(codes, names)`` of int64 ``numbers``, each named ``name(number)`` (None: -1), each name made once."""
-    distinct, codes = np.unique(numbers, return_inverse=True)
+    distinct, codes = _distinct(numbers)
     lookup = [name(number) for number in distinct.tolist()]
-    return _merged(codes.reshape(-1), lookup)
+    return _merged(codes, lookup)
+
+
+def _distinct(numbers):
+    """``np.unique(numbers, return_inverse=True)`` of an int64 array; a trace's user, group and queue numbers span
+    a few thousand values, which a table over the span numbers in linear time."""
+    if len(numbers):
+        low = int(numbers.min())
+        span = int(numbers.max()) - low + 1
+        if span <= _DENSE_SPAN:
+            offsets = numbers - low
+            present = np.zeros(span, dtype=bool)
+            present[offsets] = True
+            rank = np.cumsum(present) - 1
+            return np.flatnonzero(present) + low, rank[offsets]
+    distinct, codes = np.unique(numbers, return_inverse=True)
+    return distinct, codes.reshape(-1)
 
 
 def _numbered(values):

@@ -44,11 +44,12 @@ class MemoryHistory:
             self.add_row(owner, job.history_row())
 
     def add_row(self, user, row):
-        """Record one ``HistoryRow`` of ``user``."""
+        """Record one ``HistoryRow`` of ``user``. True: what a prediction reads of the user's history may have
+        changed (always here; a store keeping less may tell a row that changes nothing)."""
         rows = self._rows_by_user.get(user)
         if rows is None:
             self._rows_by_user[user], self._ids_by_user[user] = [row], {row.job_id}
-            return
+            return True
         ids = self._ids_by_user[user]
         if row.job_id in ids:
             del rows[[old.job_id for old in rows].index(row.job_id)]
@@ -60,6 +61,7 @@ class MemoryHistory:
             bisect.insort(rows, row)
         if len(rows) > self.capacity:
             ids.discard(rows.pop(0).job_id)
+        return True
 
     def recent(self, user, limit, deadline=None, since=None):
         """The user's newest ``limit`` rows, newest first; ``since``: only those ended then or later.

@@ -45,6 +45,13 @@ def test_readding_job_replaces_it():
     assert [(row.end_time, row.runtime_s) for row in store.recent("alice", 15)] == [(2, 20)]
 
 
+def test_every_row_added_may_change_a_prediction():
+    """``add_row`` says True each time: every row changes what a prediction reads of the window (the
+    simulation drops the user's cached soft walltimes on it)."""
+    store = MemoryHistory(capacity=2)
+    assert [store.add_row("alice", job(str(end), end=end).history_row()) for end in (1, 0, 2, 2)] == [True] * 4
+
+
 def test_limit_above_capacity_refused():
     """Asking for more rows than kept is an error, not a silent short answer."""
     with pytest.raises(ValueError):

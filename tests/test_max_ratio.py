@@ -52,3 +52,38 @@ def test_v3_on_the_kept_row_is_v3_on_the_window(drawn, window, asked):
         for walltime in asked:
             for predictor in (v3, v3_deployed):
                 assert predictor(view, walltime, window=window) == predictor(recent, walltime, window=window)
+
+
+@given(histories(max_jobs=60), st.integers(1, 20), st.lists(st.integers(3600, 30 * 86400), min_size=1, max_size=4))
+def test_an_end_said_not_to_change_the_row_leaves_v3s_answers(drawn, window, asked):
+    """``add_row`` returns False only when v3 and v3-deployed answer, on the newest ``window`` rows, as before
+    the job was added: the simulation keeps the user's cached soft walltimes then. Runtimes within the
+    walltime and long walltimes asked, so that answers are seldom the walltime itself whatever the row."""
+    _, jobs = drawn
+    jobs = [job._replace(runtime_s=job.runtime_s % (job.walltime_s + 1)) if job.walltime_s else job for job in jobs]
+    windows, memory = MaxRatioWindows(window), MemoryHistory(window)
+    for job in jobs:
+        before = [predictor(memory.recent(job.user, window), walltime, window=window)
+                  for walltime in asked for predictor in (v3, v3_deployed)]
+        changed = windows.add_row(job.user, job.history_row())
+        memory.add_row(job.user, job.history_row())
+        after = [predictor(memory.recent(job.user, window), walltime, window=window)
+                 for walltime in asked for predictor in (v3, v3_deployed)]
+        assert changed or after == before
+
+
+def test_add_row_says_when_the_ratio_read_changes():
+    """Window 2, ratios 0.5, 0.9, 0.1, 0.8, 0.8, 0.8: a higher row changes it, a lower one does not, until
+    the highest leaves the window (0.1 and 0.8 are left: 0.8, lower than 0.9; then 0.8 for 0.8, the same)."""
+    windows = MaxRatioWindows(2)
+    said = [windows.add_row("alice", row(str(job_id), job_id, runtime, 100))
+            for job_id, runtime in enumerate([50, 90, 10, 80, 80, 80])]
+    assert said == [True, True, False, True, False, False]
+
+
+def test_the_row_leaving_with_a_higher_one_coming_changes_it():
+    """Window 1: each row replaces the last, the highest leaving each time; 0.5 then 0.9 then 0.9 again."""
+    windows = MaxRatioWindows(1)
+    said = [windows.add_row("alice", row(str(job_id), job_id, runtime, 100)) for job_id, runtime in
+            enumerate([50, 90, 90])]
+    assert said == [True, True, False]

@@ -124,17 +124,21 @@ class _WideSoftWalltime(Exception):
 
 
 def _history_store(predictor):
-    """``(store, history_of)``: where a run keeps its completed jobs and how a prediction reads an owner's
-    history from it. v3 and v3-deployed read it only through a row of highest runtime/walltime, which
-    ``MaxRatioWindows`` keeps as jobs end; any other predictor reads its window of newest rows."""
+    """``(add_row, history_of)``: how a run keeps its completed jobs and how a prediction reads an owner's
+    history. ``add_row(owner, row)`` records a job as it ends and says whether a prediction from the owner's
+    history may now differ.
+
+    v3 and v3-deployed read it only through a row of highest runtime/walltime, which ``MaxRatioWindows`` keeps
+    as jobs end: their predictions change only when that row's ratio does (at about one end in seven on
+    KTH-SP2). Any other predictor reads its window of newest rows, which every end changes."""
     window = predictor.window
     algorithm = predictor.algorithm
     if window and algorithm is not None and REGISTRY[algorithm.name].reads_max_ratio_row:
         store = MaxRatioWindows(window)
-        return store, store.view
+        return store.add_row, store.view
     store = MemoryHistory(max(window, 1))
     recent = store.recent
-    return store, lambda owner: recent(owner, window)
+    return store.add_row, lambda owner: recent(owner, window)
 
 
 def held_s(job, walltime_s):
@@ -164,7 +168,7 @@ class _Engine:
         policy = with_starvation_threshold(POLICIES[settings.policy], settings.starvation_threshold_s)
         self.scheduler = Scheduler(self.calendar, policy, settings.strict_ordering,
                                    settings.backfill_depth, settings.selective)
-        self.history, self._history_of = _history_store(predictor)
+        self._add_row, self._history_of = _history_store(predictor)
         self.learner = predictor.learner(self.jobs) if predictor.learner is not None else None
         # A predictor that declares what it reads gives the same value for a user's jobs agreeing on those
         # fields while the user's history is unchanged: one estimate per (user, fields) until the next end.
@@ -172,7 +176,7 @@ class _Engine:
         # the soft walltime as PBS takes it, not only the estimate.
         self._reads = (attrgetter(*predictor.reads) if predictor.window and predictor.reads
                        and "walltime_s" in predictor.reads and predictor.learner is None else None)
-        self._estimates = {}  # user -> {fields read: soft walltime}, dropped at each end of the user's jobs
+        self._estimates = {}  # owner -> {fields read: soft walltime}, dropped when an end may change them
         self._window, self._estimate = predictor.window, predictor.estimate
         count = len(self.jobs)
         policy = self.scheduler.policy
@@ -268,9 +272,9 @@ class _Engine:
             self.learner.observe(job, now, self.runtime[index])
         if self._window:
             owner = history_owner(self.predictor, job)
-            self.history.add_row(owner, _history_row((now, job.job_id, self.runtime[index], self._walltime_s(index),
-                                                      history_project(job))))
-            self._estimates.pop(owner, None)
+            if self._add_row(owner, _history_row((now, job.job_id, self.runtime[index], self._walltime_s(index),
+                                                  history_project(job)))):
+                self._estimates.pop(owner, None)
         if self.scheduler.queue:
             self._news = True  # with nothing waiting a cycle could not start anything
 

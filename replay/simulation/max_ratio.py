@@ -27,7 +27,8 @@ class MaxRatioWindows:
         self._views = {}  # owner -> (a row of highest ratio,), or ()
 
     def add_row(self, owner, row):
-        """Record one completed job of ``owner``; the simulation adds each job once, when it ends."""
+        """Record one completed job of ``owner``; the simulation adds each job once, when it ends. Whether what
+        v3 reads of the owner changed: a row of another ratio (False: the same ratio, if not the same row)."""
         rows = self._rows.get(owner)
         if rows is None:
             rows = self._rows[owner] = []
@@ -40,12 +41,14 @@ class MaxRatioWindows:
         if len(rows) > self.window:
             left = rows.pop(0)
             if left is row:
-                return  # older than the whole window: nothing changes
+                return False  # older than the whole window: nothing changes
             if view and left is view[0]:
-                self._views[owner] = _highest(rows)
-                return
+                highest = self._views[owner] = _highest(rows)
+                return not highest or not _same_ratio(view[0], highest[0])
         if _has_ratio(row) and (not view or _higher(row, view[0])):
             self._views[owner] = (row,)
+            return True
+        return False
 
     def view(self, owner):
         """What v3 reads of ``owner``'s history: one row of highest runtime/walltime in the window, or none."""
@@ -60,6 +63,11 @@ def _has_ratio(row):
 def _higher(row, best):
     """Whether ``row``'s runtime/walltime is above ``best``'s, compared exactly (cross-multiplied)."""
     return row.runtime_s * best.walltime_s > best.runtime_s * row.walltime_s
+
+
+def _same_ratio(row, other):
+    """Whether the two rows' runtime/walltime are equal, compared exactly."""
+    return row.runtime_s * other.walltime_s == other.runtime_s * row.walltime_s
 
 
 def _highest(rows):

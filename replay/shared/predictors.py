@@ -32,6 +32,7 @@ process parses each spec once.
 
 import functools
 from fractions import Fraction
+from operator import attrgetter
 from typing import Callable, NamedTuple, Optional, Tuple
 
 from predictor.algorithms import PARAMETERS, REGISTRY, Algorithm, clamp, make_algorithm
@@ -42,7 +43,7 @@ from .performance_model import PerformanceModel
 
 __all__ = ["ReplayPredictor", "PREDICTORS", "LEARNED", "ACCURACY_PREDICTORS", "history_capacity", "resolve",
            "predictor_list", "DESCRIPTIONS", "describe", "predictor_legend", "resolved", "history_project",
-           "history_owner"]
+           "history_owner", "owner_of"]
 
 
 class ReplayPredictor(NamedTuple):
@@ -96,6 +97,12 @@ def history_project(job):
 def history_owner(predictor, job):
     """Whose history ``predictor`` reads for ``job``: its user's, or (``by_project``) its project's."""
     return history_project(job) if predictor.by_project else job.user
+
+
+def owner_of(predictor):
+    """``history_owner`` for ``predictor`` as a function of the job alone (a C attribute getter for a user's
+    history): for the simulation, which asks it at every submission, start and end."""
+    return history_project if predictor.by_project else attrgetter("user")
 
 
 def _with_project(function, by_project):

@@ -30,7 +30,7 @@ from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
 from ..classification import Completion, Submission, requested_cores
-from ..shared.predictors import history_owner, history_project
+from ..shared.predictors import history_project, owner_of
 from ..traces.columns import JobColumns
 from .calendar import Calendar
 from .extension import EXTENSIONS
@@ -169,6 +169,7 @@ class _Engine:
         self.scheduler = Scheduler(self.calendar, policy, settings.strict_ordering,
                                    settings.backfill_depth, settings.selective)
         self._add_row, self._history_of = _history_store(predictor)
+        self._owner = owner_of(predictor)  # whose history a job's prediction reads
         self.learner = predictor.learner(self.jobs) if predictor.learner is not None else None
         # A predictor that declares what it reads gives the same value for a user's jobs agreeing on those
         # fields while the user's history is unchanged: one estimate per (user, fields) until the next end.
@@ -271,7 +272,7 @@ class _Engine:
         if self.learner is not None:
             self.learner.observe(job, now, self.runtime[index])
         if self._window:
-            owner = history_owner(self.predictor, job)
+            owner = self._owner(job)
             if self._add_row(owner, _history_row((now, job.job_id, self.runtime[index], self._walltime_s(index),
                                                   history_project(job)))):
                 self._estimates.pop(owner, None)
@@ -338,10 +339,10 @@ class _Engine:
             if self.learner is not None:
                 soft = self.learner.estimate(job, now)
             else:
-                soft = self._estimate(self._history_of(history_owner(self.predictor, job)) if self._window else (),
+                soft = self._estimate(self._history_of(self._owner(job)) if self._window else (),
                                       job)
             return None if soft is None else self._held_soft(soft, index)
-        owner = history_owner(self.predictor, job)
+        owner = self._owner(job)
         known = self._estimates.get(owner)
         if known is None:
             known = self._estimates[owner] = {}

@@ -29,7 +29,6 @@ from predictor.algorithms import REGISTRY, clamp
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
-from ..classification import Completion, Submission, requested_cores
 from ..shared.predictors import history_project, owner_of
 from ..traces.columns import JobColumns
 from .calendar import Calendar
@@ -182,6 +181,9 @@ class _Engine:
         count = len(self.jobs)
         policy = self.scheduler.policy
         self.classifier = policy.classifier(self.submit_times[0]) if policy.classifies and count else None
+        if self.classifier is not None:
+            from ..classification import Completion, Submission, requested_cores  # only for small-first
+            self._completion, self._submission, self._requested_cores = Completion, Submission, requested_cores
         # What the run decides, in arrays of machine integers: no int object per value stays alive.
         self.decided = decided
         self._soft_max = math.inf if is_wide(decided) else SOFT_WALLTIME_MAX
@@ -268,7 +270,7 @@ class _Engine:
             return
         job = self._live.pop(index)  # it ends at start + held: RunColumns keeps no end
         if self.classifier is not None:
-            self.classifier.observe(Completion(index, now, self.runtime[index]))
+            self.classifier.observe(self._completion(index, now, self.runtime[index]))
         if self.learner is not None:
             self.learner.observe(job, now, self.runtime[index])
         if self._window:
@@ -312,8 +314,8 @@ class _Engine:
     # again as large, as qrerun would; it keeps its submission time and the runjob soft walltime.
 
     def _classify(self, index, job):
-        verdict = self.classifier.classify(Submission(index, job.submit_time, job.user, requested_s(job),
-                                                      requested_cores(job)))
+        verdict = self.classifier.classify(self._submission(index, job.submit_time, job.user, requested_s(job),
+                                                            self._requested_cores(job)))
         if verdict.small and self.scheduler.policy.reruns_false_small:
             self.rerun_after[index] = math.ceil(verdict.divider_s)
         return verdict.small

@@ -19,8 +19,6 @@ no value.
 
 from typing import Callable, NamedTuple, Optional
 
-from ..classification import SizeClassifier
-
 __all__ = ["QueuedJob", "Policy", "POLICIES", "fifo", "shortest_soft_walltime_first", "smallest_area_first", "wfp",
            "small_first", "with_starvation_threshold", "SMALL_FIRST_BASES"]
 
@@ -105,6 +103,12 @@ def with_starvation_threshold(policy, threshold_s):
     return policy._replace(key=key, static=False)
 
 
+def _size_classifier(origin):
+    """The ``SizeClassifier`` of a small-first run (the classifier's modules imported only for those)."""
+    from ..classification import SizeClassifier
+    return SizeClassifier(origin)
+
+
 SMALL_FIRST_BASES = {"": fifo, "-sjf": shortest_soft_walltime_first, "-saf": smallest_area_first, "-wfp": wfp}
 """Zrigui et al.'s four base orders under small-first, by the suffix of the policy's name: FCFS, SPF, SAF, WFP."""
 
@@ -115,8 +119,8 @@ POLICIES = dict(
      "sjf": Policy(shortest_soft_walltime_first, True),
      "saf": Policy(smallest_area_first, True),
      "wfp": Policy(wfp, False)},
-    **{"small-first" + suffix: Policy(key, False, SizeClassifier, reruns_false_small=True)
+    **{"small-first" + suffix: Policy(key, False, _size_classifier, reruns_false_small=True)
        for suffix, key in _SMALL_FIRST.items()},
-    **{"small-first" + suffix + "-no-rerun": Policy(key, False, SizeClassifier)
+    **{"small-first" + suffix + "-no-rerun": Policy(key, False, _size_classifier)
        for suffix, key in _SMALL_FIRST.items()})
 """The registry: ``--policy`` name -> order. ``fifo`` is the default."""

@@ -90,10 +90,14 @@ def _parsed(buf, starts, ends, lines, columns):
     """
     if not len(lines):
         return np.zeros((0, len(columns)), dtype=np.int64)
-    chosen = np.zeros(len(starts), dtype=bool)
-    chosen[lines] = True
-    # Each line's bytes and the newline after it; the last line may have none.
-    text = buf[np.repeat(chosen, ends - starts + 1)[:len(buf)]].tobytes()
+    first, last = int(lines[0]), int(lines[-1])
+    if last - first + 1 == len(lines):  # one run of lines (a block past the header): their bytes as they are
+        text = buf[starts[first]:ends[last] + 1].tobytes()
+    else:
+        chosen = np.zeros(len(starts), dtype=bool)
+        chosen[lines] = True
+        # Each line's bytes and the newline after it; the last line may have none.
+        text = buf[np.repeat(chosen, ends - starts + 1)[:len(buf)]].tobytes()
     return np.loadtxt(io.BytesIO(text), dtype=np.int64, comments=None, usecols=columns, ndmin=2)
 
 

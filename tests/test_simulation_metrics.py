@@ -2,16 +2,12 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from replay.simulation.cluster import Cluster
 from replay.simulation.engine import ScheduledJob
 from replay.simulation.metrics import (
     GROUP_COLUMNS,
     ScheduleColumns,
-    _median,
-    _p95,
     group_metrics,
     machine_metrics,
     schedule_tables,
@@ -80,12 +76,3 @@ def test_runtime_is_the_scheduled_jobs_own():
     """The metrics take each job's simulated runtime from its ScheduledJob, the one place the engine decides it."""
     scheduled = [SCHEDULE[0], SCHEDULE[1]._replace(runtime_s=3)]
     assert ScheduleColumns(scheduled, 10).runtime.tolist() == [100, 3]
-
-
-@given(st.one_of(
-    st.lists(st.integers(0, 10 ** 9), min_size=1, max_size=300).map(lambda values: np.array(values, dtype=np.int64)),
-    st.lists(st.floats(1, 1e7), min_size=1, max_size=300).map(lambda values: np.array(values, dtype=np.float64))))
-def test_median_and_p95_are_numpys_to_the_bit(values):
-    """Waits (int64) and bounded slowdowns (float64): the same floats as np.median and np.percentile(values, 95)."""
-    assert float(_median(values)).hex() == float(np.median(values)).hex()
-    assert float(_p95(values)).hex() == float(np.percentile(values, 95)).hex()

@@ -46,6 +46,7 @@ import numpy as np
 
 from predictor.cmdline.tables import Column, Report, Table, column_legend, queue_masks, runtime_class_masks
 
+from ..shared.quantiles import median
 from ..traces.columns import JobColumns
 from .histories import codes, field
 from .predictions import NO_PREDICTION
@@ -139,12 +140,12 @@ def error_metrics(runtime, predicted, walltime):
     del adjusted, under, badly
     absolute = np.abs(error, out=error)
     mean_absolute = int(absolute.sum()) / count
-    median_absolute = float(np.median(absolute, overwrite_input=True))
+    median_absolute = median(absolute, overwrite=True)
     del absolute, error
     accuracy = eq3_accuracy(runtime, predicted)
     # Sums before medians: the medians may reorder the arrays in place.
     return (jobs, _share(jobs - count, jobs)) + shares + (
-        mean_absolute, median_absolute, exact_sum(accuracy) / count, float(np.median(accuracy, overwrite_input=True)))
+        mean_absolute, median_absolute, exact_sum(accuracy) / count, median(accuracy, overwrite=True))
 
 
 def users_improved(user_codes, runtime, predicted, walltime):

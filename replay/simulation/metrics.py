@@ -35,6 +35,8 @@ import numpy as np
 
 from predictor.cmdline.tables import Column, Table, queue_masks, runtime_class_masks
 
+from ..shared.quantiles import median, p95
+
 __all__ = ["DEFAULT_BSLD_TAU_S", "legend_meanings", "ScheduleColumns", "schedule_tables", "group_metrics",
            "machine_metrics", "EVERYONE", "GROUP_COLUMNS", "SUMMARY_COLUMNS"]
 
@@ -142,32 +144,6 @@ def _stat(values, how):
     return None if values.size == 0 else float(how(values))
 
 
-# np.median and np.percentile import numpy.ma on their first call (about 10 ms of a command's start-up): _median
-# and _p95 give the same floats, with numpy's own arithmetic, without it (the values here are never NaN).
-
-
-def _median(values):
-    """``np.median(values)``: the middle value, or the mean of the two middle ones."""
-    half = values.size // 2
-    if values.size % 2:
-        return float(np.partition(values, half)[half])
-    ordered = np.partition(values, (half - 1, half))
-    return (float(ordered[half - 1]) + float(ordered[half])) / 2
-
-
-def _p95(values):
-    """``np.percentile(values, 95)``: linear between the two nearest ranks."""
-    count = values.size
-    virtual = (count - 1) * 0.95
-    below = math.floor(virtual)
-    if below >= count - 1:
-        return values.max()
-    ordered = np.partition(values, (below, below + 1))
-    low, high = ordered[below], ordered[below + 1]
-    weight, step = virtual - below, high - low
-    return high - step * (1 - weight) if weight >= 0.5 else low + step * weight
-
-
 EVERYONE = slice(None)
 """The ``mask`` of every job: views of the arrays, no copies."""
 
@@ -182,9 +158,9 @@ def group_metrics(columns, mask):
         top &= mask
     delay = columns.start[top] - columns.reservation[top]
     broken = delay[delay > 0]
-    return (int(wait.size), _stat(wait, np.mean), _stat(wait, _median), _stat(wait, _p95), _stat(wait, np.max),
-            _stat(bsld, np.mean), _stat(bsld, _median), _stat(bsld, _p95), _stat(past, np.mean),
-            _stat(runtime[past] / soft[past], _median), int(np.count_nonzero(top)), int(broken.size),
+    return (int(wait.size), _stat(wait, np.mean), _stat(wait, median), _stat(wait, p95), _stat(wait, np.max),
+            _stat(bsld, np.mean), _stat(bsld, median), _stat(bsld, p95), _stat(past, np.mean),
+            _stat(runtime[past] / soft[past], median), int(np.count_nonzero(top)), int(broken.size),
             _stat(broken, np.mean),
             int(np.count_nonzero(columns.killed[mask])))
 

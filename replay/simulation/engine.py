@@ -171,7 +171,8 @@ class _Engine:
         self._owner = owner_of(predictor)  # whose history a job's prediction reads
         self.learner = predictor.learner(self.jobs) if predictor.learner is not None else None
         # A predictor that declares what it reads gives the same value for a user's jobs agreeing on those
-        # fields while the user's history is unchanged: one estimate per (user, fields) until the next end.
+        # fields while what it reads of their history is unchanged: one estimate per (owner, fields) until an end
+        # changes that (``_history_store``).
         # The walltime among the fields read decides the walltime the job runs with, so the cached value can be
         # the soft walltime as PBS takes it, not only the estimate.
         self._reads = (attrgetter(*predictor.reads) if predictor.window and predictor.reads

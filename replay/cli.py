@@ -35,6 +35,8 @@ __all__ = ["main", "entry_point", "build_parser", "command_module", "command_nam
            "DEFAULT_COMMAND", "USAGE_EXAMPLES"]
 
 PROG = "python -m replay"
+INSTALLED_PROG = "pbs-replay"
+"""The script ``pip install`` puts on the PATH (setup.cfg)."""
 DEFAULT_COMMAND = "accuracy"
 
 COMMANDS = {"accuracy": "replay.accuracy.command", "convert": "replay.traces.command",
@@ -79,16 +81,16 @@ def with_command(argv):
     return argv if name is None or argv[0] == name else [name] + argv
 
 
-def build_parser(names=None):
-    """The parser of ``python -m replay COMMAND``: one subcommand each (of ``names``, default all), its ``func``
-    the command's ``run``."""
-    parser = CommandParser(prog=PROG, usage="%(prog)s [COMMAND] ARGS...", epilog="Without COMMAND: {}. '{} COMMAND -h' "
-                           "shows a command's options.\n\n{}".format(DEFAULT_COMMAND, PROG,
+def build_parser(names=None, prog=PROG):
+    """The parser of ``python -m replay COMMAND`` (``prog``: how it was started): one subcommand each (of
+    ``names``, default all), its ``func`` the command's ``run``."""
+    parser = CommandParser(prog=prog, usage="%(prog)s [COMMAND] ARGS...", epilog="Without COMMAND: {}. '{} COMMAND -h' "
+                           "shows a command's options.\n\n{}".format(DEFAULT_COMMAND, prog,
                                                                      examples_epilog(*USAGE_EXAMPLES)))
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name in COMMANDS if names is None else names:
         module = command_module(name)
-        command = commands.add_parser(name, prog="{} {}".format(PROG, name), help=module.SUMMARY,
+        command = commands.add_parser(name, prog="{} {}".format(prog, name), help=module.SUMMARY,
                                       description=module.SUMMARY, epilog=examples_epilog(*module.EXAMPLES))
         module.add_arguments(command)
         command.set_defaults(func=module.run, command_parser=command)
@@ -105,13 +107,13 @@ def _parse(parser, argv):
     return run, args
 
 
-def main(argv=None):
-    """Run one command; returns the exit status."""
+def main(argv=None, prog=PROG):
+    """Run one command; returns the exit status. ``prog``: how the replay was started, in its messages."""
     argv = sys.argv[1:] if argv is None else list(argv)
 
     def run():
         name = command_name(argv)
-        parser = build_parser(None if name is None else [name])
+        parser = build_parser(None if name is None else [name], prog)
         if not argv:
             parser.print_help(sys.stderr)
             return 2
@@ -121,10 +123,11 @@ def main(argv=None):
             return done.code
         with sigterm_raises():  # SIGTERM stops a command as Ctrl-C does: its workers with it, status 143
             return command(args)
-    return exit_status(PROG, run)
+    return exit_status(prog, run)
 
 
 def entry_point():
     """``python -m replay`` and ``pbs-replay``: ``main``, then the process ends with its status (``end_process``,
-    without Python's teardown)."""
-    end_process(main(), teardown=False)
+    without Python's teardown). Its messages name it as the admin started it."""
+    installed = os.path.basename(sys.argv[0]) == INSTALLED_PROG
+    end_process(main(prog=INSTALLED_PROG if installed else PROG), teardown=False)

@@ -241,3 +241,13 @@ def test_numpy_gets_one_openblas_thread_unless_the_admin_set_it(given, expected)
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, stdout=subprocess.PIPE, check=True)
     threads = json.loads(done.stdout.decode())
     assert threads and set(threads) == {expected}
+
+
+@pytest.mark.parametrize("argv0, prog", [("/usr/local/bin/pbs-replay", "pbs-replay"),
+                                         (os.path.join(REPO, "replay", "__main__.py"), "python -m replay")])
+def test_messages_name_the_replay_as_the_admin_started_it(argv0, prog):
+    """The installed script's errors and usage say ``pbs-replay``; ``python -m replay``'s say that."""
+    script = ("import sys; sys.argv = [{!r}, 'simulate', '/no/such/trace']; "
+              "from replay.cli import entry_point; entry_point()".format(argv0))
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (2, "{}: error: /no/such/trace: no such file or directory\n".format(prog))

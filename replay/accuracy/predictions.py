@@ -46,7 +46,7 @@ import numpy as np
 from predictor.history import MemoryHistory
 from predictor.jobs import HistoryRow
 
-from ..shared.predictors import history_capacity, history_owner, history_project, predictor_legend
+from ..shared.predictors import history_capacity, history_project, owner_of, predictor_legend
 from ..traces.columns import JobColumns
 from .histories import NO_PREDICTION, TraceColumns
 from .vectorised import VectorisedTrace
@@ -161,7 +161,7 @@ class _HistoryReplay:
         self.capacity = history_capacity(predictors)
         self.store = MemoryHistory(self.capacity)
         self.keys = _cache_keys(jobs, predictors)
-        self.users = [history_owner(predictors[0], job) for job in jobs]  # the walk's predictors share their owner
+        self.users = list(map(owner_of(predictors[0]), jobs))  # the walk's predictors share their owner
         self.projects = [history_project(job) for job in jobs]
         self.caches = {}
         self.value_ids = [array.array("q", bytes(8 * len(jobs))) for _ in (SUBMIT, START)]  # indexed by kind

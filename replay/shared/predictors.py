@@ -43,7 +43,7 @@ from .performance_model import PerformanceModel
 
 __all__ = ["ReplayPredictor", "PREDICTORS", "LEARNED", "ACCURACY_PREDICTORS", "history_capacity", "resolve",
            "predictor_list", "DESCRIPTIONS", "describe", "predictor_legend", "resolved", "history_project",
-           "history_owner", "owner_of"]
+           "owner_of"]
 
 
 class ReplayPredictor(NamedTuple):
@@ -94,14 +94,9 @@ def history_project(job):
     return job.project if job.project is not None else job.group
 
 
-def history_owner(predictor, job):
-    """Whose history ``predictor`` reads for ``job``: its user's, or (``by_project``) its project's."""
-    return history_project(job) if predictor.by_project else job.user
-
-
 def owner_of(predictor):
-    """``history_owner`` for ``predictor`` as a function of the job alone (a C attribute getter for a user's
-    history): for the simulation, which asks it at every submission, start and end."""
+    """Whose history ``predictor`` reads, as a function of the job: its user's (a C attribute getter, asked for
+    every job), or (``by_project``) its project's."""
     return history_project if predictor.by_project else attrgetter("user")
 
 

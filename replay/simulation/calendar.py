@@ -44,7 +44,14 @@ class Calendar:
 
     def remove(self, job):
         """A job ends: its cores are free now."""
-        self.free += self._unlink(job)
+        end_times, end_jobs = self.end_times, self.end_jobs  # _unlink, written out: called at every end
+        index = bisect_left(end_times, self.planned_end.pop(job))
+        if end_jobs[index] != job:
+            index = end_jobs.index(job, index)
+        del end_times[index]
+        del end_jobs[index]
+        self._freed = None
+        self.free += self.end_widths.pop(index)
 
     def move(self, job, end):
         """A running job's planned end changes (runjob soft walltime, extension)."""

@@ -252,8 +252,11 @@ class _Engine:
         walltime_plan, width, soft_queued = self.walltime_plan, self.width, self.soft_queued
         submit = self.scheduler.submit
         classifier, soft_walltime = self.classifier, self._soft_walltime
+        live, made, made_from = self._live, self._made, self._made_from
         while index < count and submit_times[index] == now:
-            job = self._submitted(index)
+            if index - made_from >= len(made):
+                made, made_from = self._make_from(index)
+            job = live[index] = made[index - made_from]  # kept until it ends
             # queuejob sees only what the user sent: no default walltime yet.
             soft = soft_walltime(job, index, now)
             soft_queued[index] = soft or 0  # a soft walltime is >= 1 s: 0 is none
@@ -276,7 +279,9 @@ class _Engine:
             self.learner.observe(job, now, self.runtime[index])
         if self._window:
             owner = self._owner(job)
-            if self._add_row(owner, _history_row((now, job.job_id, self.runtime[index], self._walltime_s(index),
+            walltime = self.walltime[index]
+            if self._add_row(owner, _history_row((now, job.job_id, self.runtime[index],
+                                                  None if walltime == NO_WALLTIME else walltime,
                                                   history_project(job)))):
                 self._estimates.pop(owner, None)
         if self.scheduler.queue:
@@ -294,17 +299,23 @@ class _Engine:
         live, start, soft_started = self._live, self.start, self.soft_started
         heap, seq, planned_end, soft_walltime = self._heap, self._seq, self.calendar.planned_end, self._soft_walltime
         runjob_after, submit_times = self.settings.runjob_after_queued_s, self.submit_times
+        walltimes, held, rerun_after = self.walltime, self.held, self.rerun_after
         for queued in started:
             index = queued.index
             start[index] = now
-            job, walltime = live[index], self._walltime_s(index)
+            job, walltime = live[index], walltimes[index]
+            if walltime == NO_WALLTIME:
+                walltime = None
             if walltime != job.walltime_s:
                 job = job._replace(walltime_s=walltime)  # runjob sees defaults applied
             if runjob_after is None or now - submit_times[index] >= runjob_after:  # runjob predicts again
                 soft_started[index] = soft_walltime(job, index, now) or 0
             elif index not in self.reruns:  # started before: it keeps the soft walltime it ran with
                 soft_started[index] = self.soft_queued[index]
-            heapq.heappush(heap, (now + self._run_for(index), _END, next(seq), index))
+            run_for = held[index]  # until its end, or until the safeguard kills it
+            if rerun_after and index in rerun_after and run_for > rerun_after[index]:
+                run_for = rerun_after[index]
+            heapq.heappush(heap, (now + run_for, _END, next(seq), index))
             end = self._plan_end(index, now)
             if end != planned_end[index]:
                 self.calendar.move(index, end)
@@ -368,16 +379,13 @@ class _Engine:
         walltime = self.walltime[index]
         return None if walltime == NO_WALLTIME else walltime
 
-    def _submitted(self, index):
-        """The ``Job`` at ``index``, submitted now: made with the next few hundred, kept until it ends."""
-        offset = index - self._made_from
-        if offset >= len(self._made):
-            if self._on_progress is not None:
-                self._on_progress(index, self._count)
-            self._made_from, offset = index, 0
-            self._made = _made(self.jobs, index, min(index + _MADE_AT_ONCE, self._count))
-        job = self._live[index] = self._made[offset]
-        return job
+    def _make_from(self, index):
+        """``(Jobs, index of the first)``: the ``Job``s from ``index`` on, the next few hundred, made as their
+        submissions come."""
+        if self._on_progress is not None:
+            self._on_progress(index, self._count)
+        self._made_from, self._made = index, _made(self.jobs, index, min(index + _MADE_AT_ONCE, self._count))
+        return self._made, index
 
     def _plan_end(self, index, now):
         """When the running job ``index`` is planned to end, seen at ``now``."""

@@ -45,7 +45,9 @@ class MaxRatioWindows:
             if view and left is view[0]:
                 highest = self._views[owner] = _highest(rows)
                 return not highest or not _same_ratio(view[0], highest[0])
-        if _has_ratio(row) and (not view or _higher(row, view[0])):
+        walltime = row.walltime_s  # _has_ratio and _higher, written out: this runs at every end
+        if walltime and walltime > 0 and (not view or
+                                          row.runtime_s * view[0].walltime_s > view[0].runtime_s * walltime):
             self._views[owner] = (row,)
             return True
         return False

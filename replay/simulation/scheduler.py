@@ -61,34 +61,27 @@ class Scheduler:
         """Run one cycle at ``now``; return the ``QueuedJob``s to start, in order."""
         if not self.queue:
             return []  # ``changed`` stays set: the next job queued gets a full walk
-        if self.changed or not self.policy.static:
-            return self._walk_all(now)
-        if self._fresh:
-            self.calendar.now = now
+        calendar = self.calendar
+        if self.changed or not self.policy.static:  # walk the whole queue, reservations made again
+            calendar.begin_cycle(now)
+            self._top_jobs, self._blocked, self._fresh, self.changed = 0, False, 0, False
+            if not self.policy.static:
+                key = self.policy.key
+                self.queue = sorted((key(job, now), job) for _, job in self.queue)
+                self._widths = [job.width for _, job in self.queue]
+            return self._walk(0)
+        if self._fresh:  # only the jobs queued since the last walk
+            calendar.now = now
             first, self._fresh = len(self.queue) - self._fresh, 0
-            return [] if self._idle() else self._walk(first)
+            return self._walk(first)
         return []
-
-    def _walk_all(self, now):
-        self.calendar.begin_cycle(now)
-        self._top_jobs, self._blocked, self._fresh, self.changed = 0, False, 0, False
-        if not self.policy.static:
-            key = self.policy.key
-            self.queue = sorted((key(job, now), job) for _, job in self.queue)
-            self._widths = [job.width for _, job in self.queue]
-        return self._walk(0)
-
-    def _idle(self):
-        """Whether a walk would stop before its first job: a job that did not fit stopped the last one
-        (backfill_depth 0), or no core is free and every top job has its reservation."""
-        return self._blocked or (self.calendar.free == 0 and self._top_jobs >= self._reservation_limit)
 
     def _walk(self, first):
         """Walk the queue from position ``first``; start what fits, reserve for top jobs."""
         calendar, queue, limit, top_jobs = self.calendar, self.queue, self._reservation_limit, self._top_jobs
         started, positions, selective, dips = [], [], self.selective, calendar.dips
-        if self._idle():
-            return started
+        if self._blocked or (calendar.free == 0 and top_jobs >= limit):
+            return started  # a job that did not fit stopped the last walk (depth 0), or nothing is left to do
         # Once no reservation is left to make, a job wider than the free cores is passed over without a
         # trace: those are skipped in one C-level scan (unless a blocked job stops the walk, depth 0).
         skips = not self._stops_at_blocked

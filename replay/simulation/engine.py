@@ -332,11 +332,6 @@ class _Engine:
             self.rerun_after[index] = math.ceil(verdict.divider_s)
         return verdict.small
 
-    def _run_for(self, index):
-        """How long the job runs this time: until its end, or until the safeguard kills it."""
-        held, limit = self.held[index], self.rerun_after.get(index)
-        return held if limit is None or held <= limit else limit
-
     def _rerun(self, index, now):
         del self.rerun_after[index]
         self.reruns[index] = self.reruns.get(index, 0) + 1

@@ -8,7 +8,8 @@ dependencies, ``roundrobin`` with queues of equal priority and run limits,
 ``resources`` with mem, ``node_sort_key`` and a formula threshold, ``aging`` with
 a formula that reads ``eligible_time`` (``aging-limits``: and a run limit per user;
 ``aging-groups``: run limits per group, per user's ncpus on the queue and for everyone), ``queue-depth`` with
-a ``backfill_depth`` of each queue's own, ``no-strict`` with PBS's default ``sched_config``, ...) and
+a ``backfill_depth`` of each queue's own, ``no-strict`` with PBS's default ``sched_config``, ``direct`` with
+jobs submitted as they come rather than held and released, some of them deleted, ...) and
 60 to 70 jobs: four users in
 three groups, ``sleep`` jobs of 2 to 15 seconds (10 to 50 in ``fairshare-long``, ``fairshare-vnodes`` and
 ``formula-fairshare``), walltimes above the runtimes,
@@ -267,6 +268,18 @@ def eligibility(rng):
                     server={"backfill_depth": 1})
 
 
+def direct(rng):
+    jobs = make_jobs(rng, 60, single_chunk, MIXED_CPUS, (2, 12), HEAVY, 8)
+    for job in rng.sample(jobs[5:], 4):
+        job["delete_after"] = rng.choice((1, 4))  # queued or running by then, as the load has it
+    for job in rng.sample([job for job in jobs if total_ncpus(job["select"]) <= 2 and "delete_after" not in job], 2):
+        job["array"] = "1-{}".format(rng.randint(2, 3))
+    return workload("direct", "jobs submitted as they come (no hold, no release; the manager sets soft walltimes "
+                    "right after qsub, while the scheduler may already run them), some deleted 1 or 4 s after, "
+                    "strict ordering, backfill_depth 2, one 8-ncpu vnode, a queue builds", jobs,
+                    server={"backfill_depth": 2}, submission="direct")
+
+
 ROUND_ROBIN_QUEUES = ("fid_qa", "fid_qb", "fid_qc")
 
 
@@ -366,7 +379,7 @@ def aging_groups(rng):
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, fairshare_long, limits,
     vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth, no_strict,
-    no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light)}
+    no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light, direct)}
 
 
 def generate(name, seed):

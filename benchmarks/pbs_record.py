@@ -19,7 +19,12 @@ server's files must then still be readable here). It:
    the job (a job array with ``-J`` when the job names an ``array`` range; after
    an earlier job with ``-W depend=`` when it names a ``depend``, such as
    ``afterok:j012``), sets ``soft_walltime`` as the manager (``qalter``), and
-   releases each job (``qrls``) at its offset from the start;
+   releases each job (``qrls``) at its offset from the start. A workload with
+   ``"submission": "direct"`` submits each job at its offset instead, not held,
+   and sets its soft walltime right after (the scheduler may have started it by
+   then, as on a server where jobs come as they come). A job that names
+   ``delete_after`` is deleted (``qdel``) that many seconds after its release or
+   submission, queued or running;
 3. waits until every job has ended (a job the workload marks ``never_runs``,
    one under ``job_sort_formula_threshold`` say, is not waited for: once all
    the others have ended the harness deletes it, ``qdel``, and waits for its
@@ -57,6 +62,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 DEFAULT_PBS_HOME = "/var/spool/pbs"
@@ -106,6 +112,9 @@ def check_workload(workload, path="workload"):
             raise WorkloadError("{}: job {}: array must be a range FIRST-LAST, FIRST < LAST".format(path, number))
         if not isinstance(job.get("never_runs", False), bool):
             raise WorkloadError("{}: job {}: never_runs must be true or false".format(path, number))
+        delete_after = job.get("delete_after")
+        if delete_after is not None and not (isinstance(delete_after, (int, float)) and delete_after > 0):
+            raise WorkloadError("{}: job {}: delete_after must be a number of seconds > 0".format(path, number))
         depend = job.get("depend")
         earlier = {other["name"] for other in jobs[:number]}
         if depend is not None and not (isinstance(depend, str) and depend.count(":") == 1
@@ -114,6 +123,14 @@ def check_workload(workload, path="workload"):
                 path, number, "|".join(DEPENDENCIES)))
     if len({job["name"] for job in jobs}) != len(jobs):
         raise WorkloadError("{}: job names are not unique".format(path))
+    if workload.get("submission", HELD) not in SUBMISSIONS:
+        raise WorkloadError("{}: submission must be {}".format(path, " or ".join(SUBMISSIONS)))
+
+
+HELD, DIRECT = "held", "direct"
+SUBMISSIONS = (HELD, DIRECT)
+"""How a workload's jobs reach the server: all submitted held, then each released at its offset (``held``, the
+default); or each submitted at its offset (``direct``)."""
 
 
 DEPENDENCIES = ("afterok", "afterany")
@@ -223,12 +240,12 @@ def ended_jobs(lines, job_ids):
     return ended
 
 
-def qsub_arguments(job, job_ids=None):
-    """qsub's arguments for a held job that sleeps for its runtime: a job array for an ``array`` range, after
-    an earlier job (its id in ``job_ids``, by name) for a ``depend``."""
-    arguments = ["qsub", "-h", "-N", job["name"], "-q", job["queue"], "-o", "/dev/null", "-e", "/dev/null",
-                 "-l", "select=" + job["select"], "-l", "place=" + job["place"],
-                 "-l", "walltime={}".format(job["walltime"])]
+def qsub_arguments(job, job_ids=None, held=True):
+    """qsub's arguments for a job (held unless ``held`` is false) that sleeps for its runtime: a job array for an
+    ``array`` range, after an earlier job (its id in ``job_ids``, by name) for a ``depend``."""
+    arguments = ["qsub"] + (["-h"] if held else []) + [
+        "-N", job["name"], "-q", job["queue"], "-o", "/dev/null", "-e", "/dev/null",
+        "-l", "select=" + job["select"], "-l", "place=" + job["place"], "-l", "walltime={}".format(job["walltime"])]
     if job.get("array") is not None:
         arguments += ["-J", job["array"]]
     if job.get("depend") is not None:
@@ -288,6 +305,7 @@ def recording_problems(outdir):
     job_ids = summary["job_ids"]
     arrays = {job["name"]: _array_range(job["array"]) for job in summary["workload"]["jobs"] if job.get("array")}
     never = never_run_names(summary["workload"])
+    deleted = {job["name"] for job in summary["workload"]["jobs"] if job.get("delete_after")}
     folder = os.path.join(outdir, "accounting")
     seen = set()
     for day in sorted(os.listdir(folder)):
@@ -303,6 +321,8 @@ def recording_problems(outdir):
             expected = [("Q", job_id), ("D", job_id)]
             if ("S", job_id) in seen:
                 problems.append("{} ({}): started, but the workload says it never runs".format(name, job_id))
+        elif name in deleted:  # deleted while queued (Q, D) or while running (Q, S, D, E)
+            expected = [("Q", job_id), ("D", job_id)] + ([("E", job_id)] if ("S", job_id) in seen else [])
         missing = ["{} {}".format(kind, some_id) for kind, some_id in expected if (kind, some_id) not in seen]
         if missing:
             problems.append("{} ({}): no record {}".format(name, job_id, ", ".join(missing)))
@@ -606,9 +626,10 @@ def submit(server, jobs, job_ids):
             server.run("qalter", "-l", "soft_walltime={}".format(job["soft_walltime"]), job_id)
 
 
-def release(server, jobs, job_ids, lead_s=2.0):
-    """Release the jobs at their offsets from now + ``lead_s``; ``{name: epoch seconds just before qrls}``."""
-    released, start = {}, time.time() + lead_s
+def release(server, jobs, job_ids, deletions, lead_s=2.0):
+    """Release the jobs at their offsets from now + ``lead_s``; ``{name: epoch seconds just before qrls}``.
+    The jobs that name ``delete_after`` are deleted that long after (``deletions`` collects the timers)."""
+    released, start, by_name = {}, time.time() + lead_s, {job["name"]: job for job in jobs}
     for offset, names in release_groups(jobs):
         delay = start + offset - time.time()
         if delay > 0:
@@ -616,7 +637,48 @@ def release(server, jobs, job_ids, lead_s=2.0):
         now = time.time()
         server.run("qrls", *[job_ids[name] for name in names])
         released.update((name, round(now, 3)) for name in names)
+        for name in names:
+            delete_later(server, by_name[name], job_ids[name], deletions)
     return released
+
+
+def submit_directly(server, jobs, job_ids, deletions, lead_s=2.0):
+    """Submit each job at its offset from now + ``lead_s``, not held, and set its soft walltime as the manager
+    right after; fills ``job_ids``; ``{name: epoch seconds just before qsub}``. As ``release`` for
+    ``delete_after``."""
+    submitted, start = {}, time.time() + lead_s
+    for job in sorted(jobs, key=lambda job: float(job["offset"])):  # stable: one offset's jobs in workload order
+        delay = start + float(job["offset"]) - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        now = time.time()
+        job_ids[job["name"]] = server.run(*qsub_arguments(job, job_ids, held=False), user=job["user"]).strip()
+        submitted[job["name"]] = round(now, 3)
+        if job.get("soft_walltime") is not None:
+            server.run("qalter", "-l", "soft_walltime={}".format(job["soft_walltime"]), job_ids[job["name"]])
+        delete_later(server, job, job_ids[job["name"]], deletions)
+    return submitted
+
+
+def delete_later(server, job, job_id, deletions):
+    """Delete ``job`` (``qdel``) ``delete_after`` seconds from now, if it names one (a timer added to
+    ``deletions``)."""
+    if job.get("delete_after") is not None:
+        timer = threading.Timer(float(job["delete_after"]), server.run, args=("qdel", job_id),
+                                kwargs={"check": False})
+        timer.daemon = True
+        timer.start()
+        deletions.append(timer)
+
+
+def wait_for_idle(server, timeout_s):
+    """Wait until the server has no unfinished job (the deleted ones gone too); False at the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while server.run("qselect").split():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(POLL_S)
+    return True
 
 
 class LogMark:
@@ -748,14 +810,22 @@ def record(server, workload, outdir, timeout_s):
         renice(server, NICE_WHILE_RECORDING)
         configure(server, saved, workload)
         summary["configured_at"] = round(time.time(), 3)
-        submit(server, workload["jobs"], job_ids)
-        summary["released_at"] = release(server, workload["jobs"], job_ids)
-        never = never_run_names(workload)
+        deletions = []
+        if workload.get("submission", HELD) == DIRECT:
+            summary["released_at"] = submit_directly(server, workload["jobs"], job_ids, deletions)
+        else:
+            submit(server, workload["jobs"], job_ids)
+            summary["released_at"] = release(server, workload["jobs"], job_ids, deletions)
+        for timer in deletions:
+            timer.join()
+        never = never_run_names(workload) | {job["name"] for job in workload["jobs"] if job.get("delete_after")}
         missing = wait_for_ends(accounting, [job_ids[name] for name in sorted(job_ids) if name not in never],
                                 timeout_s)
         if missing:
             raise RuntimeError("jobs still not ended after {} s: {}".format(timeout_s, " ".join(missing)))
-        delete_never_run(server, accounting, [job_ids[name] for name in sorted(never)])
+        delete_never_run(server, accounting, [job_ids[name] for name in sorted(never_run_names(workload))])
+        if not wait_for_idle(server, timeout_s):
+            raise RuntimeError("jobs still on the server after {} s".format(timeout_s))
         time.sleep(2 * POLL_S)  # let the scheduler finish its last cycle before the files are copied
         write_site(server, outdir)
         summary["fairshare_usage_end"] = server.run("pbsfs", "-p", check=False)

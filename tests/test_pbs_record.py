@@ -136,6 +136,24 @@ def test_qsub_holds_the_job_and_sleeps_for_its_runtime():
         "-l", "select=2:ncpus=2+1:ncpus=1", "-l", "place=scatter", "-l", "walltime=40", "--", "/bin/sleep", "12"]
 
 
+def test_qsub_of_a_job_submitted_as_it_comes_is_not_held():
+    """A ``direct`` workload's job is submitted without -h, otherwise as a held one."""
+    job = {"name": "j001", "queue": "workq", "select": "1:ncpus=2", "place": "pack", "walltime": 40, "runtime": 12}
+    held = pbs_record.qsub_arguments(job)
+    assert pbs_record.qsub_arguments(job, held=False) == [argument for argument in held if argument != "-h"]
+    assert "-h" in held
+
+
+def test_direct_workload_deletes_some_jobs_and_submits_as_they_come():
+    """``direct`` asks for submission as the jobs come, deletes a few of them, and holds an array or two."""
+    for seed in (5, 22):
+        workload = fidelity_workloads.generate("direct", seed)
+        pbs_record.check_workload(workload, "direct")
+        assert workload["submission"] == pbs_record.DIRECT
+        assert len([job for job in workload["jobs"] if job.get("delete_after")]) == 4
+        assert len([job for job in workload["jobs"] if job.get("array")]) == 2
+
+
 def test_qsub_of_an_array_after_an_earlier_job():
     """An ``array`` range is qsub's -J; a ``depend`` names the earlier job by the id PBS gave it."""
     job = {"name": "j005", "queue": "workq", "select": "1:ncpus=1", "place": "pack", "walltime": 40, "runtime": 12,
@@ -263,7 +281,8 @@ def test_total_ncpus_of_a_multi_chunk_select():
     (None, {"soft_walltime": 0}, "soft_walltime must be"), (None, {"user": "eve"}, "user eve"),
     (None, {"array": "3-1"}, "array must be"), (None, {"array": 4}, "array must be"),
     (None, {"depend": "afterok:j9"}, "depend must be"), (None, {"depend": "before:j0"}, "depend must be"),
-    (None, {"never_runs": "yes"}, "never_runs must be")])
+    (None, {"never_runs": "yes"}, "never_runs must be"), (None, {"delete_after": 0}, "delete_after must be"),
+    (None, {"delete_after": "1"}, "delete_after must be")])
 def test_bad_workload_named_by_job_and_field(drop, changes, field):
     """A job missing a field, of an unknown user or with impossible times is refused, naming job and field."""
     job = {"name": "j1", "user": "fid_ana", "queue": "workq", "select": "1:ncpus=1", "place": "pack",
@@ -271,6 +290,14 @@ def test_bad_workload_named_by_job_and_field(drop, changes, field):
     job.pop(drop, None)
     with pytest.raises(pbs_record.WorkloadError, match="w.json: job 0: " + field):
         pbs_record.check_workload({"users": {"fid_ana": "fid_red"}, "jobs": [job]}, "w.json")
+
+
+def test_unknown_submission_is_refused():
+    """A workload's ``submission`` is ``held`` or ``direct``."""
+    job = {"name": "j1", "user": "fid_ana", "queue": "workq", "select": "1:ncpus=1", "place": "pack",
+           "walltime": 30, "runtime": 5, "offset": 0}
+    with pytest.raises(pbs_record.WorkloadError, match="w.json: submission must be held or direct"):
+        pbs_record.check_workload({"users": {"fid_ana": "fid_red"}, "jobs": [job], "submission": "now"}, "w.json")
 
 
 def test_unreadable_workload_exits_2_with_one_line(tmp_path, capsys):

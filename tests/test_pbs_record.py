@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 
-import fidelity_workloads  # noqa: E402  (benchmarks/ is not a package)
+import fidelity_totals  # noqa: E402  (benchmarks/ is not a package)
+import fidelity_workloads  # noqa: E402
 import pbs_record  # noqa: E402
 
 RECORDINGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity")
@@ -338,3 +339,35 @@ def test_kept_recording_put_pbs_back(name):
         summary = json.load(source)
     assert (summary["restore_failures"], summary["differences_after_restore"], summary["sched_log_errors"]) == (
         [], [], [])
+
+
+# --- the totals over many recordings ---------------------------------------------------------------------
+
+
+def test_totals_sort_recordings_by_fairshare_and_mom_polling():
+    """A recording counts as without fairshare, with it, or with it and the MoM polling as PBS ships it."""
+    assert fidelity_totals.kind_of(os.path.join(RECORDINGS, "strict-depth3")) == fidelity_totals.KINDS[0]
+    assert fidelity_totals.kind_of(os.path.join(RECORDINGS, "fairshare-2")) == fidelity_totals.KINDS[1]
+    assert fidelity_totals.kind_of(os.path.join(RECORDINGS, "fairshare-mom-defaults")) == fidelity_totals.KINDS[2]
+
+
+@pytest.mark.parametrize("text, on", [("fair_share: True ALL", True), ("fair_share: false ALL", False),
+                                      ("# fair_share: True ALL", False), ("", False),
+                                      ("fair_share: True ALL\nfair_share: false ALL", False)])
+def test_totals_read_a_setting_as_the_scheduler_does(text, on):
+    """The last line naming a setting decides; a comment does not count."""
+    assert fidelity_totals.setting_on(text, "fair_share") is on
+
+
+def test_totals_count_equal_waits_as_within():
+    """Waits within 5 % count; equal ones too, 0 s included, where a relative difference means nothing."""
+    assert fidelity_totals.within(10.4, 10.0) and not fidelity_totals.within(10.6, 10.0)
+    assert fidelity_totals.within(0.0, 0.0) and not fidelity_totals.within(1.0, 0.0)
+
+
+def test_totals_of_one_recording_are_its_fidelity():
+    """One recording's line holds what ``python -m replay fidelity`` reports for it."""
+    name, kind, decisions, agreeing, jobs, within_2s, mean, both = fidelity_totals.check(
+        os.path.join(RECORDINGS, "sortkey-seed5"))
+    assert (name, kind, decisions, agreeing, jobs, within_2s, mean, both) == (
+        "sortkey-seed5", fidelity_totals.KINDS[0], 52, 52, 60, 60, True, True)

@@ -1,0 +1,123 @@
+"""The fidelity check over many recordings at once: one line each, then the totals. Not a test.
+
+    python benchmarks/fidelity_totals.py tests/data/fidelity [--workers 2]
+
+FOLDER holds recordings as ``benchmarks/pbs_record.py`` writes them (each a folder with ``accounting/``
+and ``site/``). Each is checked as ``python -m replay fidelity ACCOUNTING --site SITE`` checks it, and
+the totals count its decisions under one of three kinds: without fairshare, with fairshare
+(``fair_share`` on in its ``sched_config``), and, of those, the ones whose MoM reports usage as PBS
+ships it (no ``$min_check_poll`` in its ``mom_config``); then the starts within 2 s over all jobs,
+the recordings whose mean wait, and whose mean and median waits, are within 5 % of the real ones
+(equal medians count as within, as when both are 0 s), and the lightly loaded recordings (``-light``
+in their name) with fewer than 95 % of their starts within 2 s.
+"""
+
+import argparse
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from predictor.cmdline.rejects import RejectPrinter  # noqa: E402
+from replay.fidelity.machine import site_model  # noqa: E402
+from replay.fidelity.measure import measure  # noqa: E402
+from replay.fidelity.outcomes import relative_difference  # noqa: E402
+from replay.fidelity.records import read_records  # noqa: E402
+
+WAIT_BOUND = 0.05
+LIGHT_WITHIN_2S = 0.95
+KINDS = ("without fairshare", "with fairshare", "with fairshare, MoM polling as shipped")
+
+
+def setting_on(text, name):
+    """Whether ``name`` is set true in ``sched_config`` ``text`` (its last line naming it, as PBS reads it)."""
+    value = None
+    for line in text.splitlines():
+        words = line.split()
+        if words and words[0].rstrip(":") == name and len(words) > 1:
+            value = words[1].lower() in ("true", "1", "yes")
+    return bool(value)
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as source:
+            return source.read()
+    except OSError:
+        return ""
+
+
+def kind_of(folder):
+    """Which of ``KINDS`` the recording in ``folder`` counts under."""
+    site = os.path.join(folder, "site")
+    if not setting_on(_read(os.path.join(site, "sched_config")), "fair_share"):
+        return KINDS[0]
+    mom_config = _read(os.path.join(site, "mom_config"))
+    polls = any(line.split()[:1] == ["$min_check_poll"] for line in mom_config.splitlines())
+    return KINDS[1] if polls else KINDS[2]
+
+
+def within(sim, real):
+    """Whether ``sim`` is within ``WAIT_BOUND`` of ``real`` (equal values are, 0 s included)."""
+    difference = relative_difference(sim, real)
+    return sim == real if difference is None else abs(difference) <= WAIT_BOUND
+
+
+def check(folder):
+    """``(name, kind, decisions, agreeing, jobs, starts within 2 s, mean within, both within)`` of one recording."""
+    accounting = read_records([os.path.join(folder, "accounting")], RejectPrinter(0))
+    fidelity = measure(accounting, site_model(os.path.join(folder, "site"), accounting))
+    decisions, outcomes = fidelity.decisions, fidelity.outcomes
+    mean = within(outcomes.wait_mean_sim_s, outcomes.wait_mean_real_s)
+    both = mean and within(outcomes.wait_median_sim_s, outcomes.wait_median_real_s)
+    return (os.path.basename(folder), kind_of(folder), decisions.decisions, decisions.agreeing, outcomes.jobs,
+            outcomes.starts_within_2s, mean, both)
+
+
+def recordings(folder):
+    """The recording folders in ``folder``, by name."""
+    return [os.path.join(folder, name) for name in sorted(os.listdir(folder))
+            if os.path.isdir(os.path.join(folder, name, "accounting"))]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", help="a folder of recordings (each with accounting/ and site/)")
+    parser.add_argument("--workers", type=int, default=2, help="processes checking recordings at once (default 2)")
+    arguments = parser.parse_args(argv)
+    folders = recordings(arguments.folder) if os.path.isdir(arguments.folder) else []
+    if not folders:
+        print("fidelity_totals: {}: no recording folder (with accounting/) in it".format(arguments.folder),
+              file=sys.stderr)
+        return 2
+    with ProcessPoolExecutor(max(1, arguments.workers)) as pool:
+        rows = list(pool.map(check, folders))
+    print("{:<34} {:>10} {:>6} {:>11}  {:<6} {}".format("recording", "decisions", "jobs", "within 2 s", "mean",
+                                                         "mean and median"))
+    for name, _, decisions, agreeing, jobs, within_2s, mean, both in rows:
+        print("{:<34} {:>10} {:>6} {:>11}  {:<6} {}".format(name, "{}/{}".format(agreeing, decisions), jobs,
+                                                             within_2s, "yes" if mean else "no",
+                                                             "yes" if both else "no"))
+    print()
+    print("{} recordings".format(len(rows)))
+    for kind in KINDS:
+        of_kind = [row for row in rows if row[1] == kind]
+        if of_kind:
+            decisions, agreeing = sum(row[2] for row in of_kind), sum(row[3] for row in of_kind)
+            print("decisions agreeing, {} ({} recording{}): {} of {} ({:.1f} %)".format(
+                kind, len(of_kind), "" if len(of_kind) == 1 else "s", agreeing, decisions,
+                100.0 * agreeing / decisions if decisions else 100.0))
+    print("starts within 2 s: {} of {}".format(sum(row[5] for row in rows), sum(row[4] for row in rows)))
+    print("mean wait within 5 %: {} recordings; mean and median: {}".format(sum(row[6] for row in rows),
+                                                                           sum(row[7] for row in rows)))
+    light = [row for row in rows if "-light" in row[0]]
+    short = [row[0] for row in light if row[5] < LIGHT_WITHIN_2S * row[4]]
+    print("lightly loaded with under 95 % of starts within 2 s: {} of {}{}".format(
+        len(short), len(light), " ({})".format(", ".join(short)) if short else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -43,19 +43,21 @@ class Calendar:
         self.free -= width
 
     def remove(self, job):
-        """A job ends: its cores are free now."""
-        end_times, end_jobs = self.end_times, self.end_jobs  # _unlink, written out: called at every end
+        """A job ends: its cores are free now. Returns how many."""
+        end_times, end_jobs = self.end_times, self.end_jobs
         index = bisect_left(end_times, self.planned_end.pop(job))
-        if end_jobs[index] != job:
+        if end_jobs[index] != job:  # jobs planned to end at the same time: find this one among them
             index = end_jobs.index(job, index)
         del end_times[index]
         del end_jobs[index]
         self._freed = None
-        self.free += self.end_widths.pop(index)
+        width = self.end_widths.pop(index)
+        self.free += width
+        return width
 
     def move(self, job, end):
         """A running job's planned end changes (runjob soft walltime, extension)."""
-        self._link(job, end, self._unlink(job))
+        self.add(job, end, self.remove(job))
 
     def replan_expired(self, now, plan_end):
         """Give every running job planned to have ended by ``now`` the end ``plan_end(job)``; how many."""
@@ -190,13 +192,3 @@ class Calendar:
         self.end_jobs.insert(index, job)
         self.planned_end[job] = end
         self._freed = None
-
-    def _unlink(self, job):
-        end_times, end_jobs = self.end_times, self.end_jobs
-        index = bisect_left(end_times, self.planned_end.pop(job))
-        if end_jobs[index] != job:  # jobs planned to end at the same time: find this one among them
-            index = end_jobs.index(job, index)
-        del end_times[index]
-        del end_jobs[index]
-        self._freed = None
-        return self.end_widths.pop(index)

@@ -5,8 +5,8 @@
 FOLDER holds recordings as ``benchmarks/pbs_record.py`` writes them (each a folder with ``accounting/``
 and ``site/``). Each is checked as ``python -m replay fidelity ACCOUNTING --site SITE`` checks it, and
 the totals count its decisions under one of three kinds: without fairshare, with fairshare
-(``fair_share`` on in its ``sched_config``), and, of those, the ones whose MoM reports usage as PBS
-ships it (no ``$min_check_poll`` in its ``mom_config``); then the starts within 2 s over all jobs,
+(``fair_share`` on in its ``sched_config``), and, of those, the ones whose MoM polls its jobs as PBS
+ships it (``$max_check_poll`` left at 120 s in its ``mom_config``); then the starts within 2 s over all jobs,
 the recordings whose mean wait, and whose mean and median waits, are within 5 % of the real ones
 (equal medians count as within, as when both are 0 s), and the lightly loaded recordings (``-light``
 in their name) with fewer than 95 % of their starts within 2 s.
@@ -25,38 +25,18 @@ from replay.fidelity.machine import site_model  # noqa: E402
 from replay.fidelity.measure import measure  # noqa: E402
 from replay.fidelity.outcomes import relative_difference  # noqa: E402
 from replay.fidelity.records import read_records  # noqa: E402
+from replay.site.mom_config import MomConfig  # noqa: E402
 
 WAIT_BOUND = 0.05
 LIGHT_WITHIN_2S = 0.95
 KINDS = ("without fairshare", "with fairshare", "with fairshare, MoM polling as shipped")
 
 
-def setting_on(text, name):
-    """Whether ``name`` is set true in ``sched_config`` ``text`` (its last line naming it, as PBS reads it)."""
-    value = None
-    for line in text.splitlines():
-        words = line.split()
-        if words and words[0].rstrip(":") == name and len(words) > 1:
-            value = words[1].lower() in ("true", "1", "yes")
-    return bool(value)
-
-
-def _read(path):
-    try:
-        with open(path, encoding="utf-8") as source:
-            return source.read()
-    except OSError:
-        return ""
-
-
-def kind_of(folder):
-    """Which of ``KINDS`` the recording in ``folder`` counts under."""
-    site = os.path.join(folder, "site")
-    if not setting_on(_read(os.path.join(site, "sched_config")), "fair_share"):
+def kind_of(site):
+    """Which of ``KINDS`` a recording whose site folder reads as ``site`` (a ``SiteModel``) counts under."""
+    if site.policy.fairshare is None:
         return KINDS[0]
-    mom_config = _read(os.path.join(site, "mom_config"))
-    polls = any(line.split()[:1] == ["$min_check_poll"] for line in mom_config.splitlines())
-    return KINDS[1] if polls else KINDS[2]
+    return KINDS[2] if site.policy.fairshare.usage_report_lag_s == MomConfig().report_lag_s else KINDS[1]
 
 
 def within(sim, real):
@@ -68,11 +48,12 @@ def within(sim, real):
 def check(folder):
     """``(name, kind, decisions, agreeing, jobs, starts within 2 s, mean within, both within)`` of one recording."""
     accounting = read_records([os.path.join(folder, "accounting")], RejectPrinter(0))
-    fidelity = measure(accounting, site_model(os.path.join(folder, "site"), accounting))
+    site = site_model(os.path.join(folder, "site"), accounting)
+    fidelity = measure(accounting, site)
     decisions, outcomes = fidelity.decisions, fidelity.outcomes
     mean = within(outcomes.wait_mean_sim_s, outcomes.wait_mean_real_s)
     both = mean and within(outcomes.wait_median_sim_s, outcomes.wait_median_real_s)
-    return (os.path.basename(folder), kind_of(folder), decisions.decisions, decisions.agreeing, outcomes.jobs,
+    return (os.path.basename(folder), kind_of(site), decisions.decisions, decisions.agreeing, outcomes.jobs,
             outcomes.starts_within_2s, mean, both)
 
 

@@ -346,17 +346,17 @@ def test_kept_recording_put_pbs_back(name):
 
 def test_totals_sort_recordings_by_fairshare_and_mom_polling():
     """A recording counts as without fairshare, with it, or with it and the MoM polling as PBS ships it."""
-    assert fidelity_totals.kind_of(os.path.join(RECORDINGS, "strict-depth3")) == fidelity_totals.KINDS[0]
-    assert fidelity_totals.kind_of(os.path.join(RECORDINGS, "fairshare-2")) == fidelity_totals.KINDS[1]
-    assert fidelity_totals.kind_of(os.path.join(RECORDINGS, "fairshare-mom-defaults")) == fidelity_totals.KINDS[2]
+    from predictor.cmdline.rejects import RejectPrinter
+    from replay.fidelity.machine import site_model
+    from replay.fidelity.records import read_records
 
-
-@pytest.mark.parametrize("text, on", [("fair_share: True ALL", True), ("fair_share: false ALL", False),
-                                      ("# fair_share: True ALL", False), ("", False),
-                                      ("fair_share: True ALL\nfair_share: false ALL", False)])
-def test_totals_read_a_setting_as_the_scheduler_does(text, on):
-    """The last line naming a setting decides; a comment does not count."""
-    assert fidelity_totals.setting_on(text, "fair_share") is on
+    def kind(name):
+        folder = os.path.join(RECORDINGS, name)
+        accounting = read_records([os.path.join(folder, "accounting")], RejectPrinter(0))
+        return fidelity_totals.kind_of(site_model(os.path.join(folder, "site"), accounting))
+    assert kind("strict-depth3") == fidelity_totals.KINDS[0]
+    assert kind("fairshare-2") == fidelity_totals.KINDS[1]
+    assert kind("fairshare-mom-defaults") == fidelity_totals.KINDS[2]
 
 
 def test_totals_count_equal_waits_as_within():

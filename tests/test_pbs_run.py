@@ -142,6 +142,18 @@ def test_a_cycle_per_second_in_which_processes_ended():
     assert starts(batched)["2.svr"] == 10 and starts(per_event)["3.svr"] == 10 and starts(per_event)["2.svr"] == 15
 
 
+def test_a_cycle_per_end_when_processes_ended_in_the_same_second():
+    """Per event, each end has its own cycle even when the processes ended in the same second: the first end's
+    cycle starts a narrow job in the room it freed, before the wide one the two ends together would fit (on a
+    real 23.06.06 server, the ends of one second reached the scheduler one by one)."""
+    jobs = [job(0, 2, 10), job(1, 2, 10), job(2, 4, 5, eligible=1), job(3, 2, 5, eligible=2)]
+    exiting = {"0.svr": 9, "1.svr": 9}
+    batched = simulate_run(SchedulingPolicy(), machine(4), jobs, exiting_after_s=exiting)
+    per_event = simulate_run(SchedulingPolicy(), machine(4), jobs, exiting_after_s=exiting, cycle_per_event=True)
+    assert starts(batched)["2.svr"] == 10 and starts(batched)["3.svr"] == 15
+    assert starts(per_event)["3.svr"] == 10 and starts(per_event)["2.svr"] == 15
+
+
 def test_starts_of_an_earlier_cycle_of_the_instant_are_seen_a_second_later():
     """Per event, a job started by an earlier cycle of the same instant ends, as PBS sees it, a second later:
     a later top job is planned then, and a job ending at that second backfills."""

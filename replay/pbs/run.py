@@ -9,8 +9,7 @@ cycle could start anything). ``latency_s`` is the time between a job's end and t
 reuse its resources: the real server needs one to two seconds to process a job's end.
 
 Events at one instant are handled in a fixed order (``Event``), then one cycle runs; or, with
-``cycle_per_event``, one cycle per release and per second in which processes ended, as PBS's server asks
-for them. Fairshare usage,
+``cycle_per_event``, one cycle per release and per job end, as PBS's server asks for them. Fairshare usage,
 if given, is decayed and sampled at every cycle, as PBS does; so is the queued jobs' eligible time where
 some of them may accrue ineligible time (``accrual``). Pure: no files, no clock.
 """
@@ -140,19 +139,15 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
 
 def _per_event(happened, running, exiting_after_s):
     """The events of an instant in the batches PBS's server asks a cycle for each: every release on its
-    own, in order (each ``qrls`` asks for one); then the ends, one batch per second in which their
-    processes ended (those ends reach the server together, and it asks for one cycle), earliest first;
-    then the timer. The releases go first: a released job then waits in the queue for the ends' cycles
-    of its second, whatever came first within the second."""
+    own, in order (each ``qrls`` asks for one); then every end on its own (each job's end reaches the
+    server on its own and asks for one), the earliest ended process first, in the order the jobs started
+    among ends of one second; then the timer. The releases go first: a released job then waits in the
+    queue for the ends' cycles of its second, whatever came first within the second."""
     releases = [[item] for item in happened if item[0] == Event.ELIGIBLE]
-    ends = {}
-    for item in happened:
-        if item[0] == Event.END:
-            job = item[1]
-            ended = running[job.name].start + exiting_after_s.get(job.name, job.runtime_s)
-            ends.setdefault(ended, []).append(item)
+    ends = [item for item in happened if item[0] == Event.END]
+    ends.sort(key=lambda item: running[item[1].name].start + exiting_after_s.get(item[1].name, item[1].runtime_s))
     timer = [item for item in happened if item[0] == Event.ITERATION]
-    return releases + [ends[when] for when in sorted(ends)] + ([timer] if timer else [])
+    return releases + [[item] for item in ends] + ([timer] if timer else [])
 
 
 def _mark_exiting(now, running, exiting_after_s):

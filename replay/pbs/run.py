@@ -139,9 +139,10 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
 
 def _per_event(happened, running, exiting_after_s):
     """The events of an instant in the batches PBS's server asks a cycle for each: every release on its
-    own, in order (each ``qrls`` asks for one); then every end on its own (each job's end reaches the
-    server on its own and asks for one), the earliest ended process first, in the order the jobs started
-    among ends of one second; then the timer. The releases go first: a released job then waits in the
+    own, in order (each ``qrls`` asks for one); then every end on its own (the server asks for a cycle
+    when it hears of each end, and on the recordings the ends of one second mostly reached the scheduler
+    one by one), the earliest ended process first, in the order the jobs started among ends of one second;
+    then the timer. The releases go first: a released job then waits in the
     queue for the ends' cycles of its second, whatever came first within the second."""
     releases = [[item] for item in happened if item[0] == Event.ELIGIBLE]
     ends = [item for item in happened if item[0] == Event.END]

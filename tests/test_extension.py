@@ -59,6 +59,13 @@ def test_power_adds_fifteen_minutes_doubling():
     assert power.count(600, 10 ** 6, 3301) == 3
 
 
+@given(st.sampled_from(sorted(EXTENSIONS)), st.integers(1, 5000), st.integers(1, 5000))
+def test_plan_at_the_start_is_the_soft_walltime_capped_at_the_walltime(name, soft, walltime):
+    """Every rule plans a job that has not run yet its soft walltime, at most its walltime (the engine's start
+    relies on it)."""
+    assert EXTENSIONS[name].planned(soft, walltime, 0) == min(soft, walltime)
+
+
 @given(st.sampled_from(sorted(EXTENSIONS)), st.integers(1, 500), st.integers(1, 5000), st.integers(0, 4999))
 def test_plan_is_beyond_elapsed_until_the_walltime(name, soft, walltime, elapsed):
     """While a job may still run (elapsed < walltime), its plan lies ahead of it and within the walltime."""

@@ -300,6 +300,7 @@ class _Engine:
         heap, seq, planned_end, soft_walltime = self._heap, self._seq, self.calendar.planned_end, self._soft_walltime
         runjob_after, submit_times = self.settings.runjob_after_queued_s, self.submit_times
         walltimes, held, rerun_after = self.walltime, self.held, self.rerun_after
+        walltime_plans, selective = self.walltime_plan, self.settings.selective
         for queued in started:
             index = queued.index
             start[index] = now
@@ -316,7 +317,11 @@ class _Engine:
             if rerun_after and index in rerun_after and run_for > rerun_after[index]:
                 run_for = rerun_after[index]
             heapq.heappush(heap, (now + run_for, _END, next(seq), index))
-            end = self._plan_end(index, now)
+            # _plan_end at the start, written out: every extension rule plans a job that has not run yet its soft
+            # walltime capped at the walltime (replay.simulation.extension).
+            soft, plan = soft_started[index], walltime_plans[index]
+            planned = plan if selective or not soft or soft > plan else soft
+            end = now + (planned if planned > 0 else 1)
             if end != planned_end[index]:
                 self.calendar.move(index, end)
                 self.scheduler.changed = True

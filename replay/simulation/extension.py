@@ -5,7 +5,9 @@ elapsed)`` is the duration the scheduler plans for a job that has run
 ``elapsed`` seconds (always more than ``elapsed`` while the job may still run),
 and ``count(soft, walltime, runtime)`` is how many times that plan was pushed
 back over a run of ``runtime`` seconds. The count is closed-form so that a
-wildly underestimated job costs O(1), not one step per extension.
+wildly underestimated job costs O(1), not one step per extension. A job that
+has not run yet is planned its soft walltime, at most its walltime, under every
+rule: the engine plans a job's start so without calling the rule.
 """
 
 from typing import Callable, NamedTuple

@@ -133,7 +133,7 @@ def test_a_cycle_per_release():
     assert starts(simulate_run(policy, machine(4), jobs, cycle_per_event=True)) == {"0.svr": 0, "1.svr": 10}
 
 
-def test_a_cycle_per_second_in_which_processes_ended():
+def test_ends_of_different_seconds_have_their_own_cycles_earliest_first():
     """Per event, ends whose processes ended in different seconds have their own cycles, earliest first."""
     jobs = [job(0, 2, 10), job(1, 2, 10), job(2, 4, 5, eligible=1), job(3, 2, 5, eligible=1)]
     batched = simulate_run(SchedulingPolicy(), machine(4), jobs, exiting_after_s={"0.svr": 8, "1.svr": 9})

@@ -142,8 +142,8 @@ def _per_event(happened, running, exiting_after_s):
     own, in order (each ``qrls`` asks for one); then every end on its own (the server asks for a cycle
     when it hears of each end, and on the recordings the ends of one second mostly reached the scheduler
     one by one), the earliest ended process first, in the order the jobs started among ends of one second;
-    then the timer. The releases go first: a released job then waits in the
-    queue for the ends' cycles of its second, whatever came first within the second."""
+    then the timer. The releases go first: a released job then waits in the queue for the ends' cycles
+    of its second, whatever came first within the second."""
     releases = [[item] for item in happened if item[0] == Event.ELIGIBLE]
     ends = [item for item in happened if item[0] == Event.END]
     ends.sort(key=lambda item: running[item[1].name].start + exiting_after_s.get(item[1].name, item[1].runtime_s))

@@ -277,6 +277,11 @@ def never_run_names(workload):
     return {job["name"] for job in workload["jobs"] if job.get("never_runs")}
 
 
+def deleted_names(workload):
+    """The names of the jobs the workload deletes while they are queued or running (``delete_after``)."""
+    return {job["name"] for job in workload["jobs"] if job.get("delete_after")}
+
+
 def queue_names(print_server):
     """The queues ``qmgr -c 'print server'`` creates."""
     return re.findall(r"^create queue (\S+)", print_server, flags=re.M)
@@ -305,7 +310,7 @@ def recording_problems(outdir):
     job_ids = summary["job_ids"]
     arrays = {job["name"]: _array_range(job["array"]) for job in summary["workload"]["jobs"] if job.get("array")}
     never = never_run_names(summary["workload"])
-    deleted = {job["name"] for job in summary["workload"]["jobs"] if job.get("delete_after")}
+    deleted = deleted_names(summary["workload"])
     folder = os.path.join(outdir, "accounting")
     seen = set()
     for day in sorted(os.listdir(folder)):
@@ -620,10 +625,16 @@ def configure_queues(server, saved, queues):
 def submit(server, jobs, job_ids):
     """Submit every job held as its user and set its soft walltime as the manager; fills ``job_ids``."""
     for job in jobs:
-        job_id = server.run(*qsub_arguments(job, job_ids), user=job["user"]).strip()
-        job_ids[job["name"]] = job_id
-        if job.get("soft_walltime") is not None:
-            server.run("qalter", "-l", "soft_walltime={}".format(job["soft_walltime"]), job_id)
+        submit_one(server, job, job_ids)
+
+
+def submit_one(server, job, job_ids, held=True):
+    """Submit ``job`` as its user (held unless ``held`` is false), set its soft walltime as the manager right
+    after, and add its id to ``job_ids``; the id."""
+    job_id = job_ids[job["name"]] = server.run(*qsub_arguments(job, job_ids, held), user=job["user"]).strip()
+    if job.get("soft_walltime") is not None:
+        server.run("qalter", "-l", "soft_walltime={}".format(job["soft_walltime"]), job_id)
+    return job_id
 
 
 def release(server, jobs, job_ids, deletions, lead_s=2.0):
@@ -652,11 +663,9 @@ def submit_directly(server, jobs, job_ids, deletions, lead_s=2.0):
         if delay > 0:
             time.sleep(delay)
         now = time.time()
-        job_ids[job["name"]] = server.run(*qsub_arguments(job, job_ids, held=False), user=job["user"]).strip()
+        job_id = submit_one(server, job, job_ids, held=False)
         submitted[job["name"]] = round(now, 3)
-        if job.get("soft_walltime") is not None:
-            server.run("qalter", "-l", "soft_walltime={}".format(job["soft_walltime"]), job_ids[job["name"]])
-        delete_later(server, job, job_ids[job["name"]], deletions)
+        delete_later(server, job, job_id, deletions)
     return submitted
 
 
@@ -818,12 +827,13 @@ def record(server, workload, outdir, timeout_s):
             summary["released_at"] = release(server, workload["jobs"], job_ids, deletions)
         for timer in deletions:
             timer.join()
-        never = never_run_names(workload) | {job["name"] for job in workload["jobs"] if job.get("delete_after")}
-        missing = wait_for_ends(accounting, [job_ids[name] for name in sorted(job_ids) if name not in never],
+        never = never_run_names(workload)
+        not_waited_for = never | deleted_names(workload)
+        missing = wait_for_ends(accounting, [job_ids[name] for name in sorted(job_ids) if name not in not_waited_for],
                                 timeout_s)
         if missing:
             raise RuntimeError("jobs still not ended after {} s: {}".format(timeout_s, " ".join(missing)))
-        delete_never_run(server, accounting, [job_ids[name] for name in sorted(never_run_names(workload))])
+        delete_never_run(server, accounting, [job_ids[name] for name in sorted(never)])
         if not wait_for_idle(server, timeout_s):
             raise RuntimeError("jobs still on the server after {} s".format(timeout_s))
         time.sleep(2 * POLL_S)  # let the scheduler finish its last cycle before the files are copied

@@ -36,7 +36,7 @@ def kind_of(site):
     """Which of ``KINDS`` a recording whose site folder reads as ``site`` (a ``SiteModel``) counts under."""
     if site.policy.fairshare is None:
         return KINDS[0]
-    return KINDS[2] if site.policy.fairshare.usage_report_lag_s == MomConfig().report_lag_s else KINDS[1]
+    return KINDS[2] if site.policy.fairshare.max_check_poll_s == MomConfig().max_check_poll_s else KINDS[1]
 
 
 def within(sim, real):

@@ -11,7 +11,8 @@ a formula that reads ``eligible_time`` (``aging-limits``: and a run limit per us
 a ``backfill_depth`` of each queue's own, ``no-strict`` with PBS's default ``sched_config``, ``direct`` with
 jobs submitted as they come rather than held and released, some of them deleted, ...) and
 60 to 70 jobs: four users in
-three groups, ``sleep`` jobs of 2 to 15 seconds (10 to 50 in ``fairshare-long``, ``fairshare-vnodes`` and
+three groups, ``sleep`` jobs of 2 to 15 seconds (10 to 50 in ``fairshare-long`` (``fairshare-long-default-poll``: with
+the MoM's polling as PBS ships it), ``fairshare-vnodes`` and
 ``formula-fairshare``), walltimes above the runtimes,
 soft walltimes on most jobs -- some under the runtime (so PBS extends them),
 some over -- and release offsets that load the vnodes lightly (about half
@@ -174,6 +175,14 @@ def fairshare_long(rng):
                     "minutes: the MoM's polling a smaller share of each job's usage",
                     make_jobs(rng, 60, single_chunk, MIXED_CPUS, (10, 50), HEAVY, 8), sched_config=settings,
                     resource_group=SHARE_TREE, mom_config=FAST_MOM_POLL)
+
+
+def fairshare_long_default_poll(rng):
+    settings = fairshare_settings("euser", "00:05:00")
+    return workload("fairshare-long-default-poll", "as fairshare-long (jobs of 10 to 50 s, decay 0.5 every five "
+                    "minutes), with the MoM polling its jobs as PBS ships it (10 to 120 s), as a site's MoM does",
+                    make_jobs(rng, 60, single_chunk, MIXED_CPUS, (10, 50), HEAVY, 8), sched_config=settings,
+                    resource_group=SHARE_TREE)
 
 
 def fairshare_vnodes(rng):
@@ -377,7 +386,8 @@ def aging_groups(rng):
 
 
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
-    strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, fairshare_long, limits,
+    strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, fairshare_long,
+    fairshare_long_default_poll, limits,
     vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth, no_strict,
     no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light, direct)}
 

@@ -5,6 +5,7 @@ import os
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fidelity_records import HEAD, REQUEST, e, line, q, read, s
+from test_pbs_fairshare import EVERY_SECOND
 
 from replay.fidelity.decisions import check_decisions, decision_groups, summarise
 from replay.fidelity.machine import SiteModel, site_model
@@ -171,7 +172,7 @@ def test_fairshare_usage_replayed_from_the_logs(tmp_path):
     lines[2] = lines[2].replace("user=ana", "user=bob")
     acc, _ = read(tmp_path, lines)
     policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10,
-                                                        usage_report_lag_s=0))
+                                                        **EVERY_SECOND))
     site = site_model(None, acc)._replace(policy=policy)
     state = check_decisions(acc, site)[1].state
     assert state.fairshare.usage("ana") == 1 + 2 * 2 and state.fairshare.usage("bob") == 1
@@ -179,13 +180,14 @@ def test_fairshare_usage_replayed_from_the_logs(tmp_path):
 
 def test_a_release_is_a_cycle_that_accrues_usage(tmp_path):
     """A job released after its submission (etime 104) asked for a cycle then: the running job's usage
-    accrues up to 104, and with the MoM's reporting lag (1.5 s) up to 102."""
+    accrues up to 104; with a MoM polling every 1 to 2 s (measuring the job at 101 and 103) and its
+    reports seen 2 s later, up to 101."""
     lines = busy_log(third_etime=104)
     lines[2] = lines[2].replace("user=ana", "user=bob")
     acc, _ = read(tmp_path, lines)
-    for lag, used_s in ((0, 4), (1.5, 2)):
+    for polls, used_s in ((EVERY_SECOND, 4), ({"min_check_poll_s": 1, "max_check_poll_s": 2}, 1)):
         policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10,
-                                                            usage_report_lag_s=lag))
+                                                            **polls))
         state = check_decisions(acc, site_model(None, acc)._replace(policy=policy))[1].state
         assert state.fairshare.usage("ana") == 1 + 2 * used_s
 
@@ -197,7 +199,7 @@ def test_usage_stops_at_the_last_cycle_before_the_process_ended(tmp_path):
     lines[2] = lines[2].replace("user=ana", "user=bob")
     acc, _ = read(tmp_path, lines)
     policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10,
-                                                        usage_report_lag_s=0))
+                                                        **EVERY_SECOND))
     state = check_decisions(acc, site_model(None, acc)._replace(policy=policy))[1].state
     assert state.fairshare.usage("ana") == 1 + 2 * 2
 
@@ -281,7 +283,7 @@ def test_each_decision_keeps_the_usage_of_its_own_instant(tmp_path):
     lines[2] = lines[2].replace("user=ana", "user=bob")
     acc, _ = read(tmp_path, lines)
     policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10,
-                                                        usage_report_lag_s=0))
+                                                        **EVERY_SECOND))
     checks = check_decisions(acc, site_model(None, acc)._replace(policy=policy))
     assert [check.state.fairshare.usage("ana") for check in checks] == [1, 1 + 2 * 2]
 

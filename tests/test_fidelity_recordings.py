@@ -33,16 +33,16 @@ REACHED = {
     "strict-depth3": (55, 34, 0.14, 1.49),  # chaotic: one same-second exiting job read otherwise moves later starts
     "formula": (51, 68, GOAL_WAIT, GOAL_WAIT),
     "sortkey": (43, 31, 0.08, 0.13),  # busy: the whole run drifts as strict-depth3's
-    "fairshare": (45, 31, 0.10, GOAL_WAIT),  # usage as the MoM reported it, whose instants no log holds
-    "fairshare-egroup": (42, 22, 0.06, 1.15),  # as fairshare, by group
-    "fairshare-2": (53, 28, 0.21, 1.32),  # the fairshare workload again, with mom_config and usage; busy, drifts
-    "fairshare-egroup-2": (44, 27, GOAL_WAIT, 0.06),  # the fairshare-egroup workload again, with mom_config and usage
+    "fairshare": (45, 32, 0.11, 0.10),  # busy: a report or an end a second off reorders entities
+    "fairshare-egroup": (44, 28, GOAL_WAIT, 1.11),  # as fairshare, by group
+    "fairshare-2": (50, 31, GOAL_WAIT, 0.27),  # the fairshare workload again, with mom_config and usage; busy, drifts
+    "fairshare-egroup-2": (44, 30, 0.09, 0.11),  # the fairshare-egroup workload again, with mom_config and usage
     # the same configurations with workloads drawn from another seed (fidelity_workloads.py --seed 2)
     "strict-depth1-light-seed2": (40, 60, 0.10, None),  # mean waits of 0.4 s and 0.3 s; median 0 s
     "strict-depth3-seed2": (44, 70, GOAL_WAIT, GOAL_WAIT),
     "formula-seed2": (54, 8, GOAL_WAIT, GOAL_WAIT),  # waits right, yet starts drift by seconds after an early one
-    "fairshare-seed2": (47, 37, GOAL_WAIT, 0.10),  # usage as the MoM reported it, whose instants no log holds
-    "fairshare-egroup-seed2": (43, 24, GOAL_WAIT, 0.31),
+    "fairshare-seed2": (49, 37, GOAL_WAIT, 0.10),  # busy: a report or an end a second off reorders entities
+    "fairshare-egroup-seed2": (42, 24, GOAL_WAIT, 0.31),
     "limits-seed2": (42, 20, 0.08, 0.50),
     "vnodes-seed2": (42, 40, 0.08, 0.09),
     "queues-seed2": (45, 26, GOAL_WAIT, 0.10),
@@ -59,8 +59,8 @@ REACHED = {
     "vnodes-seed3": (40, 34, GOAL_WAIT, GOAL_WAIT),  # median waits of 3.5 s and 3.5 s
     "queues-seed3": (46, 25, GOAL_WAIT, 0.32),
     "eligibility-seed3": (73, 33, 0.07, 0.13),  # job arrays and dependencies
-    "fairshare-seed3": (46, 14, GOAL_WAIT, 0.73),  # usage as the MoM reported it, whose instants no log holds
-    "fairshare-egroup-seed3": (47, 28, 0.15, 0.50),
+    "fairshare-seed3": (45, 11, GOAL_WAIT, 0.73),  # busy: a report or an end a second off reorders entities
+    "fairshare-egroup-seed3": (47, 20, GOAL_WAIT, 0.54),
     # two more configurations (fidelity_workloads.py --seed 1)
     "roundrobin": (52, 27, 0.15, 1.43),  # busy: the whole run drifts as strict-depth3's
     "resources": (52, 33, 0.07, 0.50),  # busy, the whole run drifts
@@ -103,8 +103,8 @@ REACHED = {
     "strict-depth1-light-again": (43, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     # fairshare with jobs of 10 to 50 s (fidelity_workloads.py, fairshare-long, --seed 22, 2 and 3): the MoM's
     # polling a smaller share of each job's usage; the decisions left are where entities are close in usage per share
-    "fairshare-long": (48, 38, GOAL_WAIT, 0.08),
-    "fairshare-long-seed2": (44, 23, GOAL_WAIT, 0.21),
+    "fairshare-long": (47, 38, GOAL_WAIT, 0.08),
+    "fairshare-long-seed2": (43, 23, GOAL_WAIT, 0.21),
     "fairshare-long-seed3": (46, 36, 0.10, 0.06),
     # settings recorded after the model of them was written (fidelity_workloads.py, --seed 22, 2 and 3): a
     # backfill_depth of each queue's own (queue-depth, every goal met), PBS's default sched_config without strict
@@ -117,12 +117,12 @@ REACHED = {
     "fairshare-vnodes": (46, 21, GOAL_WAIT, 0.45),  # two orders between entities 3 and 4 % apart in usage per share
     "fairshare-vnodes-seed2": (50, 21, GOAL_WAIT, 0.06),  # two orders between groups 4 and 6 % apart
     "formula-fairshare": (53, 34, 0.06, 0.29),  # job_sort_formula reading fairshare_factor: every decision agrees
-    "formula-fairshare-seed2": (53, 21, GOAL_WAIT, 0.08),  # a job of fid_ben 0.08 above one of fid_ana in formula value
+    "formula-fairshare-seed2": (53, 20, 0.06, GOAL_WAIT),  # a job of fid_ben 0.08 above one of fid_ana in formula value
     # fid_ana's usage replayed 12 % above the server's: four decisions order fid_cai's jobs first, PBS fid_ana's
     "formula-fairshare-seed3": (44, 36, GOAL_WAIT, GOAL_WAIT),
     "vnodes-light": (49, 55, 0.12, None),  # mean waits of 2.1 s and 1.8 s; median 0 s
     "fairshare-light": (50, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
-    "fairshare-light-seed2": (50, 58, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "fairshare-light-seed2": (51, 58, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "vnodes-light-seed2": (49, 33, 0.24, 0.60),  # median waits of 5 s and 2 s
     "vnodes-light-seed3": (52, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "fairshare-light-seed3": (50, 45, GOAL_WAIT, None),  # median wait real and simulated: 0 s
@@ -137,7 +137,7 @@ REACHED = {
     "eligibility-seed4": (72, 59, GOAL_WAIT, GOAL_WAIT),
     "queue-depth-seed4": (39, 20, 0.12, 0.46),
     # and four more with the fourth seed: formula-fairshare-seed4 meets every goal
-    "fairshare-seed4": (46, 18, 0.09, 0.44),  # usage as the MoM reported it, whose instants no log holds
+    "fairshare-seed4": (51, 33, GOAL_WAIT, 0.12),  # busy: a report or an end a second off reorders entities
     "vnodes-light-seed4": (49, 49, 0.07, 0.50),  # median waits of 3 s and 1.5 s
     "strict-depth1-light-seed4": (47, 60, GOAL_WAIT, None),  # mean waits of 2.6 s and 2.6 s; median 0 s
     # a fifth seed (--seed=5) of fifteen configurations without fairshare, recorded after every change above, the
@@ -158,8 +158,8 @@ REACHED = {
     "strict-depth1-heavy-seed5": (57, 44, GOAL_WAIT, 0.12),  # median waits of 9 s and 10 s
     # and fairshare with the fifth seed: 54 of 55 and 49 of 50 decisions agree (the others order two users
     # close in usage per share)
-    "fairshare-seed5": (54, 38, GOAL_WAIT, 0.07),
-    "fairshare-light-seed5": (49, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "fairshare-seed5": (55, 38, GOAL_WAIT, 0.07),
+    "fairshare-light-seed5": (50, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     # jobs submitted as they come (no hold), soft walltimes set right after qsub, four jobs deleted while queued:
     # every decision agrees, and both waits are within 5 %
     "direct": (51, 58, GOAL_WAIT, GOAL_WAIT),
@@ -174,8 +174,8 @@ REACHED = {
     # a sixth seed (--seed=6) of eleven configurations, recorded after the replay gave each end its own cycle, with
     # the model unchanged since: every decision without fairshare agrees (468 of 468); queues-seed6 meets every
     # goal and strict-depth1-light-seed6 has all its starts within 2 s; the busy ones drift as strict-depth3
-    "fairshare-seed6": (41, 27, GOAL_WAIT, 0.23),  # usage as the MoM reported it, whose instants no log holds
-    "fairshare-light-seed6": (44, 45, GOAL_WAIT, 0.50),  # median waits of 2 s and 1 s
+    "fairshare-seed6": (41, 27, GOAL_WAIT, 0.23),  # busy: a report or an end a second off reorders entities
+    "fairshare-light-seed6": (45, 49, GOAL_WAIT, 0.25),  # median waits of 2 s and 1.5 s
     "formula-seed6": (60, 9, 0.08, 0.09),
     "limits-seed6": (52, 40, 0.06, GOAL_WAIT),
     "sortkey-seed6": (49, 6, 0.12, 0.31),
@@ -184,6 +184,9 @@ REACHED = {
     "strict-depth3-seed6": (53, 58, GOAL_WAIT, 0.07),
     "vnodes-seed6": (46, 30, 0.06, 0.34),
     "vnodes-light-seed6": (44, 50, 0.39, None),  # mean waits of 2.5 s and 1.5 s; median 0 s
+    # fairshare-long with the MoM polling as PBS ships it, recorded to check the model of when the MoM measures its
+    # jobs (23 of 45 decisions agreed when usage was taken to lag by half of $max_check_poll); busy, the run drifts
+    "fairshare-long-default-poll": (40, 18, 0.14, GOAL_WAIT),
 }
 """What the model reaches per recording (None: the figure means nothing there)."""
 
@@ -233,7 +236,7 @@ LIGHT_REACHED = {
     # the sixth seed: in vnodes-light-seed6, at 21:40:31 the server took a job's end between the releases of one
     # second (the replay takes the releases first); fairshare-light-seed6 orders two users otherwise, as above
     "vnodes-light-seed6": 50,
-    "fairshare-light-seed6": 45,
+    "fairshare-light-seed6": 49,
 }
 """Starts within 2 s reached on the lightly loaded recordings that fall short of the goal."""
 
@@ -254,21 +257,19 @@ USAGE_RECORDINGS = [name for name in RECORDINGS
 
 
 USAGE_REACHED = {
-    # lightly loaded, decayed by half every minute: little usage at the end, all of it from the last jobs, and the
-    # replay over the server's for every user (fairshare-light: 23 % over in all)
-    "fairshare-light-seed2": 0.28,
-    # recorded with the sixth seed, after the model: decayed by half every minute, the replay ends over the server's
-    # for every user, fid_cai most (29.4 against 18.4); 42 % off in all
-    "fairshare-seed6": 0.42,
+    # decayed by half every minute: what is left at the end comes from the last few jobs, and the replay ends under
+    # the server's for fid_ana (13.3 against 20.9) and over it for fid_ben
+    "fairshare-seed3": 0.26,
+    "fairshare-light-seed3": 0.21,  # as fairshare-seed3, lightly loaded: little usage left at the end
 }
-"""How far the replayed usage ends from the server's file where that is more than 25 %."""
+"""How far the replayed usage ends from the server's file where that is more than 20 %."""
 
 
 @pytest.mark.parametrize("config", USAGE_RECORDINGS)
 def test_replayed_usage_ends_as_the_servers(config):
-    """The fairshare usage replayed through the whole accounting log ends within 25 % of the server's own usage file
-    (summed over its entities; 45 % and more when every exiting job is charged to the end of its process):
-    jobs are charged what the MoM reported while PBS saw them running."""
+    """The fairshare usage replayed through the whole accounting log ends within 20 % of the server's own usage file
+    (summed over its entities): jobs are charged what their MoM measured, as the scheduler saw it, while PBS saw
+    them running."""
     from predictor.cmdline.rejects import RejectPrinter
     from replay.fidelity.decisions import new_fairshare, usage_at_end
     from replay.fidelity.machine import site_model
@@ -276,10 +277,10 @@ def test_replayed_usage_ends_as_the_servers(config):
     folder = os.path.join(DATA, config)
     accounting = read_records([os.path.join(folder, "accounting")], RejectPrinter(10))
     site = site_model(os.path.join(folder, "site"), accounting)
-    usage = usage_at_end(accounting, new_fairshare(site.policy))
+    usage = usage_at_end(accounting, new_fairshare(site.policy, site.vnodes))
     real = json.load(open(os.path.join(folder, "recording.json")))["fairshare_usage_file"]["usage"]
     error = sum(abs(usage.usage(entity) - amount) for entity, amount in real.items())
-    assert error <= USAGE_REACHED.get(config, 0.25) * sum(real.values()), {entity: (amount, usage.usage(entity))
+    assert error <= USAGE_REACHED.get(config, 0.20) * sum(real.values()), {entity: (amount, usage.usage(entity))
                                                 for entity, amount in real.items()}
 
 

@@ -22,11 +22,16 @@ class Running(NamedTuple):
     start: int
     exiting: bool = False
     process_s: Optional[int] = None
+    allocation: tuple = (("n1", (("ncpus", 1),)),)
 
 
 def job(index=0, user="ana", group="g", queue="workq", ncpus=1, walltime=100, account=None):
     return PbsJob(index, "{}.svr".format(index), user, group, "p", queue, parse_select("1:ncpus={}".format(ncpus)),
                   Place(), walltime, None, 0, 0, account=account)
+
+
+EVERY_SECOND = {"min_check_poll_s": 1, "max_check_poll_s": 1, "usage_report_delay_s": 0}
+"""A MoM measuring its jobs every second, seen by the scheduler at once: usage is the elapsed time."""
 
 
 def tree(**changes):
@@ -120,7 +125,7 @@ def test_decay_never_increases_usage(charges, later, factor):
 
 def test_sample_accrues_running_jobs_between_cycles():
     """Each cycle adds the increase of the usage resource since the previous cycle; a new job from 0."""
-    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
+    fs = tree(usage_resource="walltime", decay_time_s=0, **EVERY_SECOND)
     fs.sample(100, [Running(job(1), 40)])
     assert fs.usage("ana") == 1 + 60
     fs.sample(130, [Running(job(1), 40)])
@@ -129,7 +134,7 @@ def test_sample_accrues_running_jobs_between_cycles():
 
 def test_a_job_ending_between_cycles_loses_its_last_stretch():
     """A job no longer running at a cycle adds nothing for the time since the previous cycle."""
-    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
+    fs = tree(usage_resource="walltime", decay_time_s=0, **EVERY_SECOND)
     fs.sample(100, [Running(job(1), 40)])
     fs.sample(500, [])
     assert fs.usage("ana") == 61
@@ -137,41 +142,50 @@ def test_a_job_ending_between_cycles_loses_its_last_stretch():
 
 def test_default_usage_is_cpu_time():
     """fairshare_usage_res defaults to cput: ncpus busy for the elapsed time in a simulation."""
-    fs = tree(decay_time_s=0, usage_report_lag_s=0)
+    fs = tree(decay_time_s=0, **EVERY_SECOND)
     fs.sample(10, [Running(job(1, ncpus=4), 0)])
     assert fs.usage("ana") == 41
 
 
 def test_usage_as_the_mom_reported_it():
-    """A running job is charged its elapsed time less the MoM's reporting lag, in whole seconds."""
-    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=1.5)
-    fs.sample(100, [Running(job(1), 90)])
-    assert fs.usage("ana") == 1 + 8
-    fs.sample(101, [Running(job(1), 90)])
-    assert fs.usage("ana") == 1 + 9
-
-
-def test_default_lag_is_pbs_default_mom_polling():
-    """Without a MoM configuration, PBS's $max_check_poll of 120 s: a job reports 60.5 s late."""
+    """A running job is charged the walltime its MoM measured last, as the scheduler sees it 2 s later: with
+    PBS's default polling a lone job is measured 10, 26 and 48 s after its start."""
     fs = tree(usage_resource="walltime", decay_time_s=0)
-    fs.sample(100, [Running(job(1), 40)])
+    charged = []
+    for now in (11, 12, 27, 28, 49, 50):
+        fs.sample(now, [Running(job(1), 0)])
+        charged.append(fs.usage("ana") - 1)
+    assert charged == [0, 10, 10, 26, 26, 48]
+
+
+def test_with_pbs_default_polling_a_mom_starting_jobs_often_measures_none():
+    """Each start puts the MoM's next measurement $min_check_poll (10 s) after it: a MoM that starts a job
+    every 5 s never measures the jobs it runs, and fairshare charges them nothing."""
+    fs = tree(usage_resource="walltime", decay_time_s=0)
+    running = []
+    for now in range(0, 60, 5):
+        running.append(Running(job(now, user="ana"), now))
+        fs.sample(now, running)
+    fs.sample(66, running)  # measured at 65, 10 s after the last start, but not seen yet
     assert fs.usage("ana") == 1
+    fs.sample(67, running)
+    assert fs.usage("ana") == 1 + sum(65 - item.start for item in running)
 
 
 def test_usage_stops_at_the_end_of_the_process():
     """A job whose process ran 70 s is charged at most 70 s, however long the server takes to end it."""
-    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=1.5)
+    fs = tree(usage_resource="walltime", decay_time_s=0, **EVERY_SECOND)
     fs.sample(100, [Running(job(1), 40, process_s=70)])
     fs.sample(130, [Running(job(1), 40, process_s=70)])  # ended, the server not told yet: still state R
     fs.sample(135, [Running(job(1), 40, process_s=70)])
-    assert fs.usage("ana") == 1 + 68
+    assert fs.usage("ana") == 1 + 70
 
 
 def test_an_exiting_job_is_not_charged():
     """Once its process has ended and the server is finishing it (state E), PBS's scheduler no longer counts
     a job among the running ones: what it used since the last cycle that saw it running is never charged
     (``init_scheduling_cycle`` charges only jobs running at both cycles)."""
-    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
+    fs = tree(usage_resource="walltime", decay_time_s=0, **EVERY_SECOND)
     fs.sample(100, [Running(job(1), 40, process_s=70)])
     fs.sample(130, [Running(job(1), 40, exiting=True, process_s=70)])
     fs.sample(135, [])
@@ -184,7 +198,7 @@ def test_a_job_whose_process_ended_this_second_is_still_running_for_the_schedule
     vnodes are given back that second, or a second later, it is not."""
     held = job(1)._replace(runtime_s=75)  # holds its vnodes 75 s, its process ran 70
     for now, end, charged in ((110, held, 70), (111, held, 60), (110, job(1)._replace(runtime_s=70), 60)):
-        fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
+        fs = tree(usage_resource="walltime", decay_time_s=0, **EVERY_SECOND)
         fs.sample(100, [Running(end, 40, process_s=70)])
         fs.sample(now, [Running(end, 40, exiting=True, process_s=70)])
         assert fs.usage("ana") == 1 + charged, now
@@ -202,7 +216,7 @@ def test_decay_on_the_usage_files_grid(anchor, first, expected):
 @given(st.lists(st.integers(0, 1000), min_size=1, max_size=6))
 def test_without_decay_usage_is_the_elapsed_time_at_the_last_sample(gaps):
     """A job sampled at every cycle is charged its whole elapsed time up to the last sample."""
-    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
+    fs = tree(usage_resource="walltime", decay_time_s=0, **EVERY_SECOND)
     now = 0
     for gap in gaps:
         now += gap
@@ -325,7 +339,7 @@ def test_walk_with_temporary_charges_as_seen_on_a_real_server():
 
 def test_cput_usage_follows_the_jobs_cpu_load():
     """fairshare_usage_res cput charges the CPU time the job uses: nothing for a job that keeps no CPU busy."""
-    fs = tree(decay_time_s=0, usage_report_lag_s=0)
+    fs = tree(decay_time_s=0, **EVERY_SECOND)
     fs.sample(10, [Running(job(1, ncpus=4)._replace(cpu_load=0.0), 0), Running(job(2, user="bob")._replace(
         cpu_load=0.5), 0)])
     assert (fs.usage("ana"), fs.usage("bob")) == (1, 6)
@@ -334,7 +348,7 @@ def test_cput_usage_follows_the_jobs_cpu_load():
 def test_a_job_seen_running_is_charged_only_its_growth_since():
     """A job a warm-up charged up to 100 s and marked as seen running then is charged at the next cycle only
     what it used since."""
-    fs = tree(usage_resource="walltime", decay_time_s=0, usage_report_lag_s=0)
+    fs = tree(usage_resource="walltime", decay_time_s=0, **EVERY_SECOND)
     fs.charge("ana", 60)
     fs.seen_running(100, [Running(job(1), 40)])
     fs.sample(130, [Running(job(1), 40)])

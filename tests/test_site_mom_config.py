@@ -26,12 +26,6 @@ def test_minimum_above_maximum_means_both_defaults():
     assert (config.min_check_poll_s, config.max_check_poll_s) == (10, 120)
 
 
-@pytest.mark.parametrize("max_poll, lag", [(2, 1.5), (120, 60.5), (1, 1.0)])
-def test_report_lag_is_half_a_polling_interval(max_poll, lag):
-    """Reports reach the server every $max_check_poll + 1 s (the MoM's loop wakes once a second): half of it."""
-    assert read_mom_config("$max_check_poll {}\n$min_check_poll 1\n".format(max_poll)).report_lag_s == lag
-
-
 @pytest.mark.parametrize("value", ["two", "0", "-3", ""])
 def test_bad_value_names_file_line_and_setting(value):
     """A polling interval that is not a whole number of seconds, at least 1, is refused at its line."""

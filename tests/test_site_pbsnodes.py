@@ -32,6 +32,17 @@ def test_real_vnode():
     assert left_out == ()
 
 
+def test_vnodes_of_a_mom_keep_its_host():
+    """Vnodes a MoM reports with a host of their own (a recording's four vnodes on the one MoM) keep the MoM's
+    host, which measures their jobs' usage; the natural vnode, named as its MoM, leaves it empty."""
+    path = os.path.join(os.path.dirname(__file__), "data", "fidelity", "vnodes", "site", "pbsnodes.json")
+    with open(path) as handle:
+        vnodes, _ = vnodes_of(read_pbsnodes(handle.read()))
+    assert [(vnode.name, vnode.host, vnode.mom) for vnode in vnodes] == [
+        ("pbshost", "pbshost", ""), ("pbshost[0]", "pbshost-a", "pbshost"), ("pbshost[1]", "pbshost-b", "pbshost"),
+        ("pbshost[2]", "pbshost-c", "pbshost"), ("pbshost[3]", "pbshost-d", "pbshost")]
+
+
 def test_real_priority():
     """A vnode's Priority (set by qmgr on the configured server) is its priority."""
     vnodes, _ = vnodes_of(read_pbsnodes(read("configured")))

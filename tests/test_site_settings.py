@@ -389,7 +389,8 @@ def test_recordings_site_folders_match_their_workloads(folder):
         assert policy.fairshare.tree == tuple(ShareGroup(*group) for group in workload["resource_group"] or ())
         polls = workload.get("mom_config", {})
         if os.path.exists(os.path.join(folder, "mom_config")) and "$max_check_poll" in polls:
-            assert policy.fairshare.usage_report_lag_s == (int(polls["$max_check_poll"]) + 1) / 2.0
+            assert (policy.fairshare.min_check_poll_s, policy.fairshare.max_check_poll_s) == (
+                int(polls["$min_check_poll"]), int(polls["$max_check_poll"]))
         expected = read_sched_config("".join("{}: {}\n".format(name, value) for name, value in sched_config.items()
                                              if name.startswith(("fairshare_", "unknown_shares"))))
         assert policy.fairshare[:4] + policy.fairshare[5:6] == (
@@ -407,13 +408,14 @@ def test_recordings_site_folders_match_their_workloads(folder):
 
 
 def test_mom_config_and_usage_set_fairshare_timing(tmp_path):
-    """mom_config's polling sets the usage reporting lag, the usage file's last decay the decay grid."""
+    """mom_config's polling sets when usage is reported, the usage file's last decay the decay grid."""
     from test_site_usage import usage_file_bytes
     folder = site_copy(tmp_path, "configured", mom_config="$clienthost pbshost\n$max_check_poll 2\n"
                                                           "$min_check_poll 1\n$max_load 7.5\n")
     (tmp_path / "configured" / "usage").write_bytes(usage_file_bytes(1795702133, [("ana", 12.0)]))
     site = read_site(folder)
-    assert (site.policy.fairshare.usage_report_lag_s, site.policy.fairshare.decay_anchor) == (1.5, 1795702133)
+    fairshare = site.policy.fairshare
+    assert (fairshare.min_check_poll_s, fairshare.max_check_poll_s, fairshare.decay_anchor) == (1, 2, 1795702133)
     assert "not modelled: $max_load (mom_config line 4)" in site.notes()
     assert [setting.category for setting in site.settings if setting.file == "mom_config"] == [
         NO_EFFECT, MODELLED, MODELLED, NOT_MODELLED]
@@ -422,7 +424,7 @@ def test_mom_config_and_usage_set_fairshare_timing(tmp_path):
 def test_without_mom_config_pbs_default_polling(tmp_path):
     """No mom_config and no usage file: PBS's default MoM polling, decays from the first cycle."""
     fairshare = read_site(site_copy(tmp_path, "configured")).policy.fairshare
-    assert (fairshare.usage_report_lag_s, fairshare.decay_anchor) == (60.5, None)
+    assert (fairshare.min_check_poll_s, fairshare.max_check_poll_s, fairshare.decay_anchor) == (10, 120, None)
 
 
 def test_usage_file_not_pbs_names_the_file(tmp_path):

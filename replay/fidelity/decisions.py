@@ -308,12 +308,13 @@ def usage_at_end(accounting, fairshare):
     return fairshare
 
 
-def new_fairshare(policy):
-    """A fresh ``Fairshare`` for ``policy`` (None without fairshare)."""
+def new_fairshare(policy, vnodes=()):
+    """A fresh ``Fairshare`` for ``policy`` on ``vnodes`` (whose MoMs report usage); None without fairshare."""
     if policy.fairshare is None:
         return None
     from ..pbs.fairshare import Fairshare
-    return Fairshare(policy.fairshare)
+    from ..pbs.vnodes import moms_of
+    return Fairshare(policy.fairshare, moms=moms_of(vnodes))
 
 
 def machine_of(site):
@@ -328,7 +329,7 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None)
     from ..pbs import cycle
     model = _Model(site.policy, machine_of(site) if machine is None else machine,
                    cycle.decide if decide is None else decide, cycle.State, cycle.Running)
-    fairshare = new_fairshare(site.policy) if fairshare is None else fairshare
+    fairshare = new_fairshare(site.policy, site.vnodes) if fairshare is None else fairshare
     replay = None if fairshare is None else _FairshareReplay(accounting, fairshare)
     sweep, checks, ends = _Sweep(accounting), [], _ends_by_time(accounting)
     groups = decision_groups(accounting, site.vnodes)

@@ -3,6 +3,7 @@ without one, PBS's defaults with vnodes inferred from the logs' ``exec_vnode`` v
 
 from typing import NamedTuple, Tuple
 
+from ..pbs.mom_polls import natural_host
 from ..pbs.policy import SchedulingPolicy
 from ..pbs.vnodes import Vnode
 from ..shared.errors import SiteError
@@ -37,11 +38,6 @@ def vnode_sort_key(name):
     return tuple(key)
 
 
-def _host_of(vnode):
-    """The host a vnode is on: ``pbshost`` for ``pbshost[2]``, the name itself otherwise."""
-    return vnode.split("[", 1)[0] if vnode.endswith("]") else vnode
-
-
 def inferred_vnodes(accounting):
     """One Vnode per name the logs' ``exec_vnode`` values show, with the most ncpus, mem and ngpus found in
     use on it at once (a lower bound of what it has), in natural name order."""
@@ -59,7 +55,7 @@ def inferred_vnodes(accounting):
                     used[vnode, name] = used.get((vnode, name), 0) + sign * amount
                     peak[vnode, name] = max(peak.get((vnode, name), 0), used[vnode, name])
     names = sorted({vnode for vnode, _ in peak}, key=vnode_sort_key)
-    return tuple(Vnode(name, _host_of(name), tuple(sorted((resource, peak[vnode, resource])
+    return tuple(Vnode(name, natural_host(name), tuple(sorted((resource, peak[vnode, resource])
                                                           for vnode, resource in peak if vnode == name)))
                  for name in names)
 

@@ -68,7 +68,7 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None):
     exiting = {record.job.name: record.runs[0].used_s for record in accounting.jobs
                if record.runs and record.runs[0].used_s is not None}
     runs = simulate_run(site.policy, machine_of(site), jobs, site.scheduler_iteration_s, latency_s,
-                        new_fairshare(site.policy), decide, exiting_after_s=exiting,
+                        new_fairshare(site.policy, site.vnodes), decide, exiting_after_s=exiting,
                         cycle_per_event=True)
     return compare_outcomes(compared, {name: run.start for name, run in runs.items()}), notes
 

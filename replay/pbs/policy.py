@@ -6,6 +6,8 @@ says nothing. ``replay.site`` builds these from the files; everything in ``repla
 import functools
 from typing import NamedTuple, Optional, Tuple
 
+from .mom_polls import REPORT_DELAY_S
+
 __all__ = ["Limit", "SortKey", "ShareGroup", "FairsharePolicy", "QueuePolicy", "SchedulingPolicy",
            "DEFAULT_RESOURCES_CHECKED", "FUZZY_WINDOWS_S"]
 
@@ -54,8 +56,10 @@ class FairsharePolicy(NamedTuple):
     """Fairshare as configured: the entity (``euser``, ``egroup``, ``Account_Name``, ``queue``, ...), the
     resource whose usage is counted (``fairshare_usage_res``, an expression like a sort formula), the decay, the
     share tree, the shares of the ``unknown`` group, and ``enforce_no_shares`` (a job whose entity has no
-    share of the tree never runs). ``usage_report_lag_s`` is how far a running job's ``resources_used``, as
-    the MoM last reported it, lags its real use (from the MoM's ``$max_check_poll``, 120 s by default);
+    share of the tree never runs). ``min_check_poll_s`` and ``max_check_poll_s`` are the MoMs' polling
+    of their jobs (``$min_check_poll``, ``$max_check_poll``: 10 and 120 s by default), which sets when a running
+    job's ``resources_used`` is reported; ``usage_report_delay_s`` how long a report takes to reach the
+    scheduler;
     ``decay_anchor`` a time the scheduler decayed usage at (the usage file's last decay; None: the first
     cycle), which sets the grid every later decay falls on."""
 
@@ -66,7 +70,9 @@ class FairsharePolicy(NamedTuple):
     tree: Tuple[ShareGroup, ...] = ()
     unknown_shares: int = 0
     enforce_no_shares: bool = True
-    usage_report_lag_s: float = 60.5
+    min_check_poll_s: int = 10
+    max_check_poll_s: int = 120
+    usage_report_delay_s: int = REPORT_DELAY_S
     decay_anchor: Optional[int] = None
 
 

@@ -181,6 +181,8 @@ def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks
         process_s = (exiting_after_s or {}).get(job.name, job.runtime_s)
         running[job.name] = Running(job, now, allocation, process_s=process_s)
         runs[job.name] = SimulatedRun(now, now + job.runtime_s, allocation)
+    if fairshare is not None:
+        fairshare.note_starts([running[job.name] for job, _ in started], now)  # each start resets its MoM's polls
     if accrual is not None:
         accrual.forget(job.name for job, _ in started)
         accrual.after_cycle(now, queued.values(), decision.ineligible)

@@ -8,7 +8,7 @@ from typing import NamedTuple, Optional, Tuple
 
 from .resources import parse_amount
 
-__all__ = ["Vnode", "parse_exec_vnode", "allocated"]
+__all__ = ["Vnode", "parse_exec_vnode", "allocated", "moms_of"]
 
 
 class Vnode(NamedTuple):
@@ -16,7 +16,8 @@ class Vnode(NamedTuple):
     value) pairs), its ``sharing`` (``default_shared``, ``default_excl``, ``force_excl``, ...), the
     ``queue`` it is tied to, if any, its ``priority`` (for node_sort_key), and whether its MoM reports
     several vnodes (``in_multivnode_host``: PBS then places chunks host by host and may spread one over
-    vnodes of a host, even when each vnode has a host of its own)."""
+    vnodes of a host, even when each vnode has a host of its own), and that MoM's host (``Mom``; empty:
+    ``host``; ``replay.pbs.mom_polls.MANY_HOSTS`` for a vnode that stands for a machine of many hosts)."""
 
     name: str
     host: str
@@ -25,6 +26,7 @@ class Vnode(NamedTuple):
     queue: Optional[str] = None
     priority: int = 0
     in_multivnode_host: bool = False
+    mom: str = ""
 
     def amount(self, name):
         """This vnode's ``resources_available`` value of ``name`` (0 if unset)."""
@@ -62,3 +64,8 @@ def parse_exec_vnode(text):
 def allocated(allocation, name):
     """The total of resource ``name`` over an allocation's pieces."""
     return sum(dict(amounts).get(name, 0) for _, amounts in allocation)
+
+
+def moms_of(vnodes):
+    """Vnode name -> the host of the MoM that runs its jobs."""
+    return {vnode.name: vnode.mom or vnode.host for vnode in vnodes}

@@ -24,10 +24,11 @@ from ..pbs.cycle import Running, placed
 from ..pbs.fairshare import Fairshare, simulated_resources_used
 from ..pbs.formula import resource_values
 from ..pbs.jobs import PbsJob, planned_duration
+from ..pbs.mom_polls import MANY_HOSTS
 from ..pbs.placement import Machine
 from ..pbs.resources import Chunk, Place
 from ..pbs.run import Hooks, simulate_run
-from ..pbs.vnodes import Vnode
+from ..pbs.vnodes import Vnode, moms_of
 from ..shared.errors import ReplayError
 from .cluster import Cluster
 from .engine import held_s, requested_s
@@ -155,7 +156,7 @@ def simulate_site(trace_jobs, predictor, site_machine, default_walltime_s=None, 
     if fairshare is not None:
         fairshare = fairshare.copy()
     elif policy.fairshare is not None:
-        fairshare = Fairshare(policy.fairshare)
+        fairshare = Fairshare(policy.fairshare, moms=moms_of(site_machine.vnodes))
     runs = simulate_run(policy, site_machine.machine(), jobs, site_machine.scheduler_iteration_s, latency_s,
                         fairshare, hooks=hooks, running_at_start=running)
     scheduled = []
@@ -196,7 +197,7 @@ def warm_up(trace_jobs, site_machine, warm_up_s, default_walltime_s=None):
     trace_jobs = sorted(trace_jobs, key=lambda job: job.submit_time)
     until = trace_jobs[0].submit_time + warm_up_s if trace_jobs else 0
     warm = [job for job in trace_jobs if job.submit_time < until]
-    fairshare = Fairshare(site_machine.policy.fairshare)
+    fairshare = Fairshare(site_machine.policy.fairshare, moms=moms_of(site_machine.vnodes))
     ran = [(trace, job) for trace, job in zip(warm, pbs_jobs(warm, site_machine.vnodes, default_walltime_s))
            if trace.start_time is not None and trace.end_time is not None and trace.start_time < until]
     runs = [(min(trace.end_time, until), trace.start_time, job) for trace, job in ran]
@@ -258,7 +259,7 @@ def site_vnodes(site, trace, cores=None, nodes=None, cores_per_node=None):
                        for number in range(1, nodes + 1))
         return vnodes, "machine: {} vnodes of {} cpus, one per host (--nodes)".format(nodes, cores_per_node)
     cluster, note = machine_of(trace, cores)
-    return (Vnode("node1", "node1", (("ncpus", cluster.cores),)),), note + ", as one vnode"
+    return (Vnode("node1", "node1", (("ncpus", cluster.cores),), mom=MANY_HOSTS),), note + ", as one vnode"
 
 
 class SiteInputs(NamedTuple):

@@ -1,11 +1,9 @@
 """The MoM's configuration file ``mom_priv/config``, for the two settings that shape fairshare usage.
 
 Fairshare charges what the MoM last reported in a job's ``resources_used``. The MoM measures its jobs
-every ``$min_check_poll`` seconds after a job starts, the interval growing toward ``$max_check_poll``
-(OpenPBS 23.06 ``mom_main.c``; 10 and 120 s by default; when the minimum exceeds the maximum, the MoM
-uses both defaults). Its main loop wakes once a second, so on a real 23.06.06 server with 1 and 2 the
-reports reached the server about every 3 s. The model takes a running job's reported walltime to lag
-its real one by half of ``$max_check_poll + 1``: 1.5 s with 1 and 2, 60.5 s with the defaults.
+``$min_check_poll`` seconds after its last job start, the interval growing toward ``$max_check_poll``
+with each measurement (OpenPBS 23.06 ``mom_main.c``; 10 and 120 s by default; when the minimum exceeds
+the maximum, the MoM uses both defaults). ``replay.pbs.mom_polls`` has the whole rule.
 
 Lines are ``$name value`` settings; other lines define static host resources (``pbsnodes.json`` holds
 their values), ``#`` starts a comment.
@@ -28,11 +26,6 @@ class MomConfig(NamedTuple):
     min_check_poll_s: int = DEFAULT_MIN_CHECK_POLL_S
     max_check_poll_s: int = DEFAULT_MAX_CHECK_POLL_S
     lines: Tuple[Tuple[int, str, str], ...] = ()
-
-    @property
-    def report_lag_s(self):
-        """How far, on average, a running job's reported ``resources_used.walltime`` lags the real one."""
-        return (self.max_check_poll_s + 1) / 2.0
 
 
 def read_mom_config(text, filename="mom_config"):

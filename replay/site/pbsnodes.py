@@ -104,8 +104,9 @@ def _vnode(entry, filename):
     if sharing not in SHARINGS:
         raise SiteError("{}:{}: {} sharing: {!r} is not one of {}".format(
             filename, entry.line, entry.name, sharing, ", ".join(SHARINGS)))
+    mom = str(entry.get("mom") or host)
     return Vnode(entry.name, host, tuple(sorted(available)), sharing, str(queue) if queue else None,
-                 _priority(entry, filename), multivnode)
+                 _priority(entry, filename), multivnode, "" if mom == host else mom)
 
 
 def _amount(resource, value, where):

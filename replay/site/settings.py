@@ -253,12 +253,13 @@ def _site(texts, usage=None):
 
 
 def _with_fairshare_timing(policy, mom_config, usage):
-    """``policy`` with fairshare's usage reporting lag (from the MoM's polling) and decay grid (from the
+    """``policy`` with the MoMs' polling (when fairshare sees usage) and fairshare's decay grid (from the
     usage file)."""
     if policy.fairshare is None:
         return policy
     return policy._replace(fairshare=policy.fairshare._replace(
-        usage_report_lag_s=mom_config.report_lag_s, decay_anchor=None if usage is None else usage.last_decay))
+        min_check_poll_s=mom_config.min_check_poll_s, max_check_poll_s=mom_config.max_check_poll_s,
+        decay_anchor=None if usage is None else usage.last_decay))
 
 
 def _read_usage(path):

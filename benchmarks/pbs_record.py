@@ -46,9 +46,14 @@ While recording, pbs_server, pbs_sched and pbs_mom run at nice -10, so that a
 loaded test machine delays the scheduler as little as possible.
 
 Fairshare charges usage from what the MoM reports (``resources_used``) at each
-scheduling cycle. A MoM polls its jobs every ``$min_check_poll`` to
-``$max_check_poll`` seconds (10 and 120 by default): for jobs that run seconds,
-a fairshare workload sets them to 1 and 2, or PBS charges almost nothing.
+scheduling cycle. A MoM measures its jobs ``$min_check_poll`` seconds after its
+last job start, less often as it goes on, up to every ``$max_check_poll``
+seconds (10 and 120 by default): for jobs that run seconds, most fairshare
+workloads set them to 1 and 2, or PBS charges almost nothing. With
+``--watch-measurements`` the harness reads ``qstat -f -F json`` every second
+while the workload runs and writes OUTDIR/mom_measurements.json: the instants
+at which the MoM measured its running jobs (a running job's ``stime`` plus each
+new ``resources_used.walltime`` it shows).
 
 The workload format is what ``benchmarks/fidelity_workloads.py`` writes.
 """
@@ -809,9 +814,68 @@ def write_accounting(accounting, job_ids, outdir):
     return count
 
 
-def record(server, workload, outdir, timeout_s):
-    """Play the workload, write the recording; the server is put back as it was, whatever happens."""
+MEASUREMENTS_FILE = "mom_measurements.json"
+
+
+def _seconds_of(hms):
+    hours, minutes, seconds = (int(part) for part in hms.split(":"))
+    return hours * 3600 + minutes * 60 + seconds
+
+
+class Measurements:
+    """The instants at which a MoM measured its running jobs, from ``qstat -f -F json`` read in turn: each
+    running job's ``stime`` plus every new ``resources_used.walltime`` it shows (its first report, 0 s at its
+    start, left out). ``stime`` is read in this machine's time zone, the server's."""
+
+    def __init__(self):
+        self.instants, self._seen = set(), {}
+
+    def add(self, qstat):
+        """Take one ``qstat -f -F json`` output (a dict)."""
+        for job_id, job in (qstat.get("Jobs") or {}).items():
+            walltime, stime = (job.get("resources_used") or {}).get("walltime"), job.get("stime")
+            if job.get("job_state") != "R" or not walltime or not stime:
+                continue
+            seconds = _seconds_of(walltime)
+            if seconds and self._seen.get(job_id) != seconds:
+                self.instants.add(int(time.mktime(time.strptime(stime, "%a %b %d %H:%M:%S %Y"))) + seconds)
+            self._seen[job_id] = seconds
+
+
+class MeasurementWatch(threading.Thread):
+    """``Measurements`` of ``server``, read every ``interval_s`` until ``stop()``."""
+
+    def __init__(self, server, interval_s=1.0):
+        super().__init__(daemon=True)
+        self.server, self.interval_s = server, interval_s
+        self.measurements, self.failures, self._stop_event = Measurements(), 0, threading.Event()
+
+    def run(self):
+        while not self._stop_event.is_set():
+            began = time.monotonic()
+            try:
+                self.measurements.add(json.loads(self.server.run("qstat", "-f", "-F", "json", timeout=10) or "{}"))
+            except (RuntimeError, ValueError, OSError, subprocess.SubprocessError):
+                self.failures += 1
+            self._stop_event.wait(max(0.0, self.interval_s - (time.monotonic() - began)))
+
+    def stop(self):
+        self._stop_event.set()
+        self.join()
+
+    def document(self):
+        return {"description": "When the MoM measured its running jobs during this recording: each instant is a "
+                               "running job's stime plus a new resources_used.walltime that qstat -f -F json "
+                               "showed for it, read every second while the job was in state R (a job's first "
+                               "report, 0 s at its start, left out).",
+                "measured_at": sorted(self.measurements.instants), "qstat_failures": self.failures}
+
+
+def record(server, workload, outdir, timeout_s, watch_measurements=False):
+    """Play the workload, write the recording; the server is put back as it was, whatever happens. With
+    ``watch_measurements``, also OUTDIR/mom_measurements.json (``MeasurementWatch``)."""
     saved = save_state(server)
+    watch = MeasurementWatch(server) if watch_measurements else None
     job_ids, summary = {}, {"workload": workload, "pbs_version": pbs_version(server)}
     accounting, sched_logs = LogMark(server, "server_priv/accounting"), LogMark(server, "sched_logs")
     server_logs = LogMark(server, "server_logs")
@@ -819,6 +883,8 @@ def record(server, workload, outdir, timeout_s):
         renice(server, NICE_WHILE_RECORDING)
         configure(server, saved, workload)
         summary["configured_at"] = round(time.time(), 3)
+        if watch is not None:
+            watch.start()
         deletions = []
         if workload.get("submission", HELD) == DIRECT:
             summary["released_at"] = submit_directly(server, workload["jobs"], job_ids, deletions)
@@ -836,11 +902,16 @@ def record(server, workload, outdir, timeout_s):
         delete_never_run(server, accounting, [job_ids[name] for name in sorted(never)])
         if not wait_for_idle(server, timeout_s):
             raise RuntimeError("jobs still on the server after {} s".format(timeout_s))
+        if watch is not None:
+            watch.stop()
+            new_file(os.path.join(outdir, MEASUREMENTS_FILE), json.dumps(watch.document(), indent=1) + "\n")
         time.sleep(2 * POLL_S)  # let the scheduler finish its last cycle before the files are copied
         write_site(server, outdir)
         summary["fairshare_usage_end"] = server.run("pbsfs", "-p", check=False)
         summary["fairshare_usage_file"] = usage_file(server)
     finally:
+        if watch is not None and watch.is_alive():
+            watch.stop()
         failures = restore(server, saved, workload, list(job_ids.values()))
         for failure in failures:
             print("pbs_record: could not put back: " + failure, file=sys.stderr)
@@ -897,6 +968,9 @@ def main(argv=None):
     parser.add_argument("--pbs-run", default=os.environ.get("SWT_PBS_RUN", ""),
                         help="command that runs PBS commands (default: run them directly)")
     parser.add_argument("--pbs-home", default=pbs_conf("PBS_HOME", DEFAULT_PBS_HOME), help="PBS_HOME")
+    parser.add_argument("--watch-measurements", action="store_true",
+                        help="read qstat every second while the workload runs and write OUTDIR/" + MEASUREMENTS_FILE
+                             + ": when the MoM measured its running jobs")
     arguments = parser.parse_args(argv)
     try:
         workload = load_workload(arguments.workload)
@@ -913,7 +987,7 @@ def main(argv=None):
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     try:
-        summary = record(server, workload, arguments.outdir, timeout_for(workload))
+        summary = record(server, workload, arguments.outdir, timeout_for(workload), arguments.watch_measurements)
     except (KeyboardInterrupt, SystemExit, RuntimeError, OSError, subprocess.SubprocessError) as err:
         print("pbs_record: stopped: {} (anything not put back is listed above)".format(str(err) or type(err).__name__),
               file=sys.stderr)

@@ -8,6 +8,7 @@ workloads, and that every kept recording is complete.
 import json
 import os
 import sys
+import time
 
 import pytest
 from hypothesis import given
@@ -371,3 +372,21 @@ def test_totals_of_one_recording_are_its_fidelity():
         os.path.join(RECORDINGS, "sortkey-seed5"))
     assert (name, kind, decisions, agreeing, jobs, within_2s, mean, both) == (
         "sortkey-seed5", fidelity_totals.KINDS[0], 52, 52, 60, 60, True, True)
+
+
+def test_measurements_are_stime_plus_each_new_walltime():
+    """A running job's stime plus each new resources_used.walltime qstat shows is a measurement; a job's first
+    report (0 s), repeats, and jobs not running are left out."""
+    start = 1795822327
+    stime = time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(start))
+
+    def qstat(**walltimes):
+        return {"Jobs": {name + ".pbshost": {"job_state": state, "stime": stime,
+                                             "resources_used": {"walltime": walltime}}
+                         for name, (state, walltime) in walltimes.items()}}
+
+    measurements = pbs_record.Measurements()
+    for snapshot in (qstat(a=("R", "00:00:00")), qstat(a=("R", "00:00:10")), qstat(a=("R", "00:00:10")),
+                     qstat(a=("R", "00:00:26"), b=("E", "00:00:30")), {}):
+        measurements.add(snapshot)
+    assert sorted(measurements.instants) == [start + 10, start + 26]

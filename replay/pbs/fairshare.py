@@ -29,8 +29,8 @@ Usage
     past that second, still sees it running and charges it. A job started by a cycle counts from zero at
     the next one. (On six real 23.06.06 recordings, the model's decisions agreed on 274 of 292 this way,
     263 if no exiting job was charged and 265 if every exiting job was charged up to the end of its
-    process. On the 28 fairshare recordings kept, with the MoM's measurements below, they agree on 1,343
-    of 1,414, and the usage replayed from the accounting log ends 5.8 % off the server's own usage file
+    process. On the 29 fairshare recordings kept, with the MoM's measurements below, they agree on 1,384
+    of 1,456, and the usage replayed from the accounting log ends 5.8 % off the server's own usage file
     on average, summed over the entities. Seen
     on a real 23.06.06 server with ``fairshare_usage_res: walltime``: two 20 s jobs were charged 13 s
     and 10 s, what the MoM had reported at the last cycle that saw them running.)

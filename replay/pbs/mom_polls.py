@@ -5,9 +5,10 @@ running jobs at once, ``next_sample_time`` seconds after the later of its last m
 start (``mom_main.c``, main loop; ``time_resc_updated``). Starting a job measures that job alone, sets
 ``next_sample_time`` back to ``$min_check_poll`` and counts as the last measurement (``start_exec.c``,
 ``finish_exec``); each measurement of all jobs then adds ``($max_check_poll - $min_check_poll + 19) // 20``
-to it, up to ``$max_check_poll`` (10 and 120 s by default). So with PBS's defaults a MoM that starts a job
-at least every 10 s never measures the others, and one that runs a single job measures it 10, 26, 48, ...
-s after its start. Each measurement goes to the server, and the scheduler sees it from
+to it, up to ``$max_check_poll`` (10 and 120 s by default); a measurement due in the very second of a
+start comes after it, and so is put off. So with PBS's defaults a MoM that starts a job at least once
+every 10 s never measures the others, and one that runs a single job measures it 10, 26, 48, ... s
+after its start. Each measurement goes to the server, and the scheduler sees it from
 ``REPORT_DELAY_S`` after it.
 
 (Seen on a real 23.06.06 server with the defaults and jobs of 10 to 50 s: 29 of the 33 measurements

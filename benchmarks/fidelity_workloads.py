@@ -178,11 +178,9 @@ def fairshare_long(rng):
 
 
 def fairshare_long_default_poll(rng):
-    settings = fairshare_settings("euser", "00:05:00")
-    return workload("fairshare-long-default-poll", "as fairshare-long (jobs of 10 to 50 s, decay 0.5 every five "
-                    "minutes), with the MoM polling its jobs as PBS ships it (10 to 120 s), as a site's MoM does",
-                    make_jobs(rng, 60, single_chunk, MIXED_CPUS, (10, 50), HEAVY, 8), sched_config=settings,
-                    resource_group=SHARE_TREE)
+    return dict(fairshare_long(rng), name="fairshare-long-default-poll", mom_config={},
+                description="as fairshare-long (jobs of 10 to 50 s, decay 0.5 every five minutes), with the MoM "
+                            "polling its jobs as PBS ships it (10 to 120 s), as a site's MoM does")
 
 
 def fairshare_vnodes(rng):

@@ -817,11 +817,6 @@ def write_accounting(accounting, job_ids, outdir):
 MEASUREMENTS_FILE = "mom_measurements.json"
 
 
-def _seconds_of(hms):
-    hours, minutes, seconds = (int(part) for part in hms.split(":"))
-    return hours * 3600 + minutes * 60 + seconds
-
-
 class Measurements:
     """The instants at which a MoM measured its running jobs, from ``qstat -f -F json`` read in turn: each
     running job's ``stime`` plus every new ``resources_used.walltime`` it shows (its first report, 0 s at its
@@ -832,11 +827,12 @@ class Measurements:
 
     def add(self, qstat):
         """Take one ``qstat -f -F json`` output (a dict)."""
+        from predictor.durations import parse_duration
         for job_id, job in (qstat.get("Jobs") or {}).items():
             walltime, stime = (job.get("resources_used") or {}).get("walltime"), job.get("stime")
             if job.get("job_state") != "R" or not walltime or not stime:
                 continue
-            seconds = _seconds_of(walltime)
+            seconds = parse_duration(walltime)
             if seconds and self._seen.get(job_id) != seconds:
                 self.instants.add(int(time.mktime(time.strptime(stime, "%a %b %d %H:%M:%S %Y"))) + seconds)
             self._seen[job_id] = seconds

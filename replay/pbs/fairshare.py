@@ -67,7 +67,7 @@ local modifications.
 """
 
 from .formula import compile_formula, resource_values, stored
-from .mom_polls import MomPolls
+from .mom_polls import MomPolls, ran_s
 
 __all__ = ["Fairshare", "simulated_resources_used", "MIN_USAGE", "ROOT", "UNKNOWN"]
 
@@ -95,13 +95,6 @@ class _Node:
         self.usage = self.temp_usage = MIN_USAGE
         self.group_percentage = self.tree_percentage = 0.0
         self.path = (parent.path if parent is not None else ()) + (self,)
-
-
-def _ran_s(item, now):
-    """How long the process of running ``item`` has run at ``now``: its elapsed time, at most ``process_s``."""
-    process_s = getattr(item, "process_s", None)
-    elapsed = now - item.start
-    return elapsed if process_s is None else min(elapsed, process_s)
 
 
 def _still_running(item, now):
@@ -262,7 +255,7 @@ class Fairshare:
         seen at a cycle at ``now``: the next sample charges each only its growth since then."""
         for item in running:
             values = resource_values(item.job)
-            values.update(simulated_resources_used(item.job, _ran_s(item, now)))
+            values.update(simulated_resources_used(item.job, ran_s(item, now)))
             self._last_sample[item.job.name] = (self.entity(item.job), self.usage_value(values))
         self.polls.note_starts(running, now)
 

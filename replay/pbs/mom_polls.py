@@ -23,7 +23,7 @@ walltime is counted from its start in the logs, in whole seconds, and never past
 
 import heapq
 
-__all__ = ["MomPolls", "REPORT_DELAY_S", "MANY_HOSTS", "natural_host"]
+__all__ = ["MomPolls", "REPORT_DELAY_S", "MANY_HOSTS", "natural_host", "ran_s"]
 
 REPORT_DELAY_S = 2
 """Seconds from a MoM's measurement to the first scheduling cycle that sees it."""
@@ -35,6 +35,13 @@ MANY_HOSTS = "*"
 def natural_host(vnode):
     """The host of a vnode named PBS's way for a MoM's vnodes: ``pbshost`` for ``pbshost[2]``, else the name."""
     return vnode.split("[", 1)[0] if vnode.endswith("]") else vnode
+
+
+def ran_s(item, now):
+    """How long the process of running ``item`` has run at ``now``: its elapsed time, at most ``process_s``."""
+    process_s = getattr(item, "process_s", None)
+    elapsed = now - item.start
+    return elapsed if process_s is None else min(elapsed, process_s)
 
 
 class _Clock:
@@ -121,9 +128,7 @@ class MomPolls:
         clock = None if noted is None else self._clocks.get(noted[1])
         if clock is None or clock.measured is None or clock.measured <= item.start:
             return 0
-        ran = clock.measured - item.start
-        process_s = getattr(item, "process_s", None)
-        return int(ran if process_s is None else min(ran, process_s))
+        return int(ran_s(item, clock.measured))
 
     def keep_only(self, names):
         """Forget the jobs not in ``names`` (the ones still running), and the clocks of MoMs left without a

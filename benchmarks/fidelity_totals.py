@@ -9,10 +9,15 @@ the totals count its decisions under one of three kinds: without fairshare, with
 ships it (``$max_check_poll`` left at 120 s in its ``mom_config``); then the starts within 2 s over all jobs,
 the recordings whose mean wait, and whose mean and median waits, are within 5 % of the real ones
 (equal medians count as within, as when both are 0 s), and the lightly loaded recordings (``-light``
-in their name) with fewer than 95 % of their starts within 2 s.
+in their name) with fewer than 95 % of their starts within 2 s. Last, on the recordings whose
+``recording.json`` kept the server's fairshare usage file with some usage in it: how far the usage
+replayed through the whole log ends from the file's (the differences summed over the entities, over the
+file's total), and, per entity, the replayed usage against the file's, signed, on average and how often
+above and below it by more than 0.5 %.
 """
 
 import argparse
+import json
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -21,6 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from predictor.cmdline.rejects import RejectPrinter  # noqa: E402
+from replay.fidelity.decisions import new_fairshare, usage_at_end  # noqa: E402
 from replay.fidelity.machine import site_model  # noqa: E402
 from replay.fidelity.measure import measure  # noqa: E402
 from replay.fidelity.outcomes import relative_difference  # noqa: E402
@@ -29,6 +35,7 @@ from replay.site.mom_config import MomConfig  # noqa: E402
 
 WAIT_BOUND = 0.05
 LIGHT_WITHIN_2S = 0.95
+USAGE_SIDE = 0.005
 KINDS = ("without fairshare", "with fairshare", "with fairshare, MoM polling as shipped")
 
 
@@ -45,8 +52,23 @@ def within(sim, real):
     return sim == real if difference is None else abs(difference) <= WAIT_BOUND
 
 
+def usage_errors(folder, accounting, site):
+    """``{entity: (replayed, the server's)}`` of the fairshare usage at the end of the recording in ``folder``;
+    None when its ``recording.json`` kept no usage file with usage in it."""
+    try:
+        with open(os.path.join(folder, "recording.json")) as handle:
+            real = (json.load(handle).get("fairshare_usage_file") or {}).get("usage")
+    except OSError:
+        return None
+    if not real or site.policy.fairshare is None:
+        return None
+    replayed = usage_at_end(accounting, new_fairshare(site.policy, site.vnodes))
+    return {entity: (replayed.usage(entity), amount) for entity, amount in real.items()}
+
+
 def check(folder):
-    """``(name, kind, decisions, agreeing, jobs, starts within 2 s, mean within, both within)`` of one recording."""
+    """``(name, kind, decisions, agreeing, jobs, starts within 2 s, mean within, both within, usage)`` of one
+    recording (usage: ``usage_errors``)."""
     accounting = read_records([os.path.join(folder, "accounting")], RejectPrinter(0))
     site = site_model(os.path.join(folder, "site"), accounting)
     fidelity = measure(accounting, site)
@@ -54,7 +76,7 @@ def check(folder):
     mean = within(outcomes.wait_mean_sim_s, outcomes.wait_mean_real_s)
     both = mean and within(outcomes.wait_median_sim_s, outcomes.wait_median_real_s)
     return (os.path.basename(folder), kind_of(site), decisions.decisions, decisions.agreeing, outcomes.jobs,
-            outcomes.starts_within_2s, mean, both)
+            outcomes.starts_within_2s, mean, both, usage_errors(folder, accounting, site))
 
 
 def recordings(folder):
@@ -77,7 +99,7 @@ def main(argv=None):
         rows = list(pool.map(check, folders))
     print("{:<34} {:>10} {:>6} {:>11}  {:<6} {}".format("recording", "decisions", "jobs", "within 2 s", "mean",
                                                          "mean and median"))
-    for name, _, decisions, agreeing, jobs, within_2s, mean, both in rows:
+    for name, _, decisions, agreeing, jobs, within_2s, mean, both, _ in rows:
         print("{:<34} {:>10} {:>6} {:>11}  {:<6} {}".format(name, "{}/{}".format(agreeing, decisions), jobs,
                                                              within_2s, "yes" if mean else "no",
                                                              "yes" if both else "no"))
@@ -97,7 +119,30 @@ def main(argv=None):
     short = [row[0] for row in light if row[5] < LIGHT_WITHIN_2S * row[4]]
     print("lightly loaded with under 95 % of starts within 2 s: {} of {}{}".format(
         len(short), len(light), " ({})".format(", ".join(short)) if short else ""))
+    print_usage([(row[0], row[8]) for row in rows if row[8]])
     return 0
+
+
+def print_usage(usages):
+    """The replayed fairshare usage against the servers' files: over ``usages`` (``(name, usage_errors)``),
+    and per entity."""
+    if not usages:
+        return
+    off = sorted((sum(abs(replayed - real) for replayed, real in usage.values()) /
+                  sum(real for _, real in usage.values()), name) for name, usage in usages)
+    print("replayed fairshare usage against the server's usage file ({} recordings): {:.1f} % off on average, "
+          "{:.1f} % at most ({})".format(len(off), 100 * sum(error for error, _ in off) / len(off),
+                                         100 * off[-1][0], off[-1][1]))
+    sides = {}
+    for _, usage in usages:
+        for entity, (replayed, real) in usage.items():
+            if real:
+                sides.setdefault(entity, []).append((replayed - real) / real)
+    print("per entity, replayed against the server's (above, below: by more than 0.5 %):")
+    for entity, errors in sorted(sides.items()):
+        print("  {:<12} {:+6.1f} % on average; above in {}, below in {}, of {} recordings".format(
+            entity, 100 * sum(errors) / len(errors), sum(1 for error in errors if error > USAGE_SIDE),
+            sum(1 for error in errors if error < -USAGE_SIDE), len(errors)))
 
 
 if __name__ == "__main__":

@@ -368,10 +368,29 @@ def test_totals_count_equal_waits_as_within():
 
 def test_totals_of_one_recording_are_its_fidelity():
     """One recording's line holds what ``python -m replay fidelity`` reports for it."""
-    name, kind, decisions, agreeing, jobs, within_2s, mean, both = fidelity_totals.check(
+    name, kind, decisions, agreeing, jobs, within_2s, mean, both, usage = fidelity_totals.check(
         os.path.join(RECORDINGS, "sortkey-seed5"))
-    assert (name, kind, decisions, agreeing, jobs, within_2s, mean, both) == (
-        "sortkey-seed5", fidelity_totals.KINDS[0], 52, 52, 60, 60, True, True)
+    assert (name, kind, decisions, agreeing, jobs, within_2s, mean, both, usage) == (
+        "sortkey-seed5", fidelity_totals.KINDS[0], 52, 52, 60, 60, True, True, None)
+
+
+def test_totals_set_the_replayed_usage_beside_the_servers_file():
+    """With fairshare and the server's usage file kept, each entity's usage replayed to the end of the log is set
+    beside the file's; then summed over entities, and per entity, signed, above and below."""
+    usage = fidelity_totals.check(os.path.join(RECORDINGS, "fairshare-long-default-poll-seed3"))[8]
+    assert usage == {"fid_ana": (397.5, 382.0), "fid_ben": (170.25, 172.75), "fid_cai": (271.25, 271.5),
+                     "fid_dan": (25.25, 25.25)}
+
+
+def test_totals_print_the_usage_per_entity(capsys):
+    """Off: 11 of 200 and 21 of 200; b is 0.5 % above, then 0.3 % below: neither above nor below."""
+    fidelity_totals.print_usage([("one", {"a": (110.5, 100.0), "b": (100.5, 100.0)}),
+                                 ("two", {"a": (79.3, 100.0), "b": (99.7, 100.0)})])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("replayed fairshare usage against the server's usage file (2 recordings): 8.0 % off on "
+                        "average, 10.5 % at most (two)")
+    assert lines[2].split() == "a -5.1 % on average; above in 1, below in 1, of 2 recordings".split()
+    assert lines[3].split() == "b +0.1 % on average; above in 0, below in 0, of 2 recordings".split()
 
 
 def test_measurements_are_stime_plus_each_new_walltime():

@@ -419,12 +419,19 @@ def test_mom_config_and_usage_set_fairshare_timing(tmp_path):
     assert "not modelled: $max_load (mom_config line 4)" in site.notes()
     assert [setting.category for setting in site.settings if setting.file == "mom_config"] == [
         NO_EFFECT, MODELLED, MODELLED, NOT_MODELLED]
+    assert not [note for note in site.notes() if note.startswith("fairshare: no ")]
 
 
 def test_without_mom_config_pbs_default_polling(tmp_path):
     """No mom_config and no usage file: PBS's default MoM polling, decays from the first cycle."""
-    fairshare = read_site(site_copy(tmp_path, "configured")).policy.fairshare
+    site = read_site(site_copy(tmp_path, "configured"))
+    fairshare = site.policy.fairshare
     assert (fairshare.min_check_poll_s, fairshare.max_check_poll_s, fairshare.decay_anchor) == (10, 120, None)
+    assert [note for note in site.notes() if note.startswith("fairshare: no ")] == [
+        "fairshare: no mom_config: the MoMs measure their jobs as PBS ships them ($min_check_poll 10 s, "
+        "$max_check_poll 120 s), and a running job's usage is charged when measured",
+        "fairshare: no usage file: the usage decays are counted from the first cycle, not on the site's own "
+        "decay times"]
 
 
 def test_usage_file_not_pbs_names_the_file(tmp_path):

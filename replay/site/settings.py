@@ -248,7 +248,8 @@ def _site(texts, usage=None):
                 + _group_settings(tree, lines, context)
                 + (_node_settings(node_entries, context) if node_file == "pbsnodes.json" else ())
                 + _mom_settings(mom_config, context))
-    remarks = list(sched_config.readings) + remarks + _left_out_remarks(left_out, node_file)
+    remarks = (list(sched_config.readings) + remarks + _left_out_remarks(left_out, node_file)
+               + _fairshare_timing_remarks(policy, texts["mom_config"] is None, usage is None))
     return Site(policy, vnodes, policy.scheduler_iteration_s, settings, tuple(remarks))
 
 
@@ -260,6 +261,21 @@ def _with_fairshare_timing(policy, mom_config, usage):
     return policy._replace(fairshare=policy.fairshare._replace(
         min_check_poll_s=mom_config.min_check_poll_s, max_check_poll_s=mom_config.max_check_poll_s,
         decay_anchor=None if usage is None else usage.last_decay))
+
+
+def _fairshare_timing_remarks(policy, no_mom_config, no_usage):
+    """With fairshare on, what the model assumes in place of a missing mom_config or usage file."""
+    if policy.fairshare is None:
+        return []
+    remarks = []
+    if no_mom_config:
+        remarks.append("fairshare: no mom_config: the MoMs measure their jobs as PBS ships them ($min_check_poll "
+                       "{} s, $max_check_poll {} s), and a running job's usage is charged when measured".format(
+                           policy.fairshare.min_check_poll_s, policy.fairshare.max_check_poll_s))
+    if no_usage:
+        remarks.append("fairshare: no usage file: the usage decays are counted from the first cycle, not on the "
+                       "site's own decay times")
+    return remarks
 
 
 def _read_usage(path):

@@ -131,14 +131,10 @@ def compare(name, codes, jobs, repeat):
 
 def command_run(replay_parent, trace_path):
     """``(wall seconds, peak RSS MB)`` of ``python -m replay TRACE``, the ``replay`` package from ``replay_parent``."""
+    from simulate_end_to_end import Measure  # its peak RSS is the command's own, not this process's
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join([replay_parent, ROOT]))
-    started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "replay", trace_path], cwd=replay_parent, env=environment,
-                             stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    if status:
-        raise SystemExit("python -m replay failed in {} (wait status {})".format(replay_parent, status))
-    return time.perf_counter() - started, usage.ru_maxrss / 1024
+    measure = Measure([sys.executable, "-m", "replay", trace_path], replay_parent, environment)
+    return measure.wall_s, measure.peak_mb
 
 
 def print_rows(rows, labels):

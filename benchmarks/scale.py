@@ -197,7 +197,8 @@ class Measure:
 
     def __init__(self, argv, max_mb, cwd=ROOT):
         started = time.perf_counter()
-        self.pss_peak_mb, self.stopped = 0.0, False
+        self.pss_peak_mb = self.peak_mb = 0.0
+        self.stopped = False
         with tempfile.TemporaryFile() as errors:
             process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors,
                                        start_new_session=True)
@@ -205,14 +206,14 @@ class Measure:
                 pid, status, usage = os.wait4(process.pid, os.WNOHANG)
                 if pid:
                     break
-                self.pss_peak_mb = max(self.pss_peak_mb, tree_memory_mb(process.pid)[1])
+                _, pss, largest = tree_memory_mb(process.pid)
+                self.pss_peak_mb, self.peak_mb = max(self.pss_peak_mb, pss), max(self.peak_mb, largest)
                 if self.pss_peak_mb > max_mb and not self.stopped:
                     self.stopped = True
                     os.killpg(process.pid, signal.SIGKILL)
                 time.sleep(0.1)
             self.wall_s = time.perf_counter() - started
             self.cpu_s = usage.ru_utime + usage.ru_stime
-            self.peak_mb = usage.ru_maxrss / 1024
             if os.waitstatus_to_exitcode(status) and not self.stopped:
                 errors.seek(0)
                 raise SystemExit("{} failed:\n{}".format(" ".join(argv), errors.read().decode()[-2000:]))

@@ -63,11 +63,11 @@ class Measure:
     waits for the command, so the wall time is the command's own, not rounded up to the next sample.
     """
 
-    def __init__(self, argv, cwd):
-        self.tree_peak_mb = self.tree_pss_peak_mb = 0.0
+    def __init__(self, argv, cwd, env=None):
+        self.tree_peak_mb = self.tree_pss_peak_mb = self.peak_mb = 0.0
         with tempfile.TemporaryFile() as errors:
             started = time.perf_counter()
-            process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
+            process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=errors)
             done = threading.Event()
             sampler = threading.Thread(target=self._sample, args=(process.pid, done))
             sampler.start()
@@ -79,15 +79,15 @@ class Measure:
                 sampler.join()
             process.returncode = os.waitstatus_to_exitcode(status)
             self.cpu_s = usage.ru_utime + usage.ru_stime
-            self.peak_mb = usage.ru_maxrss / 1024
             if process.returncode:
                 errors.seek(0)
                 raise SystemExit("{} failed:\n{}".format(" ".join(argv), errors.read().decode()[-2000:]))
 
     def _sample(self, pid, done):
         while not done.is_set():
-            rss, pss = tree_memory_mb(pid)
+            rss, pss, largest = tree_memory_mb(pid)
             self.tree_peak_mb, self.tree_pss_peak_mb = max(self.tree_peak_mb, rss), max(self.tree_pss_peak_mb, pss)
+            self.peak_mb = max(self.peak_mb, largest)
             done.wait(0.1)
 
 
@@ -102,8 +102,11 @@ def compile_packages(trees):
 
 
 def tree_memory_mb(pid):
-    """``(RSS, PSS)`` summed over ``pid`` and its descendants, in MB."""
-    rss = pss = 0
+    """``(RSS, PSS, largest)`` in MB: RSS and PSS summed over ``pid`` and its descendants, and the largest of
+    their peak RSS so far (``VmHWM``). Not ``wait4``'s ``ru_maxrss``: a child started by this process reports
+    at least this process's own RSS when it was started (Linux keeps the peak across ``exec``), so a
+    benchmark that holds a big trace in memory would see every command as big."""
+    rss = pss = largest = 0
     pending = [pid]
     while pending:
         current = pending.pop()
@@ -112,10 +115,12 @@ def tree_memory_mb(pid):
                 pending += [int(child) for child in children.read().split()]
             with open("/proc/{}/smaps_rollup".format(current)) as rollup:
                 sizes = dict(line.split()[:2] for line in rollup if line.split()[0] in ("Rss:", "Pss:"))
-            rss, pss = rss + int(sizes["Rss:"]), pss + int(sizes["Pss:"])
-        except (OSError, ValueError, KeyError):
+            with open("/proc/{}/status".format(current)) as status:
+                peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+            rss, pss, largest = rss + int(sizes["Rss:"]), pss + int(sizes["Pss:"]), max(largest, peak)
+        except (OSError, ValueError, KeyError, StopIteration):
             continue  # the process ended meanwhile
-    return rss / 1024, pss / 1024
+    return rss / 1024, pss / 1024, largest / 1024
 
 
 def best(measures):

@@ -1,12 +1,20 @@
 """python -m replay fidelity: the table, the JSON figures, and one line with exit 2 on bad input."""
 
+import csv
 import json
+import os
 
+import pytest
 from test_fidelity_decisions import busy_log
 from test_fidelity_records import e, q
 
 from replay.cli import main
-from replay.fidelity.report import _share_percent
+from replay.fidelity.measure import Fidelity
+from replay.fidelity.report import JOB_HEADER, _share_percent, job_table
+from replay.pbs.jobs import PbsJob
+from replay.pbs.resources import Chunk, Place
+
+RECORDINGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity")
 
 KEYS = ("decisions", "decisions_agreeing", "jobs", "starts_within_2s", "mean_abs_start_error_s", "wait_mean_real_s",
         "wait_mean_sim_s", "wait_median_real_s", "wait_median_sim_s", "disagreements", "not_modelled")
@@ -41,6 +49,37 @@ def test_whole_run_figures(tmp_path, capsys):
     assert document["jobs"] == 3 and document["starts_within_2s"] == 3
     assert document["wait_mean_real_s"] == document["wait_mean_sim_s"] == round((0 + 9 + 8) / 3.0, 6)
     assert document["log_reuse_latency_median_s"] == 0
+
+
+def test_jobs_csv_holds_each_replayed_job(tmp_path, capsys):
+    """--jobs-csv: one row per replayed job in submission order, real and replayed starts and waits, which
+    give the figures of the JSON."""
+    out, jobs = tmp_path / "out.json", tmp_path / "jobs.csv"
+    folder = os.path.join(RECORDINGS, "fairshare-light-seed3")
+    assert main(["fidelity", os.path.join(folder, "accounting"), "--site", os.path.join(folder, "site"),
+                 "--json", str(out), "--jobs-csv", str(jobs)]) == 0
+    document = json.loads(out.read_text())
+    with open(str(jobs), newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == JOB_HEADER and len(rows) == document["jobs"] == 60
+    assert [row["job_id"] for row in rows] == sorted((row["job_id"] for row in rows), key=lambda name: int(
+        name.split(".")[0]))
+    for row in rows:
+        eligible, real, replayed = (int(row[key]) for key in ("eligible_time", "start_real", "start_replayed"))
+        assert (int(row["start_error_s"]), int(row["wait_real_s"]), int(row["wait_replayed_s"])) == (
+            replayed - real, real - eligible, replayed - eligible)
+    assert sum(abs(int(row["start_error_s"])) <= 2 for row in rows) == document["starts_within_2s"]
+    assert sum(int(row["wait_replayed_s"]) for row in rows) / 60.0 == pytest.approx(document["wait_mean_sim_s"])
+    assert sum(int(row["wait_real_s"]) for row in rows) / 60.0 == pytest.approx(document["wait_mean_real_s"])
+
+
+def test_job_never_started_by_the_model_has_empty_replayed_fields():
+    """A job the whole-run replay never started: its real start and wait, the replayed ones empty."""
+    job = PbsJob(0, "7.s", "ana", "ana", "", "workq", (Chunk(1, (("ncpus", 2),)),), Place(), 60, None, 100, 110)
+    header, rows = job_table(Fidelity((), None, None, None, 0, (), ((job, 130, None),)))
+    assert dict(zip(header, next(rows))) == {
+        "job_id": "7.s", "user": "ana", "queue": "workq", "ncpus": 2, "eligible_time": 110, "start_real": 130,
+        "start_replayed": None, "start_error_s": None, "wait_real_s": 20, "wait_replayed_s": None}
 
 
 def test_malformed_line_is_reported_and_skipped(tmp_path, capsys):

@@ -17,7 +17,8 @@ __all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "run"]
 SUMMARY = "check the PBS scheduler model against a real server's accounting logs"
 EXAMPLES = ("python -m replay fidelity /var/spool/pbs/server_priv/accounting --site site/",
             "python -m replay fidelity 20261126 --json fidelity.json --show 3",
-            "python -m replay fidelity accounting/ --site site/ --latency 1")
+            "python -m replay fidelity accounting/ --site site/ --latency 1",
+            "python -m replay fidelity accounting/ --site site/ --jobs-csv starts.csv")
 
 
 def add_arguments(parser):
@@ -27,6 +28,9 @@ def add_arguments(parser):
                         help="the site's folder (qmgr.txt, sched_config, resource_group, pbsnodes.json; see "
                              "docs/simulate.md); default: PBS's shipped policy, vnodes inferred from the logs")
     parser.add_argument("--json", metavar="FILE", help="write the figures and every disagreement as JSON ('-': stdout)")
+    parser.add_argument("--jobs-csv", metavar="FILE",
+                        help="write each job of the whole-run replay as CSV: its real and replayed start and "
+                             "wait ('-': stdout)")
     parser.add_argument("--show", type=whole_number(0, 10 ** 6), default=5, metavar="N",
                         help="disagreeing decisions shown with their state (default 5)")
     parser.add_argument("--latency", dest="latency_s", type=whole_number(0, 3600), default=0, metavar="SECONDS",
@@ -42,8 +46,9 @@ def run(args):
     from .machine import site_model
     from .measure import measure
     from .records import read_records
-    from .report import fidelity_report
-    outputs = check_outputs(OutputPaths(json=args.json), args.paths + ([args.site] if args.site else []))
+    from .report import fidelity_report, job_table
+    outputs = check_outputs(OutputPaths(json=args.json, jobs_csv=args.jobs_csv),
+                            args.paths + ([args.site] if args.site else []))
     problem = nothing_to_load(args.paths)  # an SWF trace, a missing or empty path: one line, as ingest says it
     if problem:
         raise TraceError(problem)
@@ -59,5 +64,6 @@ def run(args):
     title = "Fidelity of the PBS scheduler model on {} ({} jobs, {} file(s))".format(
         ", ".join(args.paths), len(accounting.jobs), accounting.stats.files)
     notes = site.notes + ((("{} malformed lines skipped".format(rejects.count)),) if rejects.count else ())
-    publish(outputs, fidelity_report(title, notes, fidelity, site, args.show), wide=bool(args.wide))
+    publish(outputs, fidelity_report(title, notes, fidelity, site, args.show), job_table(fidelity),
+            wide=bool(args.wide))
     return 1 if rejects.count else 0

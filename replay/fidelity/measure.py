@@ -19,6 +19,7 @@ class Fidelity(NamedTuple):
     log_latency_s: Optional[float]
     latency_s: int
     notes: Tuple[str, ...]
+    starts: Tuple[tuple, ...] = ()  # (PbsJob, real start, replayed start or None) of each job the run replays
 
 
 def replayed_jobs(accounting):
@@ -56,13 +57,14 @@ def measure(accounting, site, latency_s=0, decide=None):
     """The ``Fidelity`` of the model (``decide``, default the PBS model's cycle) with ``site`` on
     ``accounting``; the whole run replayed with ``latency_s`` between an end and the reuse."""
     checks = check_decisions(accounting, site, decide)
-    outcomes, notes = replay_outcomes(accounting, site, latency_s, decide)
-    return Fidelity(tuple(checks), summarise(checks), outcomes, reuse_latency_s(accounting), latency_s, notes)
+    outcomes, notes, starts = replay_outcomes(accounting, site, latency_s, decide)
+    return Fidelity(tuple(checks), summarise(checks), outcomes, reuse_latency_s(accounting), latency_s, notes,
+                    starts)
 
 
 def replay_outcomes(accounting, site, latency_s=0, decide=None):
-    """``(outcomes, notes)``: the whole run replayed by the model, each job's start against the logs'; notes
-    on the jobs left out."""
+    """``(outcomes, notes, starts)``: the whole run replayed by the model, each job's start against the logs';
+    notes on the jobs left out; ``(PbsJob, real start, replayed start or None)`` of each job replayed."""
     from ..pbs.run import simulate_run
     jobs, compared, notes = replayed_jobs(accounting)
     exiting = {record.job.name: record.runs[0].used_s for record in accounting.jobs
@@ -70,7 +72,9 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None):
     runs = simulate_run(site.policy, machine_of(site), jobs, site.scheduler_iteration_s, latency_s,
                         new_fairshare(site.policy, site.vnodes), decide, exiting_after_s=exiting,
                         cycle_per_event=True)
-    return compare_outcomes(compared, {name: run.start for name, run in runs.items()}), notes
+    replayed = {name: run.start for name, run in runs.items()}
+    starts = tuple((job, real_start, replayed.get(job.name)) for job, (_, _, real_start) in zip(jobs, compared))
+    return compare_outcomes(compared, replayed), notes, starts
 
 
 def repeat_outcomes(first, second):

@@ -8,7 +8,7 @@ from ..pbs.cycle import NEVER_RUN, NO_ROOM, NO_SHARES, STRICT_ORDERING, UNDER_TH
 from ..pbs.jobs import EXITING_TIME_S, planned_end
 from .outcomes import relative_difference
 
-__all__ = ["fidelity_report", "disagreement", "FIGURE_KEYS"]
+__all__ = ["fidelity_report", "disagreement", "job_table", "FIGURE_KEYS", "JOB_HEADER"]
 
 FIGURE_KEYS = ("decisions", "decisions_agreeing", "decisions_agreeing_share", "decisions_ambiguous",
                "decisions_agreeing_on_another_reading", "jobs", "starts_within_2s",
@@ -159,6 +159,22 @@ def _state_table(number, item):
         number, item["time_utc"], " (ambiguous)" if item["ambiguous"] else "",
         " ".join(item["pbs_started"]) or "nothing", " ".join(item["model_started"]) or "nothing")
     return Table("disagreement", title, _STATE, rows)
+
+
+JOB_HEADER = ["job_id", "user", "queue", "ncpus", "eligible_time", "start_real", "start_replayed",
+              "start_error_s", "wait_real_s", "wait_replayed_s"]
+
+
+def job_table(fidelity):
+    """``(header, rows)`` for ``--jobs-csv``: each job of the whole-run replay, in submission order, with its
+    real and replayed start (epoch seconds) and waits; the replayed ones empty for a job the model never
+    started."""
+    def rows():
+        for job, real, replayed in fidelity.starts:
+            moved = (None, None) if replayed is None else (replayed - real, replayed - job.eligible_time)
+            yield [job.name, job.user, job.queue, job.resource("ncpus"), job.eligible_time, real, replayed,
+                   moved[0], real - job.eligible_time, moved[1]]
+    return JOB_HEADER, rows()
 
 
 def fidelity_report(title, notes, fidelity, site, show):

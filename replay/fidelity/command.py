@@ -17,7 +17,6 @@ __all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "run"]
 SUMMARY = "check the PBS scheduler model against a real server's accounting logs"
 EXAMPLES = ("python -m replay fidelity /var/spool/pbs/server_priv/accounting --site site/",
             "python -m replay fidelity 20261126 --json fidelity.json --show 3",
-            "python -m replay fidelity accounting/ --site site/ --latency 1",
             "python -m replay fidelity accounting/ --site site/ --jobs-csv starts.csv")
 
 

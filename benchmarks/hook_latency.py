@@ -50,6 +50,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -430,6 +431,7 @@ def main():
         print(json.dumps(results, indent=2))
     finally:
         restart_interpreter()
+        shutil.rmtree(workdir, ignore_errors=True)  # the generated hook file and configs
         if not args.keep:
             admin(args.dsn, "DROP DATABASE IF EXISTS {} WITH (FORCE)".format(dbname))
         admin(args.dsn, "DROP ROLE IF EXISTS {}".format(reader))

@@ -13,7 +13,9 @@ in their name) with fewer than 95 % of their starts within 2 s. Last, on the rec
 ``recording.json`` kept the server's fairshare usage file with some usage in it: how far the usage
 replayed through the whole log ends from the file's (the differences summed over the entities, over the
 file's total), and, per entity, the replayed usage against the file's, signed, on average and how often
-above and below it by more than 0.5 %.
+above and below it by more than 0.5 %. And of the disagreeing fairshare decisions where PBS's job and the
+model's count under two entities, how near the two sides' usage per tree share were where the entities
+part in the tree (what the check's report gives in each such disagreement's title).
 """
 
 import argparse
@@ -31,12 +33,15 @@ from replay.fidelity.machine import site_model  # noqa: E402
 from replay.fidelity.measure import measure  # noqa: E402
 from replay.fidelity.outcomes import relative_difference  # noqa: E402
 from replay.fidelity.records import read_records  # noqa: E402
+from replay.fidelity.report import disagreement  # noqa: E402
 from replay.site.mom_config import MomConfig  # noqa: E402
 
 WAIT_BOUND = 0.05
 LIGHT_WITHIN_2S = 0.95
 USAGE_SIDE = 0.005
 KINDS = ("without fairshare", "with fairshare", "with fairshare, MoM polling as shipped")
+NEAR = (0.05, 0.10, 0.25)
+"""How near, relatively, the two sides of a fairshare disagreement are counted."""
 
 
 def kind_of(site):
@@ -67,16 +72,19 @@ def usage_errors(folder, accounting, site):
 
 
 def check(folder):
-    """``(name, kind, decisions, agreeing, jobs, starts within 2 s, mean within, both within, usage)`` of one
-    recording (usage: ``usage_errors``)."""
+    """``(name, kind, decisions, agreeing, jobs, starts within 2 s, mean within, both within, usage, partings)`` of
+    one recording (usage: ``usage_errors``; partings: how far apart the two sides of each disagreement between
+    two fairshare entities were, relatively, None where one side had no share)."""
     accounting = read_records([os.path.join(folder, "accounting")], RejectPrinter(0))
     site = site_model(os.path.join(folder, "site"), accounting)
     fidelity = measure(accounting, site)
     decisions, outcomes = fidelity.decisions, fidelity.outcomes
     mean = within(outcomes.wait_mean_sim_s, outcomes.wait_mean_real_s)
     both = mean and within(outcomes.wait_median_sim_s, outcomes.wait_median_real_s)
+    partings = [disagreement(site.policy, item)["fairshare"] for item in fidelity.checks if not item.agrees]
     return (os.path.basename(folder), kind_of(site), decisions.decisions, decisions.agreeing, outcomes.jobs,
-            outcomes.starts_within_2s, mean, both, usage_errors(folder, accounting, site))
+            outcomes.starts_within_2s, mean, both, usage_errors(folder, accounting, site),
+            [parting["apart"] for parting in partings if parting is not None])
 
 
 def recordings(folder):
@@ -99,7 +107,7 @@ def main(argv=None):
         rows = list(pool.map(check, folders))
     print("{:<34} {:>10} {:>6} {:>11}  {:<6} {}".format("recording", "decisions", "jobs", "within 2 s", "mean",
                                                          "mean and median"))
-    for name, _, decisions, agreeing, jobs, within_2s, mean, both, _ in rows:
+    for name, _, decisions, agreeing, jobs, within_2s, mean, both, _, _ in rows:
         print("{:<34} {:>10} {:>6} {:>11}  {:<6} {}".format(name, "{}/{}".format(agreeing, decisions), jobs,
                                                              within_2s, "yes" if mean else "no",
                                                              "yes" if both else "no"))
@@ -120,7 +128,20 @@ def main(argv=None):
     print("lightly loaded with under 95 % of starts within 2 s: {} of {}{}".format(
         len(short), len(light), " ({})".format(", ".join(short)) if short else ""))
     print_usage([(row[0], row[8]) for row in rows if row[8]])
+    print_partings([apart for row in rows for apart in row[9]],
+                   sum(row[2] - row[3] for row in rows if row[1] != KINDS[0]))
     return 0
+
+
+def print_partings(aparts, disagreeing):
+    """How near the two sides of the fairshare disagreements between two entities were (``aparts``, of the
+    ``disagreeing`` fairshare decisions in all)."""
+    if not aparts:
+        return
+    known = [apart for apart in aparts if apart is not None]
+    print("fairshare disagreements between two entities: {} of {}; their usage per tree share where they part, "
+          "apart by at most {}".format(len(aparts), disagreeing, ", ".join(
+              "{:.0f} %: {}".format(100 * bound, sum(1 for apart in known if apart <= bound)) for bound in NEAR)))
 
 
 def print_usage(usages):

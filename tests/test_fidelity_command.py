@@ -137,6 +137,27 @@ def test_fairshare_factor_as_sort_value(tmp_path, capsys):
     assert all(0 < job["sort_value"] <= 1 for job in item["queued"])
 
 
+def test_fairshare_disagreements_say_where_the_entities_part(capsys):
+    """On a real fairshare recording, a disagreement between two entities names where they part in the share
+    tree, with the usage per tree share the model ordered them by: the model's side is the lower; without
+    fairshare there is nothing to name."""
+    folder = os.path.join(RECORDINGS, "fairshare-seed6")
+    argv = ["fidelity", os.path.join(folder, "accounting"), "--site", os.path.join(folder, "site")]
+    assert main(argv + ["--json", "-"]) == 0
+    partings = [item["fairshare"] for item in json.loads(capsys.readouterr().out)["disagreements"]]
+    named = [parting for parting in partings if parting is not None]
+    assert len(named) >= 8
+    assert all(parting["model_usage_per_tree_share"] < parting["pbs_usage_per_tree_share"] for parting in named)
+    assert {(parting["pbs_side"], parting["model_side"]) for parting in named} >= {("fid_ben", "fid_ana"),
+                                                                                   ("fid_blue", "fid_red")}
+    assert main(argv + ["--show", "2"]) == 0
+    assert "fairshare: fid_red 128.7 against fid_green 60.5 usage per tree share (112.7 % apart)" in \
+        capsys.readouterr().out
+    folder = os.path.join(RECORDINGS, "vnodes-seed2")
+    assert main(["fidelity", os.path.join(folder, "accounting"), "--json", "-"]) == 0
+    assert all(item["fairshare"] is None for item in json.loads(capsys.readouterr().out)["disagreements"])
+
+
 def test_tables_fit_100_columns_and_wide_shows_the_rest(capsys):
     """On a real recording's disagreements, every text table fits 100 columns; --wide adds the queue, walltime,
     planned end and sort value columns; --json keeps each reason whole."""

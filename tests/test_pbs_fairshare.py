@@ -233,6 +233,34 @@ def test_less_usage_per_share_is_more_deserving():
     assert [j.index for j in sorted(jobs, key=fs.deserving_key)] == [2, 3, 1]
 
 
+def test_parting_names_the_groups_compare_path_compares():
+    """Where two entities part in the tree, with the usage over tree share compare_path compares there."""
+    fs = tree()
+    fs.charge("ana", 100)
+    (phys, phys_value), (chem, chem_value) = fs.parting(job(1, user="ana"), job(2, user="cy"))
+    assert (phys, chem) == ("phys", "chem")
+    assert phys_value == fs.node("phys").usage / fs.node("phys").tree_percentage == 101 / stored(0.75)
+    assert chem_value == 1 / stored(0.25)
+    assert [name for name, _ in fs.parting(job(1, user="ana"), job(3, user="bob"))] == ["ana", "bob"]
+    assert fs.parting(job(1, user="ana"), job(4, user="ana")) is None  # one entity
+    assert fs.parting(job(1, user="ana"), job(5, user="zed"))[1][1] is None  # zed has no share
+
+
+@given(st.lists(st.tuples(st.sampled_from(["ana", "bob", "cy"]), st.integers(0, 10 ** 6)), max_size=6),
+       st.sampled_from(["ana", "bob", "cy"]), st.sampled_from(["ana", "bob", "cy"]))
+def test_parting_orders_as_deserving_key(charges, first, second):
+    """The side with the lower value at the parting is the one deserving_key puts first."""
+    fs = tree()
+    for user, amount in charges:
+        fs.charge(user, amount)
+    one, other = job(1, user=first), job(2, user=second)
+    parting = fs.parting(one, other)
+    if parting is None:
+        assert first == second
+    elif parting[0][1] != parting[1][1]:
+        assert (parting[0][1] < parting[1][1]) == (fs.deserving_key(one) < fs.deserving_key(other))
+
+
 def test_no_share_is_least_deserving():
     """An entity without a share comes after every entity with one."""
     fs = tree()

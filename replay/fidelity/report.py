@@ -135,7 +135,32 @@ def disagreement(policy, check):
                         None, False, False, None) for item in state.running]
     return {"time": state.now, "time_utc": _clock(state.now), "pbs_started": list(check.group.started),
             "model_started": list(check.model_started), "ambiguous": check.ambiguous,
-            "queued": queued, "running": running}
+            "fairshare": _parting(policy, state, check), "queued": queued, "running": running}
+
+
+def _parting(policy, state, check):
+    """With fairshare ordering the jobs (no ``job_sort_formula``): where the entities of the first job PBS
+    started and the model did not, and of the first the model started and PBS did not, part in the share
+    tree, and each side's usage over its tree share there (``Fairshare.parting``), as the cycle began; None
+    when the two jobs are in different queues (the queues' order comes first) or there is no such pair."""
+    if policy.fairshare is None or policy.job_sort_formula or getattr(state, "fairshare", None) is None:
+        return None
+    queued = {job.name: job for job in state.queued}
+    pbs = [queued[name] for name in check.group.started if name in queued and name not in check.model_started]
+    model = [queued[name] for name in check.model_started if name in queued and name not in check.group.started]
+    if not pbs or not model or pbs[0].queue != model[0].queue:
+        return None
+    fairshare = state.fairshare.copy()
+    fairshare.add_entities(sorted([item.job for item in state.running] + list(state.queued), key=lambda job: job.index))
+    parting = fairshare.parting(pbs[0], model[0])
+    if parting is None:
+        return None
+    (pbs_side, pbs_value), (model_side, model_value) = parting
+    apart = None if pbs_value is None or model_value is None or not min(pbs_value, model_value) else \
+        abs(pbs_value - model_value) / min(pbs_value, model_value)
+    return {"pbs_job": pbs[0].name, "pbs_side": pbs_side, "pbs_usage_per_tree_share": pbs_value,
+            "model_job": model[0].name, "model_side": model_side, "model_usage_per_tree_share": model_value,
+            "apart": apart}
 
 
 def _job_row(job, status, since, end, value, by_pbs, by_model, reason):
@@ -155,10 +180,24 @@ def _state_table(number, item):
                      None if job["sort_value"] is None else "{:g}".format(job["sort_value"]),
                      "yes" if job["pbs"] else "", "yes" if job["model"] else "",
                      _SHORT_REASONS.get(job["reason"], job["reason"] or "")))
-    title = "Disagreement {} at {} UTC{}: PBS started {}; the model started {}".format(
+    title = "Disagreement {} at {} UTC{}: PBS started {}; the model started {}{}".format(
         number, item["time_utc"], " (ambiguous)" if item["ambiguous"] else "",
-        " ".join(item["pbs_started"]) or "nothing", " ".join(item["model_started"]) or "nothing")
+        " ".join(item["pbs_started"]) or "nothing", " ".join(item["model_started"]) or "nothing",
+        _parting_text(item["fairshare"]))
     return Table("disagreement", title, _STATE, rows)
+
+
+def _parting_text(parting):
+    """``; fairshare: ...`` for a disagreement's title, or nothing."""
+    if parting is None:
+        return ""
+
+    def side(name, value):
+        return "{} {}".format(name, "no share" if value is None else "{:.1f}".format(value))
+    return "; fairshare: {} against {} usage per tree share{}".format(
+        side(parting["pbs_side"], parting["pbs_usage_per_tree_share"]),
+        side(parting["model_side"], parting["model_usage_per_tree_share"]),
+        "" if parting["apart"] is None else " ({:.1f} % apart)".format(100 * parting["apart"]))
 
 
 JOB_HEADER = ["job_id", "user", "queue", "ncpus", "eligible_time", "start_real", "start_replayed",
@@ -198,6 +237,10 @@ _LEGEND = (
     "disagreement tables: queued jobs in the model's order (top jobs with the start the model reserved), "
     "then running jobs with the ends PBS planned",
     "since: a queued job's eligible time, a running job's start; PBS, model: yes if it started the job",
+    "fairshare (in a disagreement's title, when fairshare orders the queue): where the entities of PBS's job "
+    "and the model's part in the share tree, PBS's side first, each with its usage over its share of the tree "
+    "as the cycle began (the lower goes first); a few percent apart is one MoM measurement, or one cycle a "
+    "second off",
     "model's reason: no room (not enough free resources on the vnodes), strict ordering (an earlier job could "
     "not run), never fits (larger than the machine), no shares (the entity has no fairshare shares, "
     "enforce_no_shares), under threshold (job_sort_formula value at or below job_sort_formula_threshold); else "

@@ -263,6 +263,17 @@ class Fairshare:
         """True if ``job`` never runs because its entity has no share and ``enforce_no_shares`` is on."""
         return self.policy.enforce_no_shares and self.node(self.entity(job)).tree_percentage == 0
 
+    def parting(self, first, second):
+        """Where the entities of jobs ``first`` and ``second`` part in the share tree, as ``compare_path``
+        compares them: ``((name, value), (name, value))`` of the first group or entity on each side that
+        differs, ``value`` its usage over its share of the tree (None without a share; the lower goes first);
+        None when both jobs count under the same entity."""
+        for node1, node2 in zip(self.node(self.entity(first)).path, self.node(self.entity(second)).path):
+            if node1 is not node2:
+                return tuple((node.name, node.temp_usage / node.tree_percentage if node.tree_percentage > 0
+                              else None) for node in (node1, node2))
+        return None
+
     def factors(self, job):
         """``fairshare_perc``, ``fairshare_tree_usage`` and ``fairshare_factor`` of ``job``'s entity."""
         node = self.node(self.entity(job))

@@ -326,6 +326,17 @@ def test_a_start_confirmed_before_the_next_cycle_runs_from_its_recorded_start():
     assert recorded_group_agrees("roundrobin-seed2", ("287.pbshost", "276.pbshost"))
 
 
+def test_a_part_first_in_log_order_may_be_the_first_cycle_on_another_reading():
+    """Recorded on a real 23.06.06 server (limits-seed8, max_run 2 per user): at 09:00:30 the log has S 384,
+    E 376, S 380. 376's process had ended at :29, so the likeliest reading has it exiting, out of its user's
+    run limit: the model then starts 380 (its user's second job), and after it 384 would overlap the top
+    job's reservation. PBS's first cycle had not heard of that end: 376 still counted, 380 waited and 384
+    backfilled; after 376's end a second cycle, whose top job fell later in the same opt_backfill_fuzzy
+    window, started 380. Each reading that starts part of PBS's set is tried as the first cycle, the part
+    that comes first in the log first."""
+    assert recorded_group_agrees("limits-seed8", ("384.pbshost", "380.pbshost"))
+
+
 def test_a_cycle_begun_the_second_before_its_starts(tmp_path):
     """Jobs a and b end at 109 (their E records at :09); PBS's S records of c and d say 110. The scheduler began
     a cycle at 109 after a's end only (c fits, X does not), and another after b's end (d): read with b's end

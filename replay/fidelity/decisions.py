@@ -30,7 +30,9 @@ eligible, every such process end exiting, every such E processed), then with the
 same-second jobs in submission order left out, one more each time; those process ends taken as
 still running; same-second E records taken as jobs still exiting), and the decision agrees if one of
 these readings gives PBS's set. When a reading gives part of PBS's set, the rest may have been started
-by later cycles in the same second, one triggered by each end: it is checked as the next cycle, and so on.
+by later cycles in the same second, one triggered by each end: it is checked as the next cycle, and so on
+(for each reading giving another part, up to ``MAX_SPLITS``; a part that is the first of PBS's starts in
+log order first, since a later cycle's S records come after the earlier one's).
 When several E records of the second come before the group's first S, the model is also asked for one cycle
 after each end, in the order of their E records, the ends not yet processed still holding their vnodes.
 When an E record of the second before follows the last S record, the cycle that end asked for may have
@@ -453,6 +455,10 @@ MAX_UNSURE = 4
 eleven cycles in one second with five ends, one after each end, each starting a job the ends before it had
 made room for.)"""
 
+MAX_SPLITS = 4
+"""At most this many different parts of PBS's set, given by readings of one second, are checked for a later cycle
+of the same second starting the rest (the part that is the first of PBS's starts in log order first)."""
+
 MAX_READINGS = 64
 """At most this many readings of one second are asked, likeliest first (a bound on the time one
 decision takes on a busy log)."""
@@ -527,7 +533,7 @@ def _compare(model, situation):
     when a reading gives part of PBS's set and jobs ended or became eligible that second, the rest may be a
     later cycle of the same second, checked with the part started (and so on: each end or release of the
     second may ask for one, as it does on the server); with several ends in the second, one cycle after each."""
-    group, first, split = situation.group, None, None
+    group, first, splits = situation.group, None, []
     released_now = any(job.eligible_time == group.time for job in situation.queued)
     ambiguous = bool(situation.unsure_exiting or situation.ended_now) or any(
         job.eligible_time == group.time and job.name not in group.started for job in situation.queued)
@@ -538,10 +544,14 @@ def _compare(model, situation):
         if agrees:
             return check
         first = first or check
-        if split is None and started and set(started) < set(group.started) and \
-                (situation.ended_now or situation.ended_within or released_now):
-            split = check, back
-    if split is not None:
+        if started and set(started) < set(group.started) and \
+                (situation.ended_now or situation.ended_within or released_now) and \
+                all(set(started) != set(split.model_started) for split, _ in splits):
+            splits.append((check, back))
+    # A later cycle writes its S records after the earlier cycle's: a part that is the first of PBS's starts in log
+    # order is tried first, then the others, each reading's part once.
+    splits.sort(key=lambda split: set(split[0].model_started) != set(group.started[:len(split[0].model_started)]))
+    for split in splits[:MAX_SPLITS]:
         rest = _next_cycle(model, situation, *split)
         if rest.agrees:
             return split[0]._replace(model_started=split[0].model_started + rest.model_started, agrees=True,

@@ -368,10 +368,21 @@ def test_totals_count_equal_waits_as_within():
 
 def test_totals_of_one_recording_are_its_fidelity():
     """One recording's line holds what ``python -m replay fidelity`` reports for it."""
-    name, kind, decisions, agreeing, jobs, within_2s, mean, both, usage = fidelity_totals.check(
+    name, kind, decisions, agreeing, jobs, within_2s, mean, both, usage, partings = fidelity_totals.check(
         os.path.join(RECORDINGS, "sortkey-seed5"))
-    assert (name, kind, decisions, agreeing, jobs, within_2s, mean, both, usage) == (
-        "sortkey-seed5", fidelity_totals.KINDS[0], 52, 52, 60, 60, True, True, None)
+    assert (name, kind, decisions, agreeing, jobs, within_2s, mean, both, usage, partings) == (
+        "sortkey-seed5", fidelity_totals.KINDS[0], 52, 52, 60, 60, True, True, None, [])
+
+
+def test_totals_count_how_near_the_fairshare_disagreements_were(capsys):
+    """Each fairshare disagreement between two entities gives how far apart their usage per tree share was where
+    they part (fairshare-seed8: two 0.2 % apart, four 7.1 %); the totals count them under 5, 10 and 25 %, a side
+    without a share under none."""
+    partings = fidelity_totals.check(os.path.join(RECORDINGS, "fairshare-seed8"))[9]
+    assert sorted(round(apart, 3) for apart in partings) == [0.002, 0.002, 0.071, 0.071, 0.071, 0.071]
+    fidelity_totals.print_partings([0.02, 0.08, 0.3, None], 6)
+    assert capsys.readouterr().out == ("fairshare disagreements between two entities: 4 of 6; their usage per tree "
+                                       "share where they part, apart by at most 5 %: 1, 10 %: 2, 25 %: 2\n")
 
 
 def test_totals_set_the_replayed_usage_beside_the_servers_file():

@@ -31,8 +31,9 @@ same-second jobs in submission order left out, one more each time; those process
 still running; same-second E records taken as jobs still exiting), and the decision agrees if one of
 these readings gives PBS's set. When a reading gives part of PBS's set, the rest may have been started
 by later cycles in the same second, one triggered by each end: it is checked as the next cycle, and so on
-(for each reading giving another part, up to ``MAX_SPLITS``; a part that is the first of PBS's starts in
-log order first, since a later cycle's S records come after the earlier one's).
+(for each reading giving another part, up to ``MAX_SPLITS`` for the group's first cycle and one for each
+later cycle; a part that is the first of PBS's starts in log order first, since a later cycle's S records
+come after the earlier one's).
 When several E records of the second come before the group's first S, the model is also asked for one cycle
 after each end, in the order of their E records, the ends not yet processed still holding their vnodes.
 When an E record of the second before follows the last S record, the cycle that end asked for may have
@@ -457,7 +458,9 @@ made room for.)"""
 
 MAX_SPLITS = 4
 """At most this many different parts of PBS's set, given by readings of one second, are checked for a later cycle
-of the same second starting the rest (the part that is the first of PBS's starts in log order first)."""
+of the same second starting the rest (the part that is the first of PBS's starts in log order first); that later
+cycle's own rest is checked from its first such part only, as before (a bound on the work of a group of many
+starts)."""
 
 MAX_READINGS = 64
 """At most this many readings of one second are asked, likeliest first (a bound on the time one
@@ -528,11 +531,13 @@ def _ask(model, situation, now, running, queued):
     return state, decision, tuple(job.name for job, _ in decision.started)
 
 
-def _compare(model, situation):
+def _compare(model, situation, max_splits=MAX_SPLITS):
     """The ``DecisionCheck`` of one group: the first reading that gives PBS's set, else the likeliest one;
     when a reading gives part of PBS's set and jobs ended or became eligible that second, the rest may be a
     later cycle of the same second, checked with the part started (and so on: each end or release of the
-    second may ask for one, as it does on the server); with several ends in the second, one cycle after each."""
+    second may ask for one, as it does on the server; up to ``max_splits`` parts here, one in each later
+    cycle, so that the work stays linear in the group's starts); with several ends in the second, one cycle
+    after each."""
     group, first, splits = situation.group, None, []
     released_now = any(job.eligible_time == group.time for job in situation.queued)
     ambiguous = bool(situation.unsure_exiting or situation.ended_now) or any(
@@ -551,7 +556,7 @@ def _compare(model, situation):
     # A later cycle writes its S records after the earlier cycle's: a part that is the first of PBS's starts in log
     # order is tried first, then the others, each reading's part once.
     splits.sort(key=lambda split: set(split[0].model_started) != set(group.started[:len(split[0].model_started)]))
-    for split in splits[:MAX_SPLITS]:
+    for split in splits[:max_splits]:
         rest = _next_cycle(model, situation, *split)
         if rest.agrees:
             return split[0]._replace(model_started=split[0].model_started + rest.model_started, agrees=True,
@@ -617,7 +622,7 @@ def _next_cycle(model, situation, part, unprocessed):
         started = tuple(model.running(job, starts[job.name], situation.allocations.get(job.name, allocation))
                         for job, allocation in part.decision.started)
         check = _compare(model, rest._replace(
-            running=tuple(item for item in situation.running if item.job.name not in within) + started))
+            running=tuple(item for item in situation.running if item.job.name not in within) + started), 1)
         if check.agrees:
             return check._replace(left_out=check.left_out + confirmed)
         first = first or check

@@ -33,7 +33,7 @@ from replay.fidelity.machine import site_model  # noqa: E402
 from replay.fidelity.measure import measure  # noqa: E402
 from replay.fidelity.outcomes import relative_difference  # noqa: E402
 from replay.fidelity.records import read_records  # noqa: E402
-from replay.fidelity.report import disagreement  # noqa: E402
+from replay.fidelity.report import fairshare_parting  # noqa: E402
 from replay.site.mom_config import MomConfig  # noqa: E402
 
 WAIT_BOUND = 0.05
@@ -81,7 +81,7 @@ def check(folder):
     decisions, outcomes = fidelity.decisions, fidelity.outcomes
     mean = within(outcomes.wait_mean_sim_s, outcomes.wait_mean_real_s)
     both = mean and within(outcomes.wait_median_sim_s, outcomes.wait_median_real_s)
-    partings = [disagreement(site.policy, item)["fairshare"] for item in fidelity.checks if not item.agrees]
+    partings = [fairshare_parting(site.policy, item) for item in fidelity.checks if not item.agrees]
     return (os.path.basename(folder), kind_of(site), decisions.decisions, decisions.agreeing, outcomes.jobs,
             outcomes.starts_within_2s, mean, both, usage_errors(folder, accounting, site),
             [parting["apart"] for parting in partings if parting is not None])

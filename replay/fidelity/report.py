@@ -8,7 +8,7 @@ from ..pbs.cycle import NEVER_RUN, NO_ROOM, NO_SHARES, STRICT_ORDERING, UNDER_TH
 from ..pbs.jobs import EXITING_TIME_S, planned_end
 from .outcomes import relative_difference
 
-__all__ = ["fidelity_report", "disagreement", "job_table", "FIGURE_KEYS", "JOB_HEADER"]
+__all__ = ["fidelity_report", "disagreement", "fairshare_parting", "job_table", "FIGURE_KEYS", "JOB_HEADER"]
 
 FIGURE_KEYS = ("decisions", "decisions_agreeing", "decisions_agreeing_share", "decisions_ambiguous",
                "decisions_agreeing_on_another_reading", "jobs", "starts_within_2s",
@@ -135,14 +135,16 @@ def disagreement(policy, check):
                         None, False, False, None) for item in state.running]
     return {"time": state.now, "time_utc": _clock(state.now), "pbs_started": list(check.group.started),
             "model_started": list(check.model_started), "ambiguous": check.ambiguous,
-            "fairshare": _parting(policy, state, check), "queued": queued, "running": running}
+            "fairshare": fairshare_parting(policy, check), "queued": queued, "running": running}
 
 
-def _parting(policy, state, check):
-    """With fairshare ordering the jobs (no ``job_sort_formula``): where the entities of the first job PBS
-    started and the model did not, and of the first the model started and PBS did not, part in the share
-    tree, and each side's usage over its tree share there (``Fairshare.parting``), as the cycle began; None
-    when the two jobs are in different queues (the queues' order comes first) or there is no such pair."""
+def fairshare_parting(policy, check):
+    """The ``fairshare`` object of a disagreeing ``DecisionCheck``. With fairshare ordering the jobs (no
+    ``job_sort_formula``): where the entities of the first job PBS started and the model did not, and of the
+    first the model started and PBS did not, part in the share tree, and each side's usage over its tree
+    share there (``Fairshare.parting``), as the cycle began; None when the two jobs are in different queues
+    (the queues' order comes first) or there is no such pair."""
+    state = check.state
     if policy.fairshare is None or policy.job_sort_formula or getattr(state, "fairshare", None) is None:
         return None
     queued = {job.name: job for job in state.queued}

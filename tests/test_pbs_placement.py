@@ -175,6 +175,36 @@ def test_chunk_kept_whole_when_a_vnode_holds_it():
     assert names(machine.place(job("1:ncpus=3"), {"h[0]": {"ncpus": 2}}, set())) == ["h[1]"]
 
 
+ONE_HOST = [vnode("h[0]", 2, host="h"), vnode("h[1]", 4, host="h"), vnode("h[2]", 4, host="h"),
+            vnode("h[3]", 8, host="h")]
+"""Four vnodes of one MoM on one host, as a recording on the real server had them."""
+
+
+def test_vscatter_judges_a_whole_chunk_on_the_vnodes_before_the_job():
+    """vscatter, one host: the first chunk takes h[1] whole, and h[1] as it was before the job could hold the
+    second whole too, so PBS does not spread it (and h[2] and h[3] each have one ncpu left): the job does not
+    fit. Recorded: PBS started a job of 1:ncpus=4 on those three vnodes instead."""
+    used = {"h[0]": {"ncpus": 2}, "h[1]": {"ncpus": 2}, "h[2]": {"ncpus": 3}, "h[3]": {"ncpus": 7}}
+    machine = Machine(ONE_HOST)
+    assert machine.place(job("2:ncpus=2", "vscatter"), used, set()) is None
+    assert machine.place(job("1:ncpus=4", "pack"), used, set()) == (
+        ("h[1]", (("ncpus", 2),)), ("h[2]", (("ncpus", 1),)), ("h[3]", (("ncpus", 1),)))
+
+
+def test_a_vnode_passed_over_is_not_looked_at_again_for_the_same_part_of_the_select():
+    """2:ncpus=3 pack, one host with 0, 0, 2 and 5 ncpus free: the first chunk passes over h[2] and takes h[3];
+    the second may be spread (no vnode has 3 left) but only over the vnodes not passed over, h[3] with 2: it
+    does not fit. Recorded: PBS started a job of 1:ncpus=6 there instead (h[0] kept free for a top job). A
+    part of its own (2:ncpus=3+1:ncpus=1) looks at every vnode again."""
+    used = {"h[0]": {"ncpus": 2}, "h[1]": {"ncpus": 4}, "h[2]": {"ncpus": 2}, "h[3]": {"ncpus": 3}}
+    machine = Machine(ONE_HOST)
+    assert machine.place(job("2:ncpus=3", "pack"), used, set()) is None
+    assert machine.place(job("1:ncpus=6", "pack"), used, set()) == (
+        ("h[2]", (("ncpus", 2),)), ("h[3]", (("ncpus", 4),)))
+    assert machine.place(job("1:ncpus=3+1:ncpus=1", "pack"), used, set()) == (
+        ("h[3]", (("ncpus", 3),)), ("h[2]", (("ncpus", 1),)))
+
+
 def test_spread_never_crosses_hosts():
     """A chunk is spread over the vnodes of one host only."""
     machine = Machine([vnode("a[0]", 2, host="a"), vnode("a[1]", 2, host="a"), vnode("b", 2)])

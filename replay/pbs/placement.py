@@ -10,7 +10,9 @@ The rules, as OpenPBS 23.06's scheduler applies them (``eval_selspec``, ``eval_p
   with ``free`` placement, after every chunk, but not when a job ends: a top job's estimate searches the
   vnodes (and hosts) in their order at the last start, real or simulated, before the ends it walks
   through. Each chunk goes on the first vnode, in that order, with room for it: one pass, no
-  backtracking, so a job that a cleverer packing could fit may not run.
+  backtracking, so a job that a cleverer packing could fit may not run. The vnodes one chunk passed over
+  are not looked at again for the other chunks of the same part of the select (``3:ncpus=2`` is one part,
+  ``+`` begins another), not even to spread a chunk over them.
 - Only the resources in sched_config's ``resources`` line are compared (with ``host`` and ``vnode`` always
   added; booleans always); a chunk's other resources, ``ngpus`` for instance when it is not listed, are
   not checked. A resource a vnode does not have counts as zero.
@@ -25,7 +27,10 @@ The rules, as OpenPBS 23.06's scheduler applies them (``eval_selspec``, ``eval_p
   each has a host of its own), PBS places host by host, and a chunk that no vnode of the host can
   hold whole is spread over the host's vnodes in order, each giving what it has free of each resource
   (``exec_vnode`` then shows ``(h[0]:ncpus=4+h[1]:ncpus=2)``); not with ``vscatter`` on a machine of
-  several hosts.
+  several hosts. Whether some vnode could hold a chunk whole is judged over all the host's vnodes, with the
+  job's earlier chunks counted, except with ``scatter`` and ``vscatter``: there PBS judges the vnodes as
+  they were before the job, so a vnode an earlier chunk took, that could have held this one, keeps it
+  whole, and it must then fit whole on a vnode not yet taken.
 - When top jobs hold reservations in the future (``strict_ordering``), a vnode has room for a chunk only if
   the chunk fits on it now and at every reservation that starts on that vnode before the job would end
   (judged by its planned duration: soft walltime first), counting the running jobs that end before then;
@@ -222,8 +227,10 @@ class Machine:
         once = request.job.place.arrangement in ("scatter", "vscatter")
         members = {vnode.name for vnode in vnodes}
         for amounts, requirements, count in request.chunks:
+            visited = set()
             for _ in range(count):
-                found = self._fit_chunk(request, amounts, requirements, vnodes, work, taken, okbreak)
+                found = self._fit_chunk(request, amounts, requirements, vnodes, work, taken, okbreak,
+                                        visited=visited)
                 if found is None:
                     return None
                 pieces.extend(found)
@@ -233,19 +240,26 @@ class Machine:
                     vnodes = tuple(vnode for vnode in self.ordered(work) if vnode.name in members)
         return tuple(pieces)
 
-    def _fit_chunk(self, request, amounts, requirements, vnodes, work, taken, okbreak):
+    def _fit_chunk(self, request, amounts, requirements, vnodes, work, taken, okbreak, judged=None, visited=None):
         """One chunk (``eval_simple_selspec``): on the first vnode with room, else, when PBS may break
-        chunks and no vnode could hold it whole, spread over vnodes in order. Its pieces, added to
+        chunks and no vnode could hold it whole, spread over vnodes in order. Whether some vnode could hold
+        it whole is judged on ``judged`` (default ``work``: with the job's earlier chunks), over every
+        vnode. ``visited`` holds the vnodes an earlier chunk of the same part of the select (``N:...``)
+        looked at, whole, and passed over: PBS marks them and does not look at them again for that part,
+        not even to spread a chunk over them; a vnode passed over here is added. Its pieces, added to
         ``work``; None (``work`` unchanged) if it does not fit."""
-        candidates = [vnode for vnode in vnodes if vnode.name not in taken and vnode.name in request.eligible
-                      and _offers(vnode, requirements)]
-        if okbreak and not any(room(vnode, amounts, work.get(vnode.name, {}))
+        visited = set() if visited is None else visited
+        candidates = [vnode for vnode in vnodes if vnode.name not in taken and vnode.name not in visited
+                      and vnode.name in request.eligible and _offers(vnode, requirements)]
+        judged = work if judged is None else judged
+        if okbreak and not any(room(vnode, amounts, judged.get(vnode.name, {}))
                                for vnode in vnodes if _offers(vnode, requirements)):
             return _spread(request, amounts, candidates, work)
         for vnode in candidates:
             if fits_over_time(request, vnode, amounts, work):
                 _add(work, vnode.name, amounts)
                 return [(vnode.name, amounts)]
+            visited.add(vnode.name)
         return None
 
     def _eligible_vnodes(self, job, used, exclusive):
@@ -296,13 +310,20 @@ class Machine:
         return found + tuple((vnode.name, ()) for vnode in members if vnode.name not in taken)
 
     def _on_host(self, request, members, work, remaining):
+        """The chunks one host takes. With scatter and vscatter PBS searches the host's vnodes as they were
+        before the job (``eval_placement`` marks the vnodes a chunk took, it does not charge them), so
+        whether some vnode could hold a chunk whole is judged without the job's earlier chunks: a taken
+        vnode that could have held it keeps the chunk whole, and it must fit whole on another vnode."""
         arrangement = request.job.place.arrangement
         okbreak = arrangement != "vscatter" or len(self.hosts) == 1
+        judged = _copy(work) if arrangement in ("scatter", "vscatter") else None
         found = []
         taken = set()
         for index, (amounts, requirements, _) in enumerate(request.chunks):
+            visited = set()
             while remaining[index]:
-                pieces = self._fit_chunk(request, amounts, requirements, members, work, taken, okbreak)
+                pieces = self._fit_chunk(request, amounts, requirements, members, work, taken, okbreak, judged,
+                                         visited)
                 if pieces is None:
                     break
                 found.extend(pieces)

@@ -9,7 +9,9 @@ dependencies, ``roundrobin`` with queues of equal priority and run limits,
 a formula that reads ``eligible_time`` (``aging-limits``: and a run limit per user;
 ``aging-groups``: run limits per group, per user's ncpus on the queue and for everyone), ``queue-depth`` with
 a ``backfill_depth`` of each queue's own, ``no-strict`` with PBS's default ``sched_config``, ``direct`` with
-jobs submitted as they come rather than held and released, some of them deleted, ...) and
+jobs submitted as they come rather than held and released, some of them deleted, ``vnodes-onehost`` with the
+four vnodes on one host, ``mixed`` with a formula over two queues, run limits and vnodes at once, ``gpus`` with a
+custom ``ngpus`` resource on two of the vnodes, ...) and
 60 to 70 jobs: four users in
 three groups, ``sleep`` jobs of 2 to 15 seconds (10 to 50 in ``fairshare-long`` (``fairshare-long-default-poll``: with
 the MoM's polling as PBS ships it), ``fairshare-vnodes`` and
@@ -227,6 +229,73 @@ def vnodes(rng):
                     make_jobs(rng, 60, vnode_chunk, None, (2, 12), HEAVY, 18), vnodes=FOUR_VNODES)
 
 
+ONE_HOST_VNODES = [{"ncpus": 2, "mem": "4gb"}, {"ncpus": 4, "mem": "8gb"}, {"ncpus": 4, "mem": "8gb"},
+                   {"ncpus": 8, "mem": "16gb"}]
+"""Four vnodes of one MoM with no host of their own, as PBS's guide to vnodes sets them up: one host."""
+ONE_HOST_SHAPES = (("1:ncpus=1", "pack", 3), ("1:ncpus=2", "pack", 2), ("1:ncpus=4", "pack", 1),
+                   ("1:ncpus=6", "pack", 1), ("1:ncpus=10", "pack", 1), ("2:ncpus=2", "vscatter", 2),
+                   ("2:ncpus=2+1:ncpus=1", "free", 1), ("3:ncpus=1", "vscatter", 1), ("1:ncpus=1:mem=6gb", "pack", 1),
+                   ("2:ncpus=3", "pack", 1), ("1:ncpus=2", "excl", 1), ("2:ncpus=1", "vscatter:excl", 1),
+                   ("4:ncpus=1", "free", 1), ("1:ncpus=2", "scatter", 1))
+"""Chunks for ONE_HOST_VNODES: ``pack`` may span the host's vnodes (a chunk of 6 or 10 ncpus), ``scatter``
+only has one chunk (one host), ``vscatter`` one chunk per vnode."""
+
+
+def one_host_chunk(rng, _cpu_weights):
+    """``(select, place)`` of a job for ONE_HOST_VNODES."""
+    return weighted(rng, [((select, place), weight) for select, place, weight in ONE_HOST_SHAPES])
+
+
+def vnodes_onehost(rng):
+    return workload("vnodes-onehost", "four vnodes (2, 4, 4, 8 ncpus) of one MoM on one host, chunks spread over "
+                    "the host's vnodes (pack), vscatter, free and excl, strict ordering",
+                    make_jobs(rng, 60, one_host_chunk, None, (2, 12), HEAVY, 18), vnodes=ONE_HOST_VNODES)
+
+
+GPU_VNODES = [{"ncpus": 2, "mem": "4gb", "host": "pbshost-a"},
+              {"ncpus": 4, "mem": "8gb", "ngpus": 2, "host": "pbshost-b"},
+              {"ncpus": 4, "mem": "8gb", "host": "pbshost-c"},
+              {"ncpus": 8, "mem": "16gb", "ngpus": 4, "host": "pbshost-d"}]
+GPU_SHAPES = (("1:ncpus=1", "pack", 3), ("1:ncpus=2", "pack", 2), ("1:ncpus=4", "pack", 1), ("2:ncpus=2", "scatter", 1),
+              ("1:ncpus=1:ngpus=1", "pack", 3), ("1:ncpus=2:ngpus=2", "pack", 2), ("2:ncpus=1:ngpus=1", "scatter", 1),
+              ("1:ncpus=4:ngpus=4", "pack", 1), ("1:ncpus=2:ngpus=1+1:ncpus=2", "free", 1))
+"""Chunks for GPU_VNODES: CPU-only jobs anywhere (also on the GPU hosts' ncpus), GPU jobs only on the two GPU
+hosts, one of them only on the host of 4 GPUs."""
+GPU_RESOURCES = '"ncpus, mem, arch, host, vnode, aoe, eoe, ngpus"'
+
+
+def gpu_chunk(rng, _cpu_weights):
+    """``(select, place)`` of a job for GPU_VNODES."""
+    return weighted(rng, [((select, place), weight) for select, place, weight in GPU_SHAPES])
+
+
+def gpus(rng):
+    return workload("gpus", "a custom ngpus resource (type long, flag nh) on two of four vnodes (2, 4, 4, 8 ncpus; "
+                    "2 and 4 GPUs), in the scheduler's resources line, max_run_res.ngpus 4 per user (server), jobs "
+                    "of CPUs only and of GPUs, strict ordering, backfill_depth 2",
+                    make_jobs(rng, 60, gpu_chunk, None, (2, 12), HEAVY, 18), vnodes=GPU_VNODES,
+                    resources={"ngpus": "type=long, flag=nh"},
+                    server={"backfill_depth": 2, "max_run_res.ngpus": "[u:PBS_GENERIC=4]"},
+                    sched_config=dict(STRICT, resources=GPU_RESOURCES))
+
+
+MIXED_FORMULA = "queue_priority * 10 + ncpus * 100 + walltime / 10"
+"""The queue's priority weighs in the formula, with by_queue off: one order over both queues."""
+
+
+def mixed(rng):
+    return workload("mixed", "job_sort_formula " + MIXED_FORMULA + " over two queues (priority 20 and 5) without "
+                    "by_queue, max_run 3 per user and max_run_res.ncpus 8 per group (server), max_run 4 on the "
+                    "queue of priority 20, four vnodes (2, 4, 4, 8 ncpus) on four hosts with multi-chunk jobs, "
+                    "strict ordering, backfill_depth 2",
+                    make_jobs(rng, 66, vnode_chunk, None, (2, 12), HEAVY, 18, ("fid_high", "fid_low")),
+                    vnodes=FOUR_VNODES,
+                    server={"job_sort_formula": MIXED_FORMULA, "backfill_depth": 2,
+                            "max_run": "[u:PBS_GENERIC=3]", "max_run_res.ncpus": "[g:PBS_GENERIC=8]"},
+                    queues={"fid_high": {"priority": 20, "max_run": "[o:PBS_ALL=4]"}, "fid_low": {"priority": 5}},
+                    sched_config=dict(STRICT, by_queue="False ALL"))
+
+
 def vnodes_light(rng):
     return workload("vnodes-light", "as vnodes (four vnodes of 2, 4, 4 and 8 ncpus, multi-chunk jobs), about half busy",
                     make_jobs(rng, 60, vnode_chunk, None, (2, 12), LIGHT, 18), vnodes=FOUR_VNODES)
@@ -387,7 +456,8 @@ CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, fairshare_long,
     fairshare_long_default_poll, limits,
     vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth, no_strict,
-    no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light, direct)}
+    no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light, direct, vnodes_onehost, mixed,
+    gpus)}
 
 
 def generate(name, seed):

@@ -8,7 +8,9 @@ server's files must then still be readable here). It:
 
 1. configures the server as the workload says: vnode sizes (``qmgr`` for the
    MoM's own vnode, or a version-2 MoM configuration for several vnodes),
-   server and queue attributes (``backfill_depth``, ``job_sort_formula``,
+   custom resources (``"resources": {"ngpus": "type=long, flag=nh"}``, created
+   before the vnodes that offer them), server and queue attributes
+   (``backfill_depth``, ``job_sort_formula``,
    ``max_run``, queues with a ``priority`` or a ``max_run_res.ncpus``, ...),
    the scheduler object's attributes (``job_sort_formula_threshold``), the
    scheduler's ``sched_config`` (only the named settings change) and
@@ -39,7 +41,9 @@ server's files must then still be readable here). It:
 4. always -- also after an error or Ctrl-C -- puts back what it changed: the
    saved ``sched_config``, ``resource_group``, MoM configuration and
    fairshare usage, server, scheduler, queue and vnode attributes as they
-   were, no extra queues or vnodes. Several vnodes need a restart of the MoM
+   were, no extra queues, vnodes or custom resources (the recording's finished
+   jobs are purged from the server's history first, ``qdel -x``: they would keep
+   a resource busy). Several vnodes need a restart of the MoM
    to be forgotten (a HUP keeps the vnodes it knew): the harness restarts it.
 
 While recording, pbs_server, pbs_sched and pbs_mom run at nice -10, so that a
@@ -292,6 +296,11 @@ def queue_names(print_server):
     return re.findall(r"^create queue (\S+)", print_server, flags=re.M)
 
 
+def resource_names(print_server):
+    """The custom resources ``qmgr -c 'print server'`` creates."""
+    return re.findall(r"^create resource (\S+)", print_server, flags=re.M)
+
+
 def queue_settings(print_server, queue):
     """``{name: value text}`` of one queue's ``set queue`` lines."""
     return dict(re.findall(r"^set queue {} (\S+) = (.*)$".format(re.escape(queue)), print_server, flags=re.M))
@@ -458,7 +467,8 @@ def restore(server, saved, workload, job_ids):
     steps = (lambda: delete_jobs(server, job_ids), lambda: restore_queues(server, saved, workload),
              lambda: restore_server(server, saved, workload), lambda: restore_sched(server, saved, workload),
              lambda: restore_files(server, saved),
-             lambda: restore_vnodes(server, saved, workload), lambda: renice(server, saved["nice"]))
+             lambda: restore_vnodes(server, saved, workload),
+             lambda: restore_resources(server, saved, workload, job_ids), lambda: renice(server, saved["nice"]))
     failures = []
     for step in steps:
         try:
@@ -526,6 +536,18 @@ def restore_vnodes(server, saved, workload):
     wait_for_vnodes(server, [mom])
 
 
+def restore_resources(server, saved, workload, job_ids):
+    """Delete the custom resources the workload created: first the recording's finished jobs kept in the
+    server's history, which would keep a resource busy."""
+    created = sorted(set(workload.get("resources", {})) - set(resource_names(saved["print_server"])))
+    if not created:
+        return
+    if job_ids:
+        server.run("qdel", "-x", "-W", "force", *job_ids, check=False)
+    for name in created:
+        server.qmgr("delete resource " + name)
+
+
 def restart_mom(server):
     """Stop the MoM and start it again: the only way it forgets vnodes of a removed configuration."""
     pid = server.pid("mom")
@@ -580,6 +602,10 @@ def ensure_users(server, users):
 def configure(server, saved, workload):
     """Apply the workload's vnodes, server and queue attributes, scheduler and MoM files."""
     ensure_users(server, workload["users"])
+    existing = resource_names(saved["print_server"])
+    for name, definition in sorted(workload.get("resources", {}).items()):
+        if name not in existing:
+            server.qmgr("create resource {} {}".format(name, definition))
     configure_vnodes(server, workload.get("vnodes", []))
     for name, value in sorted(workload.get("server", {}).items()):
         server.qmgr("set server {} = {}".format(name, qmgr_value(value)))

@@ -222,6 +222,18 @@ REACHED = {
     "vnodes-seed9": (49, 26, GOAL_WAIT, 0.14),
     "queues-seed9": (54, 27, 0.08, 0.34),
     "sortkey-seed9": (50, 13, GOAL_WAIT, 0.39),
+    # three configurations no earlier recording had, three seeds each: the four vnodes on one host, a formula over two
+    # queues with run limits and vnodes at once, a custom ngpus resource; every decision agrees once two placement
+    # rules the first of them showed were modelled (tests/test_pbs_placement.py); busy runs, the starts drift
+    "vnodes-onehost": (41, 25, GOAL_WAIT, 0.15),
+    "vnodes-onehost-seed2": (48, 22, 0.15, 1.23),
+    "vnodes-onehost-seed3": (49, 22, 0.09, 0.34),
+    "mixed": (51, 11, GOAL_WAIT, 0.19),
+    "mixed-seed2": (51, 22, 0.10, 0.19),
+    "mixed-seed3": (50, 27, 0.12, 0.06),
+    "gpus": (43, 53, GOAL_WAIT, 0.09),
+    "gpus-seed2": (45, 37, 0.07, 0.50),
+    "gpus-seed3": (38, 38, 0.11, 0.13),
 }
 """What the model reaches per recording (None: the figure means nothing there)."""
 

@@ -110,6 +110,36 @@ def test_print_server_settings_and_queues_read():
     assert pbs_record.queue_settings(PRINT_SERVER, "workq") == {"queue_type": "Execution", "priority": "10"}
 
 
+class _Commands:
+    """A server that only notes the commands the harness runs."""
+
+    def __init__(self):
+        self.commands = []
+
+    def run(self, *arguments, check=True):
+        self.commands.append(arguments)
+        return ""
+
+    def qmgr(self, command, check=True):
+        self.commands.append(("qmgr", command))
+        return ""
+
+
+def test_custom_resources_deleted_after_the_history_that_keeps_them_busy():
+    """A resource the workload created is deleted once the recording's finished jobs are purged; one that was
+    there before the recording is kept; a workload without resources runs nothing."""
+    before = "create resource scratch\nset resource scratch type = long\n" + PRINT_SERVER
+    assert pbs_record.resource_names(before) == ["scratch"]
+    server = _Commands()
+    workload = {"resources": {"ngpus": "type=long, flag=nh", "scratch": "type=long, flag=nh"}}
+    pbs_record.restore_resources(server, {"print_server": before}, workload, ["1.pbshost", "2.pbshost"])
+    assert server.commands == [("qdel", "-x", "-W", "force", "1.pbshost", "2.pbshost"),
+                               ("qmgr", "delete resource ngpus")]
+    server = _Commands()
+    pbs_record.restore_resources(server, {"print_server": before}, {}, ["1.pbshost"])
+    assert server.commands == []
+
+
 def test_print_sched_settings_read():
     """The scheduler object's settings are read from ``print sched``, to be put back after a recording."""
     text = "create sched default\nset sched scheduling = True\nset sched job_sort_formula_threshold = 120\n"

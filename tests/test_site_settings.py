@@ -359,10 +359,36 @@ def test_categories_of_telling_settings(source, name, category):
     ("server", "scheduling", "True", NO_EFFECT),
     ("sched", "scheduling", "False", NOT_MODELLED),
     ("server", "some_future_attribute", "1", NOT_MODELLED),
+    ("resource", "flag", "long hn", MODELLED),
+    ("resource", "flag", "float fh", MODELLED),
+    ("resource", "flag", "size nh", MODELLED),
+    ("resource", "flag", "string h", MODELLED),
+    ("resource", "flag", "boolean h", MODELLED),
+    ("resource", "flag", "long h", NOT_MODELLED),
+    ("resource", "flag", "string_array h", NOT_MODELLED),
+    ("resource", "flag", "long q", NOT_MODELLED),
+    ("resource", "flag", "long nq", NOT_MODELLED),
 ])
 def test_value_dependent_categories(source, name, value, category):
-    """Switches off have no effect; fairshare and preemption settings count only when they can act."""
+    """Switches off have no effect; fairshare and preemption settings count only when they can act; a custom
+    resource's flag is modelled when the resource is consumed on vnodes, or matched there as a string or boolean."""
     assert classify(source, name, value) == category
+
+
+@pytest.mark.parametrize("definition, noted", [
+    ("set resource ngpus type = long\nset resource ngpus flag = hn\n", False),
+    ("set resource ngpus flag = hn\n", False),
+    ("set resource licences type = long\nset resource licences flag = q\n", True),
+    ("set resource gpu_model type = string\nset resource gpu_model flag = h\n", False),
+    ("set resource scratch_gb type = long\nset resource scratch_gb flag = h\n", True),
+])
+def test_custom_resource_flags_as_print_server_writes_them(tmp_path, definition, noted):
+    """A GPU count consumed on the vnodes (``flag = hn``, as PBS's guide defines ``ngpus``) is modelled; a
+    resource the model would treat otherwise than PBS is named once in the notes."""
+    name = definition.split()[2]
+    (tmp_path / "qmgr.txt").write_text("create resource {}\n{}".format(name, definition))
+    notes = read_site(str(tmp_path)).notes()
+    assert any("resource {} flag".format(name) in note for note in notes) == noted, notes
 
 
 def _expected_limits(settings):

@@ -112,7 +112,7 @@ CATEGORIES = {
         NOT_MODELLED: "strict_fifo backfill_prime preemptive_sched preempt_attempts max_job_check prime_spill "
                       "resource_unset_infinite server_dyn_res peer_queue",
     },
-    "resource": {NO_EFFECT: "type", NOT_MODELLED: "flag"},
+    "resource": {NO_EFFECT: "type", NOT_MODELLED: "flag"},  # flag: by its value (resource_flag_category)
     "mom_config": {
         MODELLED: "$min_check_poll $max_check_poll",
         NO_EFFECT: "$action $alien_attach $alien_kill $alps_client $alps_confirm_empty_timeout "
@@ -203,6 +203,8 @@ def classify(source, name, value, context=_Context(False, False)):
         return NOT_MODELLED if context.preemption_possible and not value_is_false(value) else NO_EFFECT
     if key == ("sched_config", "smp_cluster_dist") and value != "pack":
         return NOT_MODELLED
+    if key == ("resource", "flag"):
+        return resource_flag_category(value)
     return category
 
 
@@ -334,11 +336,33 @@ def _qualified(item, attribute):
 
 
 def _switch_value(item, attribute):
-    """The value a hook's category depends on (its ``enabled``: a disabled hook has no effect), else the
-    attribute's own."""
+    """The value a hook's category depends on (its ``enabled``: a disabled hook has no effect), a resource
+    flag's with its type (``long hn``), else the attribute's own."""
     if item.kind in ("hook", "pbshook"):
         return item.get("enabled", "True") if attribute.name != "enabled" else attribute.value
+    if item.kind == "resource" and attribute.name == "flag":
+        return "{} {}".format(item.get("type", "long"), attribute.value)
     return attribute.value
+
+
+MATCHED_TYPES = ("string", "boolean")
+"""Types of a host-level resource that is not consumed but matched, as the model matches it (equal values)."""
+
+
+def resource_flag_category(value):
+    """The category of a custom resource's ``flag``, from ``TYPE FLAGS`` (``long hn``).
+
+    A host-level resource (``h``) that is consumed (``n`` or ``f``) is what the model does with every number
+    a chunk asks for: it takes it from the vnode's ``resources_available``. A host-level string or boolean is
+    matched, as the model matches it. A host-level number that is not consumed (PBS compares it with the vnode's
+    value, the model would take from it) and a server- or queue-level resource (no ``h``) are not modelled."""
+    kind, _, flags = value.partition(" ")
+    flags = flags.lower()
+    if "h" not in flags:
+        return NOT_MODELLED
+    if "n" in flags or "f" in flags or kind.lower() in MATCHED_TYPES:
+        return MODELLED
+    return NOT_MODELLED
 
 
 def _sched_config_settings(sched_config, context):

@@ -279,6 +279,19 @@ def gpus(rng):
                     sched_config=dict(STRICT, resources=GPU_RESOURCES))
 
 
+def vnodes_onehost_light(rng):
+    return workload("vnodes-onehost-light", "as vnodes-onehost (four vnodes of 2, 4, 4 and 8 ncpus on one host), "
+                    "about half busy",
+                    make_jobs(rng, 60, one_host_chunk, None, (2, 12), LIGHT, 18), vnodes=ONE_HOST_VNODES)
+
+
+def no_strict_onehost(rng):
+    return workload("no-strict-onehost", "PBS's default sched_config (no strict ordering: every job that fits runs, "
+                    "in order) on the four vnodes of one host, max_run 2 per user (server)",
+                    make_jobs(rng, 60, one_host_chunk, None, (2, 12), HEAVY, 18), vnodes=ONE_HOST_VNODES,
+                    server={"max_run": "[u:PBS_GENERIC=2]"}, sched_config={})
+
+
 MIXED_FORMULA = "queue_priority * 10 + ncpus * 100 + walltime / 10"
 """The queue's priority weighs in the formula, with by_queue off: one order over both queues."""
 
@@ -457,7 +470,7 @@ CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     fairshare_long_default_poll, limits,
     vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth, no_strict,
     no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light, direct, vnodes_onehost, mixed,
-    gpus)}
+    gpus, vnodes_onehost_light, no_strict_onehost)}
 
 
 def generate(name, seed):

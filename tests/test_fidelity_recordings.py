@@ -234,6 +234,11 @@ REACHED = {
     "gpus": (43, 53, GOAL_WAIT, 0.09),
     "gpus-seed2": (45, 37, 0.07, 0.50),
     "gpus-seed3": (38, 38, 0.11, 0.13),
+    # the four vnodes on one host, lightly loaded (vnodes-onehost-light-seed2 meets every goal) and with PBS's
+    # default sched_config
+    "vnodes-onehost-light": (37, 39, 0.11, None),  # median wait real and simulated: 0 s
+    "vnodes-onehost-light-seed2": (41, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "no-strict-onehost": (47, 29, 0.10, 0.29),
 }
 """What the model reaches per recording (None: the figure means nothing there)."""
 
@@ -288,6 +293,10 @@ LIGHT_REACHED = {
     # two more ends; the replay sees those two jobs, whose processes ended in that second, as exiting already, plans
     # the top job earlier, and the job the server backfilled waits
     "vnodes-light-seed7": 43,
+    # the four vnodes on one host: at 12:17:19 the server took a job's end before that second's release, and
+    # started a job wanting a vnode to itself (excl) on the vnode the end freed and the released job elsewhere; the
+    # replay takes the release first and puts the released job on that vnode, and later starts move
+    "vnodes-onehost-light": 39,
 }
 """Starts within 2 s reached on the lightly loaded recordings that fall short of the goal."""
 

@@ -279,6 +279,19 @@ def gpus(rng):
                     sched_config=dict(STRICT, resources=GPU_RESOURCES))
 
 
+def vnodes_onehost_scatter(rng):
+    jobs = make_jobs(rng, 60, vnode_chunk, None, (2, 12), HEAVY, 18)
+    for job in jobs:
+        if "scatter" in job["place"].split(":") and sum(
+                int(chunk.split(":")[0]) if chunk.split(":")[0].isdigit() else 1
+                for chunk in job["select"].split("+")) > 1:
+            job["never_runs"] = True  # one host: a second chunk has no host of its own
+    return workload("vnodes-onehost-scatter", "the jobs of vnodes (multi-chunk, scatter, pack, free, excl) on the "
+                    "four vnodes of one host: a job scattering two chunks or more never runs there (one host), "
+                    "yet PBS does not count it as one that can never run (it counts vnodes); strict ordering",
+                    jobs, vnodes=ONE_HOST_VNODES)
+
+
 def vnodes_onehost_light(rng):
     return workload("vnodes-onehost-light", "as vnodes-onehost (four vnodes of 2, 4, 4 and 8 ncpus on one host), "
                     "about half busy",
@@ -470,7 +483,7 @@ CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     fairshare_long_default_poll, limits,
     vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth, no_strict,
     no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light, direct, vnodes_onehost, mixed,
-    gpus, vnodes_onehost_light, no_strict_onehost)}
+    gpus, vnodes_onehost_light, no_strict_onehost, vnodes_onehost_scatter)}
 
 
 def generate(name, seed):

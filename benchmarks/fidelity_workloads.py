@@ -292,6 +292,19 @@ def vnodes_onehost_scatter(rng):
                     jobs, vnodes=ONE_HOST_VNODES)
 
 
+def strict_depth10(rng):
+    return workload("strict-depth10", "strict ordering, backfill_depth 10 (many top jobs, each planned around the "
+                    "ones before it), one 8-ncpu vnode, a long queue builds",
+                    make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 15), 1.8, 8), server={"backfill_depth": 10})
+
+
+def strict_depth10_onehost(rng):
+    return workload("strict-depth10-onehost", "strict ordering, backfill_depth 10, the four vnodes of one host with "
+                    "chunks spread over them, a long queue builds",
+                    make_jobs(rng, 60, one_host_chunk, None, (2, 12), 1.8, 18), vnodes=ONE_HOST_VNODES,
+                    server={"backfill_depth": 10})
+
+
 def vnodes_onehost_light(rng):
     return workload("vnodes-onehost-light", "as vnodes-onehost (four vnodes of 2, 4, 4 and 8 ncpus on one host), "
                     "about half busy",
@@ -483,7 +496,7 @@ CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     fairshare_long_default_poll, limits,
     vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth, no_strict,
     no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light, direct, vnodes_onehost, mixed,
-    gpus, vnodes_onehost_light, no_strict_onehost, vnodes_onehost_scatter)}
+    gpus, vnodes_onehost_light, no_strict_onehost, vnodes_onehost_scatter, strict_depth10, strict_depth10_onehost)}
 
 
 def generate(name, seed):

@@ -243,6 +243,9 @@ REACHED = {
     # and take no top job's place; the others are compared
     "vnodes-onehost-scatter": (26, 30, 0.16, 0.12),
     "vnodes-onehost-scatter-seed2": (30, 40, GOAL_WAIT, GOAL_WAIT),
+    # backfill_depth 10 under a long queue: ten top jobs, each planned around the ones before it
+    "strict-depth10": (45, 27, GOAL_WAIT, 0.10),
+    "strict-depth10-onehost": (47, 31, GOAL_WAIT, 0.15),
 }
 """What the model reaches per recording (None: the figure means nothing there)."""
 

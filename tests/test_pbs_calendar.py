@@ -105,3 +105,34 @@ def test_vnodes_keep_their_order_through_simulated_ends():
                      [item.job for item in running], Calendar.of_running(running, 10))
     assert estimate_start(sim, job(3, ncpus=4), 60, place_only) == (55, on(4, "b"))
     assert sim.machine.place(job(3, ncpus=4), sim.used, set()) == on(4, "a")  # sorted after the ends
+
+
+def test_host_sets_sorted_again_after_simulated_ends():
+    """node_sort_key ncpus LOW unused, the vnodes of one host: PBS searches a host's vnodes in its host set's
+    order, which it sorts again at the first search after an end (not when a job runs), so the estimate
+    searches them in the order after the ends (both empty: server order, h[0] first). Recorded on the real
+    server: a top job's estimate on the emptied vnodes left room where the order of now would not."""
+    from replay.pbs.policy import SortKey
+    machine = Machine([Vnode("h[0]", "h", (("ncpus", 4),)), Vnode("h[1]", "h", (("ncpus", 4),))],
+                      node_sort_key=(SortKey("ncpus", False, "unused"),))
+    running = [Running(job(1, ncpus=2, walltime=50), 0, on(2, "h[0]")),
+               Running(job(2, ncpus=3, walltime=55), 0, on(3, "h[1]"))]
+    used = {"h[0]": {"ncpus": 2}, "h[1]": {"ncpus": 3}}
+    sim = Simulation(machine, 10, used, {"h[0]": 1, "h[1]": 1}, set(), [item.job for item in running],
+                     Calendar.of_running(running, 10), {vnode: dict(held) for vnode, held in used.items()})
+    assert estimate_start(sim, job(3, ncpus=4), 60, place_only) == (55, on(4, "h[0]"))
+    before = Simulation(machine, 10, used, {"h[0]": 1, "h[1]": 1}, set(), [item.job for item in running],
+                        Calendar.of_running(running, 10))
+    assert estimate_start(before, job(3, ncpus=4), 60, place_only) == (55, on(4, "h[1]"))
+
+
+def test_host_sets_tied_keep_the_order_they_were_made_in():
+    """Hosts that tie on node_sort_key keep the order PBS made its host sets in, from its vnodes as sorted
+    when the cycle began (b, the fuller then, first with ncpus LOW unused), not the server's order."""
+    from replay.pbs.policy import SortKey
+    machine = Machine([Vnode("a", "a", (("ncpus", 4),), in_multivnode_host=True),
+                       Vnode("b", "b", (("ncpus", 4),), in_multivnode_host=True)],
+                      node_sort_key=(SortKey("ncpus", False, "unused"),))
+    began = {"a": {"ncpus": 1}, "b": {"ncpus": 3}}
+    assert machine.place(job(3, ncpus=4), {}, set(), hosts_sorted_by={}, hosts_created_by=began) == on(4, "b")
+    assert machine.place(job(3, ncpus=4), {}, set(), hosts_sorted_by={}) == on(4, "a")

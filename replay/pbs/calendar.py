@@ -108,7 +108,7 @@ def _bisect(keys, key):
 class Simulation:
     """A copy of the cycle's state walked forward in time: what is held where, by whom, and the calendar."""
 
-    def __init__(self, machine, now, used, counts, exclusive, running_jobs, calendar):
+    def __init__(self, machine, now, used, counts, exclusive, running_jobs, calendar, hosts_sorted_by=None):
         self.machine = machine
         self.time = now
         self.used: Dict[str, Dict[str, object]] = {vnode: dict(held) for vnode, held in used.items()}
@@ -116,14 +116,22 @@ class Simulation:
         self.exclusive: Set[str] = set(exclusive)
         self.running_jobs: List[PbsJob] = list(running_jobs)
         self.calendar = calendar.copy()
-        # PBS sorts its vnodes again when a job runs, the simulated starts of top jobs too, not when one ends.
+        # PBS sorts its vnodes again when a job runs, the simulated starts of top jobs too, not when one ends
+        # (placement.py).
         self.sorted_by: Dict[str, Dict[str, object]] = self.used
+        # Its host sets (the vnodes searched host by host) are sorted again at the first search after an end,
+        # on what is held then, and not when a job runs.
+        self.hosts_sorted_by = self.hosts_created_by = hosts_sorted_by
+        self.hosts_stale = False
 
     def place(self, job):
         """Where ``job`` fits at the simulated time, given the pending calendar, or None."""
         end = self.time + planned_duration(job)
+        if self.hosts_stale:
+            self.hosts_sorted_by = {vnode: dict(held) for vnode, held in self.used.items()}
+            self.hosts_stale = False
         return self.machine.place(job, self.used, self.exclusive, self.calendar.future(self.machine),
-                                  self.time, end, self.sorted_by)
+                                  self.time, end, self.sorted_by, self.hosts_sorted_by, self.hosts_created_by)
 
     def next_window(self, fuzzy_s):
         """Carry out the events up to the next fuzzy boundary after the next event; whether any job ended
@@ -152,6 +160,7 @@ class Simulation:
             self.exclusive.update(self._exclusive_vnodes(event))
             self.running_jobs.append(event.job)
         else:
+            self.hosts_stale = self.hosts_sorted_by is not None
             release(self.used, self.counts, event.allocation)
             self.exclusive.difference_update(self._exclusive_vnodes(event))
             self.running_jobs = [job for job in self.running_jobs if job.name != event.job.name]

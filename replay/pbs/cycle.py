@@ -132,6 +132,9 @@ class _Cycle:
         self.exclusive = set()
         for item in state.running:
             self._hold(item.job, item.allocation)
+        # PBS's host sets are sorted when the cycle begins, not again when a job runs (only after an end)
+        self.hosts_sorted_by = {vnode: dict(held) for vnode, held in self.used.items()} \
+            if machine.sorts_on_use else None
         # run limits count running jobs only: PBS leaves exiting ones out (server_info.cpp, check_run_job)
         self.running_jobs: List[PbsJob] = [item.job for item in state.running if not item.exiting]
         self.calendar = Calendar.of_running(state.running, state.now)
@@ -214,7 +217,8 @@ class _Cycle:
         if over is not None:
             return _Failure(over.reason, False, over.kind)
         allocation = self.machine.place(job, self.used, self.exclusive, self.calendar.future(self.machine),
-                                        self.now, self.now + planned_duration(job))
+                                        self.now, self.now + planned_duration(job),
+                                        hosts_sorted_by=self.hosts_sorted_by, hosts_created_by=self.hosts_sorted_by)
         return _Failure(NO_ROOM, False) if allocation is None else allocation
 
     def _accrue(self, job, failure):
@@ -254,7 +258,7 @@ class _Cycle:
         if failure.never or not self._may_add_top_job(job):
             return False
         simulation = Simulation(self.machine, self.now, self.used, self.counts, self.exclusive,
-                                self.running_jobs, self.calendar)
+                                self.running_jobs, self.calendar, self.hosts_sorted_by)
         found = estimate_start(simulation, job, self.policy.backfill_fuzzy_s, self._check_in_simulation)
         if found is None:
             return False

@@ -8,8 +8,11 @@ The rules, as OpenPBS 23.06's scheduler applies them (``eval_selspec``, ``eval_p
 - Vnodes are searched in ``node_sort_key`` order (default ``sort_priority HIGH``), ties in the order the
   server lists them; a key on ``assigned`` or ``unused`` amounts is re-read after every job started and,
   with ``free`` placement, after every chunk, but not when a job ends: a top job's estimate searches the
-  vnodes (and hosts) in their order at the last start, real or simulated, before the ends it walks
-  through. Each chunk goes on the first vnode, in that order, with room for it: one pass, no
+  vnodes in their order at the last start, real or simulated, before the ends it walks through. Placed
+  host by host (below), the hosts and each host's vnodes are in the order of PBS's host sets instead:
+  sorted when the cycle begins, not when a job runs, and again at the first search after an end
+  (simulated ones too); hosts that tie keep the order the sets were made in, from the vnodes as sorted
+  when the cycle began. Each chunk goes on the first vnode, in that order, with room for it: one pass, no
   backtracking, so a job that a cleverer packing could fit may not run. The vnodes one chunk passed over
   are not looked at again for the other chunks of the same part of the select (``3:ncpus=2`` is one part,
   ``+`` begins another), not even to spread a chunk over them.
@@ -101,12 +104,15 @@ class Machine:
                         key=lambda item: _node_key(item[1], item[0], self.node_sort_key, used))
         return tuple(vnode for _, vnode in ranked)
 
-    def _host_order(self, vnodes, used):
+    def _host_order(self, vnodes, used, created=None):
         """Hosts in PBS's host-set order: ``node_sort_key`` over each host's totals (``sort_priority``
-        counts 0 for a host), ties in the order the hosts first appear among the vnodes."""
+        counts 0 for a host), ties in the order the hosts first appear among ``created`` (default the
+        vnodes): the order PBS made its host sets in, its vnodes as sorted when the cycle began."""
         hosts = _hosts(vnodes)
+        first = {host: rank for rank, (host, _) in enumerate(_hosts(vnodes if created is None else created))}
         keys = []
-        for rank, (_, members) in enumerate(hosts):
+        for host, members in hosts:
+            rank = first[host]
             key = []
             for sort_key in self.node_sort_key:
                 value = 0 if sort_key.name == "sort_priority" else \
@@ -201,7 +207,8 @@ class Machine:
             pool = self._pools[queue] = own or tuple(vnode for vnode in self.vnodes if vnode.queue is None)
         return pool
 
-    def place(self, job, used, exclusive, future=None, now=0, end=None, sorted_by=None):
+    def place(self, job, used, exclusive, future=None, now=0, end=None, sorted_by=None, hosts_sorted_by=None,
+              hosts_created_by=None):
         """The vnodes PBS picks for ``job`` now, or None. ``used`` maps each vnode that runs a job to the
         amounts held there, ``exclusive`` the vnodes held exclusively; ``future`` maps a vnode to its
         calendar changes (``FutureUse``, in calendar order) and ``end`` is when the job would end.
@@ -215,9 +222,12 @@ class Machine:
         request = _Request(job, chunks, future or {}, now, end, eligible)
         work = _copy(used)
         sorted_by = used if sorted_by is None else sorted_by
-        vnodes = self.ordered(sorted_by) if self.sorts_on_use else self.vnodes
         if self.multi_vnode or (job.place.arrangement == "pack" and _total_chunks(job) > 1):
-            return self._by_host(request, work, self._host_order(vnodes, sorted_by))
+            by_host = sorted_by if hosts_sorted_by is None else hosts_sorted_by
+            vnodes = self.ordered(by_host) if self.sorts_on_use else self.vnodes
+            created = self.ordered(hosts_created_by) if self.sorts_on_use and hosts_created_by is not None else None
+            return self._by_host(request, work, self._host_order(vnodes, by_host, created))
+        vnodes = self.ordered(sorted_by) if self.sorts_on_use else self.vnodes
         return self._over_vnodes(request, vnodes, work)
 
     def _over_vnodes(self, request, vnodes, work, okbreak=False):

@@ -305,6 +305,13 @@ def strict_depth10_onehost(rng):
                     server={"backfill_depth": 10})
 
 
+def onehost_node_sort(rng):
+    return workload("onehost-node-sort", "the four vnodes of one host searched by node_sort_key ncpus HIGH unused "
+                    "(the emptiest first, sorted again after every start), chunks spread over them, strict ordering",
+                    make_jobs(rng, 60, one_host_chunk, None, (2, 12), HEAVY, 18), vnodes=ONE_HOST_VNODES,
+                    sched_config=dict(STRICT, node_sort_key='"ncpus HIGH unused" ALL'))
+
+
 def vnodes_onehost_light(rng):
     return workload("vnodes-onehost-light", "as vnodes-onehost (four vnodes of 2, 4, 4 and 8 ncpus on one host), "
                     "about half busy",
@@ -496,7 +503,8 @@ CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     fairshare_long_default_poll, limits,
     vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth, no_strict,
     no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light, direct, vnodes_onehost, mixed,
-    gpus, vnodes_onehost_light, no_strict_onehost, vnodes_onehost_scatter, strict_depth10, strict_depth10_onehost)}
+    gpus, vnodes_onehost_light, no_strict_onehost, vnodes_onehost_scatter, strict_depth10, strict_depth10_onehost,
+    onehost_node_sort)}
 
 
 def generate(name, seed):

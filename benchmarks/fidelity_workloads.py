@@ -312,6 +312,13 @@ def onehost_node_sort(rng):
                     sched_config=dict(STRICT, node_sort_key='"ncpus HIGH unused" ALL'))
 
 
+def onehost_node_sort_low(rng):
+    return workload("onehost-node-sort-low", "the four vnodes of one host searched by node_sort_key ncpus LOW unused "
+                    "(the fullest that fits first), chunks with mem and spread over the vnodes, strict ordering",
+                    make_jobs(rng, 60, one_host_chunk, None, (2, 12), HEAVY, 18), vnodes=ONE_HOST_VNODES,
+                    sched_config=dict(STRICT, node_sort_key='"ncpus LOW unused" ALL'))
+
+
 def vnodes_onehost_light(rng):
     return workload("vnodes-onehost-light", "as vnodes-onehost (four vnodes of 2, 4, 4 and 8 ncpus on one host), "
                     "about half busy",
@@ -504,7 +511,7 @@ CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth, no_strict,
     no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light, direct, vnodes_onehost, mixed,
     gpus, vnodes_onehost_light, no_strict_onehost, vnodes_onehost_scatter, strict_depth10, strict_depth10_onehost,
-    onehost_node_sort)}
+    onehost_node_sort, onehost_node_sort_low)}
 
 
 def generate(name, seed):

@@ -451,10 +451,11 @@ def _group_runs(records, group):
 MAX_ALTERNATIVES = 8
 """At most this many states are tried for the same-second jobs of an ambiguous decision (then all left out)."""
 
-MAX_UNSURE = 4
+MAX_UNSURE = 5
 """Up to this many same-second ends are tried in every combination; more: all or none. (A real server ran
 eleven cycles in one second with five ends, one after each end, each starting a job the ends before it had
-made room for.)"""
+made room for; another, with five ends logged in one second, had processed three of them when its cycle
+placed a job.)"""
 
 MAX_SPLITS = 4
 """At most this many different parts of PBS's set, given by readings of one second, are checked for a later cycle

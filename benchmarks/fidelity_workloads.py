@@ -68,14 +68,26 @@ def vnode_chunk(rng, _cpu_weights):
     return select, place
 
 
-def total_ncpus(select):
-    """The ncpus a select asks for in all: ``2:ncpus=2+1:ncpus=1`` is 5."""
-    total = 0
+def select_parts(select):
+    """``(count, [resource=value, ...])`` of each part of a select: ``2:ncpus=2+ncpus=1`` gives
+    ``(2, ["ncpus=2"])`` and ``(1, ["ncpus=1"])``."""
     for chunk in select.split("+"):
         parts = chunk.split(":")
-        count = int(parts[0]) if parts[0].isdigit() else 1
-        total += count * sum(int(part.split("=")[1]) for part in parts if part.startswith("ncpus="))
-    return total
+        if parts[0].isdigit():
+            yield int(parts[0]), parts[1:]
+        else:
+            yield 1, parts
+
+
+def total_chunks(select):
+    """The chunks a select asks for in all: ``2:ncpus=2+1:ncpus=1`` is 3."""
+    return sum(count for count, _ in select_parts(select))
+
+
+def total_ncpus(select):
+    """The ncpus a select asks for in all: ``2:ncpus=2+1:ncpus=1`` is 5."""
+    return sum(count * sum(int(part.split("=")[1]) for part in parts if part.startswith("ncpus="))
+               for count, parts in select_parts(select))
 
 
 def job_times(rng, runtimes):
@@ -282,9 +294,7 @@ def gpus(rng):
 def vnodes_onehost_scatter(rng):
     jobs = make_jobs(rng, 60, vnode_chunk, None, (2, 12), HEAVY, 18)
     for job in jobs:
-        if "scatter" in job["place"].split(":") and sum(
-                int(chunk.split(":")[0]) if chunk.split(":")[0].isdigit() else 1
-                for chunk in job["select"].split("+")) > 1:
+        if "scatter" in job["place"].split(":") and total_chunks(job["select"]) > 1:
             job["never_runs"] = True  # one host: a second chunk has no host of its own
     return workload("vnodes-onehost-scatter", "the jobs of vnodes (multi-chunk, scatter, pack, free, excl) on the "
                     "four vnodes of one host: a job scattering two chunks or more never runs there (one host), "
@@ -445,13 +455,9 @@ def resource_chunk(rng, _cpu_weights):
 
 def total_amount(select, resource):
     """The whole numbers of ``resource`` a select asks for in all (gb for mem): ``2:mem=3gb+1:mem=1gb`` is 7."""
-    amount = 0
-    for chunk in select.split("+"):
-        parts = chunk.split(":")
-        count = int(parts[0]) if parts[0].isdigit() else 1
-        amount += count * sum(int(re.sub(r"\D", "", part.split("=")[1])) for part in parts
-                              if part.startswith(resource + "="))
-    return amount
+    return sum(count * sum(int(re.sub(r"\D", "", part.split("=")[1])) for part in parts
+                           if part.startswith(resource + "="))
+               for count, parts in select_parts(select))
 
 
 def resources_value(job):

@@ -218,7 +218,7 @@ class _Cycle:
             return _Failure(over.reason, False, over.kind)
         allocation = self.machine.place(job, self.used, self.exclusive, self.calendar.future(self.machine),
                                         self.now, self.now + planned_duration(job),
-                                        hosts_sorted_by=self.hosts_sorted_by, hosts_created_by=self.hosts_sorted_by)
+                                        hosts_sorted_by=self.hosts_sorted_by)
         return _Failure(NO_ROOM, False) if allocation is None else allocation
 
     def _accrue(self, job, failure):

@@ -104,12 +104,12 @@ class Machine:
                         key=lambda item: _node_key(item[1], item[0], self.node_sort_key, used))
         return tuple(vnode for _, vnode in ranked)
 
-    def _host_order(self, vnodes, used, created=None):
+    def _host_order(self, vnodes, used, created):
         """Hosts in PBS's host-set order: ``node_sort_key`` over each host's totals (``sort_priority``
-        counts 0 for a host), ties in the order the hosts first appear among ``created`` (default the
-        vnodes): the order PBS made its host sets in, its vnodes as sorted when the cycle began."""
+        counts 0 for a host), ties in the order the hosts first appear among ``created``: the order PBS
+        made its host sets in, its vnodes as sorted when the cycle began."""
         hosts = _hosts(vnodes)
-        first = {host: rank for rank, (host, _) in enumerate(_hosts(vnodes if created is None else created))}
+        first = {host: rank for rank, (host, _) in enumerate(_hosts(created))}
         keys = []
         for host, members in hosts:
             rank = first[host]
@@ -213,7 +213,10 @@ class Machine:
         amounts held there, ``exclusive`` the vnodes held exclusively; ``future`` maps a vnode to its
         calendar changes (``FutureUse``, in calendar order) and ``end`` is when the job would end.
         ``sorted_by``: the amounts held when the server's vnode list was last sorted, when a key on
-        ``assigned`` or ``unused`` amounts orders it (default ``used``)."""
+        ``assigned`` or ``unused`` amounts orders it (default ``used``). Placed host by host, the hosts and
+        their vnodes follow PBS's host sets instead: ``hosts_sorted_by`` the amounts held when they were last
+        sorted (default ``sorted_by``), ``hosts_created_by`` those when the cycle made them, which orders
+        hosts that tie (default ``hosts_sorted_by``)."""
         chunks = tuple(self.chunk_request(chunk) + (chunk.count,) for chunk in job.chunks)
         end = now if end is None else end
         if uses_buckets(self, job):
@@ -225,7 +228,7 @@ class Machine:
         if self.multi_vnode or (job.place.arrangement == "pack" and _total_chunks(job) > 1):
             by_host = sorted_by if hosts_sorted_by is None else hosts_sorted_by
             vnodes = self.ordered(by_host) if self.sorts_on_use else self.vnodes
-            created = self.ordered(hosts_created_by) if self.sorts_on_use and hosts_created_by is not None else None
+            created = self.ordered(hosts_created_by) if self.sorts_on_use and hosts_created_by is not None else vnodes
             return self._by_host(request, work, self._host_order(vnodes, by_host, created))
         vnodes = self.ordered(sorted_by) if self.sorts_on_use else self.vnodes
         return self._over_vnodes(request, vnodes, work)

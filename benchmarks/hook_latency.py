@@ -12,7 +12,7 @@ generate_series, then measures in one run, with the hooks' own driver
 * tang, warm and bare: the same two with the hook configured for ``tang`` (every
   job of the user's key that ended in the last 30 days, its percentile computed
   by PostgreSQL from the key's checkpoints, ``TANG_PERCENTILE_CHECKPOINTED``,
-  schema versions 7 and 8), interleaved with the v3 series;
+  schema versions 7 to 9), interleaved with the v3 series;
 * tang, scan query: the straightforward statement for the same key
   (``TANG_PERCENTILE``: count and percentile over every job of the window), the
   same answer read from every row;

@@ -76,8 +76,8 @@ completed_jobs_project_recent."""
 TANG_PERCENTILE_CHECKPOINTED = (
     "SELECT eligible, used FROM tang_percentile(%s::text, %s::text, %s::integer, %s::bigint, %s::integer)"
 )
-"""tang's default key (user, project, walltime) through its checkpoints (schema versions 7 and 8,
-sql/007_tang_checkpoints.sql, sql/008_tang_percentile_generic_plan.sql): ``(eligible rows, min(runtime, walltime)
+"""tang's default key (user, project, walltime) through its checkpoints (schema versions 7 to 9,
+sql/007_tang_checkpoints.sql to sql/009_tang_percentile_nearer_end.sql): ``(eligible rows, min(runtime, walltime)
 at the nearest rank)``, the same answer as ``TANG_PERCENTILE["user+project+walltime"]`` (or ``"user+no
 project+walltime"``, project None) without reading every job of the window: two checkpoints, the jobs around them
 (about 2 x 64) and one bucket of the window's jobs. The rank is ``ceil(percentile x rows / 100)`` in integers.

@@ -29,7 +29,7 @@ def test_init_is_idempotent(database):
     """A second db init applies nothing and changes nothing."""
     assert init_schema(database.dsn) == []
     versions = query(database.dsn, "SELECT version FROM schema_version ORDER BY 1")
-    assert versions == [(version,) for version in range(1, 9)]
+    assert versions == [(version,) for version in range(1, 10)]
 
 
 def test_roles_exist(database):

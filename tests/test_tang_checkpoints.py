@@ -212,7 +212,7 @@ def test_the_percentile_is_planned_once_per_connection(database):
 
 
 def test_migration_from_version_6_keeps_the_predictions(tmp_path):
-    """A database at schema version 6 with jobs, migrated to 7 and 8, predicts what version 6's statement did."""
+    """A database at schema version 6 with jobs, migrated to 7, 8 and 9, predicts what version 6's statement did."""
     for name in sorted(os.listdir(find_sql_dir())):
         if name[:3].isdigit() and int(name[:3]) <= 6:
             shutil.copy(os.path.join(find_sql_dir(), name), str(tmp_path))
@@ -226,7 +226,7 @@ def test_migration_from_version_6_keeps_the_predictions(tmp_path):
         keys = [("alice", "p1", 1000), ("bob", None, 7), ("carol", "p1", 1000), ("alice", None, 1000)]
         starts = [None, 0, 300, 450, 451, 899]
         before = [straightforward(dsn, key, since) for key in keys for since in starts]
-        assert init_schema(dsn) == [7, 8]
+        assert init_schema(dsn) == [7, 8, 9]
         assert run_sql(dsn, "SELECT count(*) FROM tang_checkpoints")[0][0] == 5
         with HookHistory(connect_params(dsn)) as store:
             after = [store.tang_percentile(KEY, JobRequest(user, walltime, project=project), since, 85)

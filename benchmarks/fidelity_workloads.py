@@ -46,6 +46,11 @@ def weighted(rng, pairs):
     return rng.choices(values, weights=weights)[0]
 
 
+def shaped(rng, shapes):
+    """``(select, place)`` drawn from ``shapes``, ``((select, place, weight), ...)``."""
+    return weighted(rng, [((select, place), weight) for select, place, weight in shapes])
+
+
 def single_chunk(rng, cpu_weights):
     """``(select, place)`` of a one-chunk job; ``cpu_weights`` is ``[(ncpus, weight), ...]``."""
     return "1:ncpus={}".format(weighted(rng, cpu_weights)), "pack"
@@ -64,8 +69,7 @@ VNODE_SHAPES = (("1:ncpus=1", "pack", 3), ("1:ncpus=2", "pack", 2), ("1:ncpus=4"
 
 def vnode_chunk(rng, _cpu_weights):
     """``(select, place)`` of a job for four vnodes of 2, 4, 4 and 8 ncpus on four hosts."""
-    select, place = weighted(rng, [((select, place), weight) for select, place, weight in VNODE_SHAPES])
-    return select, place
+    return shaped(rng, VNODE_SHAPES)
 
 
 def select_parts(select):
@@ -255,7 +259,7 @@ only has one chunk (one host), ``vscatter`` one chunk per vnode."""
 
 def one_host_chunk(rng, _cpu_weights):
     """``(select, place)`` of a job for ONE_HOST_VNODES."""
-    return weighted(rng, [((select, place), weight) for select, place, weight in ONE_HOST_SHAPES])
+    return shaped(rng, ONE_HOST_SHAPES)
 
 
 def vnodes_onehost(rng):
@@ -278,7 +282,7 @@ GPU_RESOURCES = '"ncpus, mem, arch, host, vnode, aoe, eoe, ngpus"'
 
 def gpu_chunk(rng, _cpu_weights):
     """``(select, place)`` of a job for GPU_VNODES."""
-    return weighted(rng, [((select, place), weight) for select, place, weight in GPU_SHAPES])
+    return shaped(rng, GPU_SHAPES)
 
 
 def gpus(rng):
@@ -449,8 +453,7 @@ below the threshold)."""
 
 def resource_chunk(rng, _cpu_weights):
     """``(select, place)`` of a job with mem in its chunks, for FOUR_VNODES."""
-    select, place = weighted(rng, [((select, place), weight) for select, place, weight in RESOURCE_SHAPES])
-    return select, place
+    return shaped(rng, RESOURCE_SHAPES)
 
 
 def total_amount(select, resource):

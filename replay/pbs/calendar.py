@@ -23,6 +23,7 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Set
 
 from .jobs import EXITING_TIME_S, PbsJob, planned_duration, planned_end
 from .placement import Allocation, FutureUse, Machine, hold, is_excl, release
+from .room import copy_held
 
 __all__ = ["Event", "Calendar", "Simulation", "estimate_start"]
 
@@ -111,7 +112,7 @@ class Simulation:
     def __init__(self, machine, now, used, counts, exclusive, running_jobs, calendar, hosts_sorted_by=None):
         self.machine = machine
         self.time = now
-        self.used: Dict[str, Dict[str, object]] = {vnode: dict(held) for vnode, held in used.items()}
+        self.used: Dict[str, Dict[str, object]] = copy_held(used)
         self.counts: Dict[str, int] = dict(counts)
         self.exclusive: Set[str] = set(exclusive)
         self.running_jobs: List[PbsJob] = list(running_jobs)
@@ -128,7 +129,7 @@ class Simulation:
         """Where ``job`` fits at the simulated time, given the pending calendar, or None."""
         end = self.time + planned_duration(job)
         if self.hosts_stale:
-            self.hosts_sorted_by = {vnode: dict(held) for vnode, held in self.used.items()}
+            self.hosts_sorted_by = copy_held(self.used)
             self.hosts_stale = False
         return self.machine.place(job, self.used, self.exclusive, self.calendar.future(self.machine),
                                   self.time, end, self.sorted_by, self.hosts_sorted_by, self.hosts_created_by)
@@ -153,7 +154,7 @@ class Simulation:
         self.time = event.time
         self.calendar.done += 1
         if self.sorted_by is self.used and self.machine.sorts_on_use:
-            self.sorted_by = {vnode: dict(held) for vnode, held in self.used.items()}
+            self.sorted_by = copy_held(self.used)
         if event.starts:
             hold(self.used, self.counts, event.allocation)
             self.sorted_by = self.used

@@ -49,6 +49,7 @@ from .jobs import PbsJob, planned_duration
 from .limits import LimitEvent, Totals, limit_failure, normalise
 from .order import Walk, job_order
 from .placement import Allocation, Machine, hold, is_excl
+from .room import copy_held
 
 __all__ = ["Running", "State", "Decision", "decide"]
 
@@ -133,8 +134,7 @@ class _Cycle:
         for item in state.running:
             self._hold(item.job, item.allocation)
         # PBS's host sets are sorted when the cycle begins, not again when a job runs (only after an end)
-        self.hosts_sorted_by = {vnode: dict(held) for vnode, held in self.used.items()} \
-            if machine.sorts_on_use else None
+        self.hosts_sorted_by = copy_held(self.used) if machine.sorts_on_use else None
         # run limits count running jobs only: PBS leaves exiting ones out (server_info.cpp, check_run_job)
         self.running_jobs: List[PbsJob] = [item.job for item in state.running if not item.exiting]
         self.calendar = Calendar.of_running(state.running, state.now)

@@ -51,7 +51,7 @@ from typing import Dict, Iterable, List, Mapping, NamedTuple, Sequence, Tuple
 from .buckets import place_in_buckets, uses_buckets
 from .jobs import PbsJob
 from .policy import DEFAULT_RESOURCES_CHECKED, SortKey
-from .room import FutureUse, fits_over_time, hold, is_excl, is_exclhost, release, room, units_over_time
+from .room import FutureUse, copy_held, fits_over_time, hold, is_excl, is_exclhost, release, room, units_over_time
 from .vnodes import Vnode
 
 __all__ = ["Allocation", "FutureUse", "Machine", "is_excl", "is_exclhost", "hold", "release"]
@@ -223,7 +223,7 @@ class Machine:
             return place_in_buckets(self, job, chunks, used, exclusive, future or {}, now, end, _offers)
         eligible = self._eligible_vnodes(job, used, exclusive)
         request = _Request(job, chunks, future or {}, now, end, eligible)
-        work = _copy(used)
+        work = copy_held(used)
         sorted_by = used if sorted_by is None else sorted_by
         if self.multi_vnode or (job.place.arrangement == "pack" and _total_chunks(job) > 1):
             by_host = sorted_by if hosts_sorted_by is None else hosts_sorted_by
@@ -305,11 +305,11 @@ class Machine:
             if not any(remaining):
                 break
             if request.job.place.arrangement == "pack":
-                found = self._over_vnodes(request, members, _copy(work), okbreak=True)
+                found = self._over_vnodes(request, members, copy_held(work), okbreak=True)
                 if found is not None:
                     return self._with_exclhost(request, found, members)
                 continue
-            found = self._on_host(request, members, _copy(work), remaining)
+            found = self._on_host(request, members, copy_held(work), remaining)
             if found:
                 pieces.extend(self._with_exclhost(request, tuple(found), members))
         if any(remaining):
@@ -329,7 +329,7 @@ class Machine:
         vnode that could have held it keeps the chunk whole, and it must fit whole on another vnode."""
         arrangement = request.job.place.arrangement
         okbreak = arrangement != "vscatter" or len(self.hosts) == 1
-        judged = _copy(work) if arrangement in ("scatter", "vscatter") else None
+        judged = copy_held(work) if arrangement in ("scatter", "vscatter") else None
         found = []
         taken = set()
         for index, (amounts, requirements, _) in enumerate(request.chunks):
@@ -354,7 +354,7 @@ def _spread(request, amounts, candidates, work):
     run out first."""
     wanted = dict(amounts)
     pieces = []
-    trial = _copy(work)
+    trial = copy_held(work)
     for vnode in candidates:
         given = []
         for name, _ in amounts:
@@ -386,10 +386,6 @@ def _totals(vnodes):
             if isinstance(value, (int, float)):
                 totals[name] = totals.get(name, 0) + value
     return totals
-
-
-def _copy(work):
-    return {vnode: dict(amounts) for vnode, amounts in work.items()}
 
 
 def _add(work, vnode, amounts):

@@ -15,7 +15,7 @@ OpenPBS 23.06 (``check_resources_for_node``, ``is_excl``, ``is_exclhost``):
 
 from typing import Mapping, NamedTuple, Sequence, Tuple
 
-__all__ = ["FutureUse", "Window", "is_excl", "is_exclhost", "hold", "release", "room", "changes_in_window",
+__all__ = ["FutureUse", "Window", "is_excl", "is_exclhost", "hold", "release", "copy_held", "room", "changes_in_window",
            "free_over_time", "fits_over_time", "units_over_time"]
 
 _EXCL_PLACES = ("excl", "exclhost")
@@ -65,6 +65,11 @@ def hold(used, counts, allocation):
         for name, amount in amounts:
             if isinstance(amount, (int, float)):
                 held[name] = held.get(name, 0) + amount
+
+
+def copy_held(used):
+    """A copy of ``used`` (vnode -> {resource: amount}) that later holds and releases leave as it is."""
+    return {vnode: dict(held) for vnode, held in used.items()}
 
 
 def release(used, counts, allocation):

@@ -9,7 +9,8 @@ the totals count its decisions under one of three kinds: without fairshare, with
 ships it (``$max_check_poll`` left at 120 s in its ``mom_config``); then the starts within 2 s over all jobs,
 the recordings whose mean wait, and whose mean and median waits, are within 5 % of the real ones
 (equal medians count as within, as when both are 0 s), and the lightly loaded recordings (``-light``
-in their name) with fewer than 95 % of their starts within 2 s. Last, on the recordings whose
+in their name) with fewer than 95 % of their starts within 2 s; then the same figures with the server's own log
+(``--server-log``) on the recordings that kept it (``server.log``). Last, on the recordings whose
 ``recording.json`` kept the server's fairshare usage file with some usage in it: how far the usage
 replayed through the whole log ends from the file's (the differences summed over the entities, over the
 file's total), and, per entity, the replayed usage against the file's, signed, on average and how often
@@ -30,16 +31,19 @@ sys.path.insert(0, ROOT)
 from predictor.cmdline.rejects import RejectPrinter  # noqa: E402
 from replay.fidelity.decisions import new_fairshare, usage_at_end  # noqa: E402
 from replay.fidelity.machine import site_model  # noqa: E402
-from replay.fidelity.measure import measure  # noqa: E402
+from replay.fidelity.measure import measure, replay_outcomes  # noqa: E402
 from replay.fidelity.outcomes import relative_difference  # noqa: E402
 from replay.fidelity.records import read_records  # noqa: E402
 from replay.fidelity.report import fairshare_parting  # noqa: E402
+from replay.fidelity.server_log import read_server_log  # noqa: E402
 from replay.site.mom_config import MomConfig  # noqa: E402
 
 WAIT_BOUND = 0.05
 LIGHT_WITHIN_2S = 0.95
 USAGE_SIDE = 0.005
 KINDS = ("without fairshare", "with fairshare", "with fairshare, MoM polling as shipped")
+SERVER_LOG = "server.log"
+"""The server's own log a recording kept (``pbs_record.py`` writes it)."""
 NEAR = (0.05, 0.10, 0.25)
 """How near, relatively, the two sides of a fairshare disagreement are counted."""
 
@@ -84,7 +88,20 @@ def check(folder):
     partings = [fairshare_parting(site.policy, item) for item in fidelity.checks if not item.agrees]
     return (os.path.basename(folder), kind_of(site), decisions.decisions, decisions.agreeing, outcomes.jobs,
             outcomes.starts_within_2s, mean, both, usage_errors(folder, accounting, site),
-            [parting["apart"] for parting in partings if parting is not None])
+            [parting["apart"] for parting in partings if parting is not None],
+            with_server_log(folder, accounting, site))
+
+
+def with_server_log(folder, accounting, site):
+    """``(jobs, starts within 2 s, mean within, both within)`` of the whole run replayed with the recording's
+    ``server.log`` (``--server-log``); None when it kept none."""
+    path = os.path.join(folder, SERVER_LOG)
+    if not os.path.exists(path):
+        return None
+    outcomes, _, _ = replay_outcomes(accounting, site, server_log=read_server_log([path], RejectPrinter(0)))
+    mean = within(outcomes.wait_mean_sim_s, outcomes.wait_mean_real_s)
+    return (outcomes.jobs, outcomes.starts_within_2s, mean,
+            mean and within(outcomes.wait_median_sim_s, outcomes.wait_median_real_s))
 
 
 def recordings(folder):
@@ -107,7 +124,7 @@ def main(argv=None):
         rows = list(pool.map(check, folders))
     print("{:<34} {:>10} {:>6} {:>11}  {:<6} {}".format("recording", "decisions", "jobs", "within 2 s", "mean",
                                                          "mean and median"))
-    for name, _, decisions, agreeing, jobs, within_2s, mean, both, _, _ in rows:
+    for name, _, decisions, agreeing, jobs, within_2s, mean, both, _, _, _ in rows:
         print("{:<34} {:>10} {:>6} {:>11}  {:<6} {}".format(name, "{}/{}".format(agreeing, decisions), jobs,
                                                              within_2s, "yes" if mean else "no",
                                                              "yes" if both else "no"))
@@ -127,6 +144,15 @@ def main(argv=None):
     short = [row[0] for row in light if row[5] < LIGHT_WITHIN_2S * row[4]]
     print("lightly loaded with under 95 % of starts within 2 s: {} of {}{}".format(
         len(short), len(light), " ({})".format(", ".join(short)) if short else ""))
+    logged = [(row[0], row[10]) for row in rows if row[10] is not None]
+    if logged:
+        short = [name for name, (jobs, within_2s, _, _) in logged
+                 if "-light" in name and within_2s < LIGHT_WITHIN_2S * jobs]
+        print("with the server's log ({} recordings that kept it): starts within 2 s: {} of {}; mean wait within 5 %: "
+              "{}; mean and median: {}; lightly loaded under 95 %: {} of {}".format(
+                  len(logged), sum(item[1] for _, item in logged), sum(item[0] for _, item in logged),
+                  sum(item[2] for _, item in logged), sum(item[3] for _, item in logged), len(short),
+                  sum(1 for name, _ in logged if "-light" in name)))
     print_usage([(row[0], row[8]) for row in rows if row[8]])
     print_partings([apart for row in rows for apart in row[9]],
                    sum(row[2] - row[3] for row in rows if row[1] != KINDS[0]))

@@ -37,7 +37,10 @@ server's files must then still be readable here). It:
    fairshare ``usage`` file) and OUTDIR/recording.json (the workload, the job
    ids, when each job was released, the PBS version); when the server logs
    each change of a job's accrue type (``log_events`` with 1024, as 2047
-   has), also OUTDIR/accrual.log, those lines of the server's log;
+   has), also OUTDIR/accrual.log, those lines of the server's log; and
+   OUTDIR/server.log, the server's log lines of the recording's jobs that
+   give the order of ends, releases and starts within a second, and
+   OUTDIR/sched.log, the scheduler's log while it ran;
 4. always -- also after an error or Ctrl-C -- puts back what it changed: the
    saved ``sched_config``, ``resource_group``, MoM configuration and
    fairshare usage, server, scheduler, queue and vnode attributes as they
@@ -790,6 +793,34 @@ def accrual_lines(server_logs, ids):
             and submitted_id(line.split(";")[4]) in wanted]
 
 
+SERVER_LOG_FILE = "server.log"
+"""The server's log lines of the recording's jobs that show, in the server's own order, when it took each job's end
+from its execution host ("Obit received"), finished the job ("Exit_status", as the E record), released it from hold
+and ran it at the scheduler's request, with the requests for a scheduler cycle in between ("Scheduler sent
+command"): the order within a second that the accounting log does not keep."""
+
+SERVER_EVENTS = ("Obit received", "Exit_status=", "released at request", "Job Run at request")
+
+SCHED_LOG_FILE = "sched.log"
+"""The scheduler's log while the recording ran: each cycle, the jobs it considered, the top jobs with their
+estimated start, and why a job did not run."""
+
+
+def server_event_lines(server_logs, ids):
+    """The server's log lines of the jobs ``ids`` (an array's subjobs with it) that carry one of ``SERVER_EVENTS``,
+    and its "Scheduler sent command" lines, in log order."""
+    wanted, kept = set(ids), []
+    for lines in server_logs.lines().values():
+        for line in lines:
+            fields = line.split(";", 5)
+            if len(fields) < 6:
+                continue
+            if fields[5].startswith("Scheduler sent command") or (
+                    submitted_id(fields[4]) in wanted and any(event in fields[5] for event in SERVER_EVENTS)):
+                kept.append(line)
+    return kept
+
+
 def scheduler_errors(sched_logs):
     """The scheduler's log lines of the recording flagged as errors (event type bit 0x0001)."""
     errors = []
@@ -940,6 +971,12 @@ def record(server, workload, outdir, timeout_s, watch_measurements=False):
     accrual = accrual_lines(server_logs, list(job_ids.values()))
     if accrual:
         new_file(os.path.join(outdir, ACCRUAL_FILE), "".join(line + "\n" for line in accrual))
+    events = server_event_lines(server_logs, list(job_ids.values()))
+    if events:
+        new_file(os.path.join(outdir, SERVER_LOG_FILE), "".join(line + "\n" for line in events))
+    cycles = [line for lines in sched_logs.lines().values() for line in lines]
+    if cycles:
+        new_file(os.path.join(outdir, SCHED_LOG_FILE), "".join(line + "\n" for line in cycles))
     summary.update(job_ids=job_ids, accounting_lines=write_accounting(accounting, list(job_ids.values()), outdir),
                    sched_log_errors=scheduler_errors(sched_logs)[:20], restore_failures=failures,
                    differences_after_restore=state_differences(server, saved))

@@ -97,6 +97,24 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert len(err) == 2 and "Traceback" not in "".join(err) and "no job started" in err[1]
 
 
+def test_the_servers_log_orders_the_whole_run_and_is_named_in_the_report(tmp_path, capsys):
+    """--server-log reads the server's log of the same days: the report says so, and the whole-run replay of a
+    recording whose releases and ends shared seconds starts every job at its real start; a missing or empty log
+    is one line and exit 2."""
+    folder = os.path.join(RECORDINGS, "vnodes-light-seed10")
+    argv = ["fidelity", os.path.join(folder, "accounting"), "--site", os.path.join(folder, "site"), "--json", "-"]
+    assert main(argv) == 0
+    without = json.loads(capsys.readouterr().out)
+    assert main(argv + ["--server-log", os.path.join(folder, "server.log")]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert without["starts_within_2s"] < document["starts_within_2s"] == document["jobs"] == 60
+    assert "order within a second from the server's log (1 file(s): 60 releases, 60 ends)" in document["notes"]
+    assert not any("server's log" in note for note in without["notes"])
+    assert main(argv[:4] + ["--server-log", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "--server-log" in err[0] and "missing" in err[0] and "Traceback" not in err[0]
+
+
 def test_json_to_an_input_is_refused(tmp_path, capsys):
     """--json naming one of the logs is refused before any work."""
     path = log(tmp_path, busy_log())

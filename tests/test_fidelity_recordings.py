@@ -48,20 +48,20 @@ REACHED = {
     "formula-seed2": (54, 8, GOAL_WAIT, GOAL_WAIT),  # waits right, yet starts drift by seconds after an early one
     "fairshare-seed2": (49, 37, GOAL_WAIT, 0.10),  # busy: a report or an end a second off reorders entities
     "fairshare-egroup-seed2": (42, 24, GOAL_WAIT, 0.31),
-    "limits-seed2": (42, 20, 0.08, 0.50),
-    "vnodes-seed2": (42, 40, 0.08, 0.09),
+    "limits-seed2": (42, 21, GOAL_WAIT, 0.50),
+    "vnodes-seed2": (42, 41, 0.08, 0.09),
     "queues-seed2": (45, 26, GOAL_WAIT, 0.10),
-    "limits": (45, 24, 0.11, 0.37),  # busy: the whole run drifts as strict-depth3's
+    "limits": (45, 31, GOAL_WAIT, 0.37),  # busy: the whole run drifts as strict-depth3's
     "vnodes": (50, 41, GOAL_WAIT, GOAL_WAIT),  # the replay's own vnode choices differ, and later starts with them
-    "queues": (45, 14, GOAL_WAIT, 0.34),  # busy: the whole run drifts as strict-depth3's
+    "queues": (45, 21, GOAL_WAIT, 0.34),  # busy: the whole run drifts as strict-depth3's
     # a third seed (fidelity_workloads.py --seed 3), recorded to check the model on workloads it was not built on;
     # sortkey-seed3 meets every goal
     "strict-depth1-light-seed3": (50, 60, GOAL_WAIT, None),  # one job waited 1 s, in both; median 0 s
     "strict-depth1-heavy-seed3": (51, 23, 0.08, 0.11),
-    "strict-depth3-seed3": (57, 34, GOAL_WAIT, 0.53),  # a start logged a second after its cycle began moves the rest
+    "strict-depth3-seed3": (57, 56, GOAL_WAIT, GOAL_WAIT),  # a start logged a second after its cycle began
     "formula-seed3": (62, 22, GOAL_WAIT, 0.17),
     "limits-seed3": (48, 22, 0.06, 0.40),
-    "vnodes-seed3": (40, 34, GOAL_WAIT, GOAL_WAIT),  # median waits of 3.5 s and 3.5 s
+    "vnodes-seed3": (40, 50, GOAL_WAIT, GOAL_WAIT),  # median waits of 3.5 s and 3.5 s
     "queues-seed3": (46, 25, GOAL_WAIT, 0.32),
     "eligibility-seed3": (73, 33, 0.07, 0.13),  # job arrays and dependencies
     "fairshare-seed3": (45, 11, GOAL_WAIT, 0.73),  # busy: a report or an end a second off reorders entities
@@ -83,7 +83,7 @@ REACHED = {
     "aging-groups-seed2": (56, 18, GOAL_WAIT, 0.72),  # median waits of 7 s and 12 s
     # roundrobin and resources drawn with a third seed, aging and eligibility with a second, recorded after the rest
     "roundrobin-seed3": (55, 34, GOAL_WAIT, 0.32),  # busy: the whole run drifts as strict-depth3's
-    "resources-seed3": (50, 25, GOAL_WAIT, 0.14),
+    "resources-seed3": (50, 32, 0.06, 0.14),
     "eligibility-seed2": (56, 52, GOAL_WAIT, 0.16),  # busy, drifts as strict-depth3's; aging-seed2 meets every goal
     # ten workloads recorded a second time, with the same jobs (test_the_server_against_itself compares the
     # server's two runs); busy, the whole runs drift as strict-depth3's
@@ -92,7 +92,7 @@ REACHED = {
     "limits-again": (48, 29, 0.08, 0.15),
     "queues-again": (44, 54, 0.06, GOAL_WAIT),
     "resources-again": (54, 34, 0.14, GOAL_WAIT),
-    "roundrobin-again": (52, 21, 0.14, 0.40),
+    "roundrobin-again": (52, 27, 0.14, 0.40),
     "sortkey-again": (50, 18, GOAL_WAIT, 0.10),
     "strict-depth1-heavy-seed3-again": (53, 26, 0.07, 0.14),
     "strict-depth3-again": (52, 30, 0.12, 0.44),
@@ -101,10 +101,10 @@ REACHED = {
     "eligibility-seed3-again2": (73, 41, GOAL_WAIT, GOAL_WAIT),
     "formula-seed2-again2": (57, 34, 0.09, 0.12),
     "limits-again2": (47, 28, GOAL_WAIT, 0.15),
-    "resources-again2": (52, 38, 0.07, GOAL_WAIT),  # median waits of 1 s and 1 s
+    "resources-again2": (52, 39, 0.07, 1),  # median waits of 1 s and 1 s
     "roundrobin-again2": (60, 30, 0.09, 0.63),
     "sortkey-again2": (51, 16, 0.09, GOAL_WAIT),
-    "vnodes-again2": (47, 46, 0.11, 0.10),
+    "vnodes-again2": (47, 60, GOAL_WAIT, GOAL_WAIT),
     "strict-depth1-light-again": (43, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     # fairshare with jobs of 10 to 50 s (fidelity_workloads.py, fairshare-long, --seed 22, 2 and 3): the MoM's
     # polling a smaller share of each job's usage; the decisions left are where entities are close in usage per share
@@ -115,17 +115,17 @@ REACHED = {
     # backfill_depth of each queue's own (queue-depth, every goal met), PBS's default sched_config without strict
     # ordering (no-strict), and fairshare without strict ordering on four vnodes (fairshare-vnodes); busy, the
     # whole runs drift as strict-depth3's
-    "no-strict": (49, 28, GOAL_WAIT, 0.11),
-    "no-strict-seed2": (52, 21, 0.07, GOAL_WAIT),
-    "no-strict-seed3": (46, 15, 0.06, 0.24),  # median waits of 13 s and 10 s
+    "no-strict": (49, 31, GOAL_WAIT, 0.11),
+    "no-strict-seed2": (52, 19, GOAL_WAIT, 0.09),
+    "no-strict-seed3": (46, 19, 0.08, 0.24),  # median waits of 13 s and 10 s
     "no-strict-heavy": (57, 70, GOAL_WAIT, GOAL_WAIT),  # with strict ordering read in, 41 would agree
-    "fairshare-vnodes": (46, 21, GOAL_WAIT, 0.45),  # two orders between entities 3 and 4 % apart in usage per share
+    "fairshare-vnodes": (46, 42, GOAL_WAIT, GOAL_WAIT),  # two orders of entities 3 and 4 % apart in usage per share
     "fairshare-vnodes-seed2": (50, 21, GOAL_WAIT, 0.06),  # two orders between groups 4 and 6 % apart
     "formula-fairshare": (53, 34, 0.06, 0.29),  # job_sort_formula reading fairshare_factor: every decision agrees
-    "formula-fairshare-seed2": (53, 20, 0.06, GOAL_WAIT),  # a job of fid_ben 0.08 above one of fid_ana in formula value
+    "formula-fairshare-seed2": (53, 21, GOAL_WAIT, 0.2),  # a job of fid_ben 0.08 above one of fid_ana in formula value
     # fid_ana's usage replayed 12 % above the server's: four decisions order fid_cai's jobs first, PBS fid_ana's
-    "formula-fairshare-seed3": (44, 36, GOAL_WAIT, GOAL_WAIT),
-    "vnodes-light": (49, 55, 0.12, None),  # mean waits of 2.1 s and 1.8 s; median 0 s
+    "formula-fairshare-seed3": (44, 55, GOAL_WAIT, GOAL_WAIT),
+    "vnodes-light": (49, 55, 0.13, None),  # mean waits of 2.1 s and 1.8 s; median 0 s
     "fairshare-light": (50, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "fairshare-light-seed2": (51, 58, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "vnodes-light-seed2": (49, 33, 0.24, 0.60),  # median waits of 5 s and 2 s
@@ -135,15 +135,15 @@ REACHED = {
     # the model on workloads it was not built on: every decision agrees on each; sortkey-seed4 and formula-seed4 meet
     # every goal; the others are busy and drift as strict-depth3
     "limits-seed4": (49, 19, 0.09, 1.39),  # median waits of 9 s and 21.5 s
-    "queues-seed4": (48, 19, 0.14, 0.29),
-    "vnodes-seed4": (52, 41, GOAL_WAIT, GOAL_WAIT),  # median waits of 5 s and 5 s
-    "roundrobin-seed4": (54, 36, GOAL_WAIT, 0.12),
+    "queues-seed4": (48, 22, 0.14, 0.29),
+    "vnodes-seed4": (52, 49, GOAL_WAIT, GOAL_WAIT),  # median waits of 5 s and 5 s
+    "roundrobin-seed4": (54, 36, 0.08, GOAL_WAIT),
     "resources-seed4": (53, 18, 0.13, 0.64),
     "eligibility-seed4": (72, 59, GOAL_WAIT, GOAL_WAIT),
     "queue-depth-seed4": (39, 20, 0.12, 0.46),
     # and four more with the fourth seed: formula-fairshare-seed4 meets every goal
-    "fairshare-seed4": (51, 33, GOAL_WAIT, 0.12),  # busy: a report or an end a second off reorders entities
-    "vnodes-light-seed4": (49, 49, 0.07, 0.50),  # median waits of 3 s and 1.5 s
+    "fairshare-seed4": (51, 32, GOAL_WAIT, 0.12),  # busy: a report or an end a second off reorders entities
+    "vnodes-light-seed4": (49, 50, GOAL_WAIT, 0.50),  # median waits of 3 s and 1.5 s
     "strict-depth1-light-seed4": (47, 60, GOAL_WAIT, None),  # mean waits of 2.6 s and 2.6 s; median 0 s
     # a fifth seed (--seed=5) of fifteen configurations without fairshare, recorded after every change above, the
     # model unchanged since: every decision agrees on each; aging-groups-seed5 and sortkey-seed5 meet every goal,
@@ -152,13 +152,13 @@ REACHED = {
     "formula-seed5": (51, 38, 0.07, 0.09),
     "vnodes-seed5": (44, 25, GOAL_WAIT, 0.09),
     "roundrobin-seed5": (54, 30, 0.07, 0.18),
-    "resources-seed5": (44, 37, GOAL_WAIT, 0.18),  # mean waits of 22.4 s and 23.3 s
+    "resources-seed5": (44, 33, 0.08, 0.18),  # mean waits of 22.4 s and 23.3 s
     "queue-depth-seed5": (41, 31, 0.07, 0.09),  # median waits of 22.5 s and 24.5 s
     "eligibility-seed5": (56, 42, GOAL_WAIT, 0.10),
     "limits-seed5": (53, 26, 0.10, 0.41),  # median waits of 13.5 s and 8 s
     "queues-seed5": (48, 26, 0.07, 0.29),
     "aging-limits-seed5": (53, 19, 0.12, 0.06),
-    "no-strict-heavy-seed5": (60, 29, 0.14, 0.40),
+    "no-strict-heavy-seed5": (60, 24, 0.14, 0.65),
     "vnodes-light-seed5": (44, 58, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "strict-depth1-heavy-seed5": (57, 44, GOAL_WAIT, 0.12),  # median waits of 9 s and 10 s
     # and fairshare with the fifth seed: 54 of 55 and 49 of 50 decisions agree (the others order two users
@@ -172,10 +172,10 @@ REACHED = {
     # other way since each end has its own (as on the server, where they reach the scheduler one by one)
     "aging-groups-seed4": (57, 18, GOAL_WAIT, 0.27),  # median waits of 28 s and 20.5 s
     "no-strict-heavy-seed3": (62, 38, GOAL_WAIT, 0.54),  # median waits of 25 s and 11.5 s
-    "no-strict-heavy-seed4": (62, 27, 0.11, 0.22),  # median waits of 23.5 s and 18.5 s
-    "queue-depth-seed2": (39, 56, GOAL_WAIT, 0.20),  # median waits of 10.5 s and 12.5 s
+    "no-strict-heavy-seed4": (62, 70, GOAL_WAIT, GOAL_WAIT),  # median waits of 23.5 s and 18.5 s
+    "queue-depth-seed2": (39, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 10.5 s and 12.5 s
     "queue-depth-seed3": (40, 31, 0.08, GOAL_WAIT),  # median waits of 51 s and 50.5 s
-    "strict-depth3-again2": (55, 46, GOAL_WAIT, 0.09),  # median waits of 30 s and 27.5 s
+    "strict-depth3-again2": (55, 70, GOAL_WAIT, GOAL_WAIT),  # median waits of 30 s and 27.5 s
     # a sixth seed (--seed=6) of eleven configurations, recorded after the replay gave each end its own cycle, with
     # the model unchanged since: every decision without fairshare agrees (468 of 468); queues-seed6 meets every
     # goal and strict-depth1-light-seed6 has all its starts within 2 s; the busy ones drift as strict-depth3
@@ -187,8 +187,8 @@ REACHED = {
     "strict-depth1-heavy-seed6": (65, 48, 0.06, GOAL_WAIT),
     "strict-depth1-light-seed6": (46, 60, 0.22, None),  # mean waits of 0.4 s and 0.3 s; median 0 s
     "strict-depth3-seed6": (53, 58, GOAL_WAIT, 0.07),
-    "vnodes-seed6": (46, 30, 0.06, 0.34),
-    "vnodes-light-seed6": (44, 50, 0.39, None),  # mean waits of 2.5 s and 1.5 s; median 0 s
+    "vnodes-seed6": (46, 34, 0.13, 0.34),
+    "vnodes-light-seed6": (44, 52, 0.39, None),  # mean waits of 2.5 s and 1.5 s; median 0 s
     # fairshare-long with the MoM polling as PBS ships it, recorded to check the model of when the MoM measures its
     # jobs (23 of 45 decisions agreed when usage was taken to lag by half of $max_check_poll); busy, the run drifts
     "fairshare-long-default-poll": (40, 18, 0.14, GOAL_WAIT),
@@ -225,46 +225,74 @@ REACHED = {
     # three configurations no earlier recording had, three seeds each: the four vnodes on one host, a formula over two
     # queues with run limits and vnodes at once, a custom ngpus resource; every decision agrees once two placement
     # rules the first of them showed were modelled (tests/test_pbs_placement.py); busy runs, the starts drift
-    "vnodes-onehost": (41, 25, GOAL_WAIT, 0.15),
-    "vnodes-onehost-seed2": (48, 22, 0.15, 1.23),
-    "vnodes-onehost-seed3": (49, 22, 0.09, 0.34),
+    "vnodes-onehost": (41, 27, GOAL_WAIT, 0.15),
+    "vnodes-onehost-seed2": (48, 38, GOAL_WAIT, 1.23),
+    "vnodes-onehost-seed3": (49, 60, GOAL_WAIT, GOAL_WAIT),
     "mixed": (51, 11, GOAL_WAIT, 0.19),
-    "mixed-seed2": (51, 22, 0.10, 0.19),
-    "mixed-seed3": (50, 27, 0.12, 0.06),
-    "gpus": (43, 53, GOAL_WAIT, 0.09),
+    "mixed-seed2": (51, 25, 0.10, 0.19),
+    "mixed-seed3": (50, 20, 0.12, 0.23),
+    "gpus": (43, 49, GOAL_WAIT, GOAL_WAIT),
     "gpus-seed2": (45, 37, 0.07, 0.50),
-    "gpus-seed3": (38, 38, 0.11, 0.13),
-    # the four vnodes on one host, lightly loaded (vnodes-onehost-light-seed2 meets every goal) and with PBS's
-    # default sched_config
-    "vnodes-onehost-light": (37, 39, 0.11, None),  # median wait real and simulated: 0 s
-    "vnodes-onehost-light-seed2": (41, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
-    "no-strict-onehost": (47, 29, 0.10, 0.29),
+    "gpus-seed3": (38, 39, 0.11, 0.13),
+    # the four vnodes on one host, lightly loaded (vnodes-onehost-light-seed2 met every goal while the ends of one
+    # second went in the order the jobs started) and with PBS's default sched_config
+    "vnodes-onehost-light": (37, 40, 0.11, None),  # median wait real and simulated: 0 s
+    "vnodes-onehost-light-seed2": (41, 59, 0.07, None),  # median wait real and simulated: 0 s
+    "no-strict-onehost": (47, 30, 0.10, 0.29),
     # the four vnodes on one host with the jobs of vnodes: those scattering two chunks or more never run (one host),
     # and take no top job's place; the others are compared
-    "vnodes-onehost-scatter": (26, 30, 0.16, 0.12),
+    "vnodes-onehost-scatter": (26, 29, 0.22, 0.12),
     "vnodes-onehost-scatter-seed2": (30, 40, GOAL_WAIT, GOAL_WAIT),
     # backfill_depth 10 under a long queue: ten top jobs, each planned around the ones before it
-    "strict-depth10": (45, 27, GOAL_WAIT, 0.10),
-    "strict-depth10-onehost": (47, 31, GOAL_WAIT, 0.15),
+    "strict-depth10": (45, 26, GOAL_WAIT, 0.12),
+    "strict-depth10-onehost": (47, 60, GOAL_WAIT, GOAL_WAIT),
     # node_sort_key ncpus HIGH unused on the four vnodes of one host: 39 and 43 of 45 agreed until the model ordered
     # a host's vnodes as PBS's host sets are (sorted when the cycle begins and after every end, simulated ones too,
     # not when a job runs; tests/test_pbs_calendar.py)
-    "onehost-node-sort": (45, 32, GOAL_WAIT, 0.23),
-    "onehost-node-sort-seed2": (45, 37, 0.07, 0.34),
+    "onehost-node-sort": (45, 25, GOAL_WAIT, 0.23),
+    "onehost-node-sort-seed2": (45, 36, 0.14, 0.34),
     # recorded with that rule in place: ncpus LOW unused agrees on every decision; the third seed on 44 of 45 once the
     # check tries every combination of five same-second ends (MAX_UNSURE); its decision at 13:08:58 is not explained
-    "onehost-node-sort-low": (49, 35, 0.06, 0.17),
-    "onehost-node-sort-seed3": (44, 29, GOAL_WAIT, 0.72),
+    "onehost-node-sort-low": (49, 46, 0.09, 0.25),
+    "onehost-node-sort-seed3": (44, 30, 0.19, 1.43),
+    # recorded after the replay took the ends of one second in the accounting log's order, with server.log and
+    # sched.log beside each: every decision agrees; vnodes-seed10 meets every goal (26 of 60 starts within 2 s with the
+    # ends in the order the jobs started), the light ones every goal that means something there but vnodes-light-seed10
+    "vnodes-light-seed9": (45, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "vnodes-light-seed10": (46, 52, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "vnodes-light-seed11": (46, 59, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "vnodes-onehost-light-seed3": (48, 58, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "strict-depth1-heavy-seed10": (61, 69, GOAL_WAIT, 0.08),  # median waits of 6.5 s and 7 s
+    # light workloads short of the goal recorded again, with the server's log: from the accounting log alone the
+    # replay drifts as on the first recordings (the server itself repeated its first run to 2 s for 33 to 60 of the 60
+    # jobs, REPEATED); with the server's log it starts every job at its real start (test_with_the_servers_log_...)
+    "vnodes-light-seed2-again": (49, 22, 0.19, 0.40),  # median waits of 5 s and 3 s
+    "vnodes-light-seed7-again": (45, 40, 0.06, 0.25),  # median waits of 2 s and 2.5 s
+    "vnodes-onehost-light-again": (40, 55, 0.13, None),  # median waits of 0 s and 0.5 s
+    "vnodes-light-again": (50, 54, 0.12, None),  # median wait real and simulated: 0 s
+    "vnodes-light-seed4-again": (49, 50, GOAL_WAIT, 0.60),  # median waits of 2.5 s and 1 s
+    "vnodes-light-seed6-again": (43, 50, 0.31, None),  # median wait real and simulated: 0 s
+    "fairshare-light-seed3-again": (49, 44, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "fairshare-light-seed6-again": (46, 45, GOAL_WAIT, 0.50),  # median waits of 2 s and 1 s
+    # busy workloads recorded a fourth time, with the server's log
+    "strict-depth3-again3": (55, 42, GOAL_WAIT, GOAL_WAIT),
+    "limits-again3": (47, 31, GOAL_WAIT, 0.25),  # median waits of 8 s and 6 s
+    "queues-again3": (44, 40, 0.06, 0.17),  # median waits of 12 s and 14 s
+    "sortkey-again3": (48, 35, GOAL_WAIT, GOAL_WAIT),
+    "formula-seed2-again3": (60, 36, GOAL_WAIT, GOAL_WAIT),
+    "roundrobin-again3": (55, 25, GOAL_WAIT, GOAL_WAIT),
 }
 """What the model reaches per recording (None: the figure means nothing there)."""
 
 
-def fidelity(config, tmp_path):
-    """The fidelity figures of one recording, as the command writes them with --json."""
+def fidelity(config, tmp_path, server_log=False):
+    """The fidelity figures of one recording, as the command writes them with --json (with its server.log if
+    ``server_log``)."""
     out = tmp_path / "fidelity.json"
     folder = os.path.join(DATA, config)
+    extra = ["--server-log", os.path.join(folder, "server.log")] if server_log else []
     status = main(["fidelity", os.path.join(folder, "accounting"), "--site", os.path.join(folder, "site"),
-                   "--json", str(out), "--show", "0"])
+                   "--json", str(out), "--show", "0"] + extra)
     assert status == 0
     return json.loads(out.read_text())
 
@@ -300,10 +328,10 @@ LIGHT_REACHED = {
     "fairshare-light-seed3": 45,
     # recorded with the fourth seed, after the model was written: every decision agrees, yet at one second the
     # replay and the server start two users' jobs in the other order, and later starts move with them
-    "vnodes-light-seed4": 49,
+    "vnodes-light-seed4": 50,
     # the sixth seed: in vnodes-light-seed6, at 21:40:31 the server took a job's end between the releases of one
     # second (the replay takes the releases first); fairshare-light-seed6 orders two users otherwise, as above
-    "vnodes-light-seed6": 50,
+    "vnodes-light-seed6": 52,
     "fairshare-light-seed6": 49,
     # the seventh seed: at 05:42:24 the server took one job's end, started a job on the vnodes it freed, then took
     # two more ends; the replay sees those two jobs, whose processes ended in that second, as exiting already, plans
@@ -312,7 +340,19 @@ LIGHT_REACHED = {
     # the four vnodes on one host: at 12:17:19 the server took a job's end before that second's release, and
     # started a job wanting a vnode to itself (excl) on the vnode the end freed and the released job elsewhere; the
     # replay takes the release first and puts the released job on that vnode, and later starts move
-    "vnodes-onehost-light": 39,
+    "vnodes-onehost-light": 40,
+    # at 16:25:50 the server finished two jobs whose ends it had received in the second before (its server.log), then
+    # released three jobs and started one of them on the vnodes those ends freed; the replay takes the releases of a
+    # second before its ends, puts that job on other vnodes, and a later top job's start moves
+    "vnodes-light-seed10": 52,
+    "vnodes-light-seed2-again": 22,  # recorded again with the server's log, as those after it (see REACHED)
+    "vnodes-light-seed7-again": 40,
+    "vnodes-onehost-light-again": 55,
+    "vnodes-light-again": 54,
+    "vnodes-light-seed4-again": 50,
+    "vnodes-light-seed6-again": 50,
+    "fairshare-light-seed3-again": 44,
+    "fairshare-light-seed6-again": 45,
 }
 """Starts within 2 s reached on the lightly loaded recordings that fall short of the goal."""
 
@@ -324,6 +364,38 @@ def test_light_runs(config, tmp_path, capsys):
     figures = fidelity(config, tmp_path)
     capsys.readouterr()
     assert figures["starts_within_2s"] >= LIGHT_REACHED.get(config, GOAL_WITHIN_2S_LIGHT * figures["jobs"])
+
+
+WITH_SERVER_LOG = [name for name in RECORDINGS if os.path.exists(os.path.join(DATA, name, "server.log"))]
+"""Recordings that kept the server's own log (pbs_record.py keeps it since the replay can read it)."""
+
+
+WITH_SERVER_LOG_REACHED = {
+    # (starts within 2 s at least, |mean wait difference| at most, |median wait difference| at most)
+    # fairshare: at 17:09:14 fid_red's job and fid_blue's are ordered otherwise (usage per tree share 9.6 % apart as
+    # replayed; when the MoM's measurements reached the server no log says), and four later starts move
+    "fairshare-light-seed6-again": (56, GOAL_WAIT, GOAL_WAIT),
+    # at 17:17:58 a job started by the cycle of one end was still unconfirmed by its MoM when the next end's cycle
+    # planned the top job (its start taken as a second later, the top job's estimate crossed into the next
+    # opt_backfill_fuzzy window); at 17:17:44 another such job was already confirmed; the server's log does not say
+    # which, and the replay takes each as unconfirmed
+    "limits-again3": (32, 0.06, 0.25),
+}
+"""Figures reached, given the server's log, where not every start is the server's."""
+
+
+@pytest.mark.parametrize("config", WITH_SERVER_LOG)
+def test_with_the_servers_log_every_start_is_the_servers(config, tmp_path, capsys):
+    """Given the server's log, the whole-run replay takes each second's releases and ends in the server's order,
+    each job exiting from its obit, and starts every job within 2 s of its real start, both waits within 5 %:
+    every target, on the busy runs too (or, where a decision disagrees, ``WITH_SERVER_LOG_REACHED``)."""
+    figures = fidelity(config, tmp_path, server_log=True)
+    capsys.readouterr()
+    within, mean_bound, median_bound = WITH_SERVER_LOG_REACHED.get(config, (figures["jobs"], GOAL_WAIT, GOAL_WAIT))
+    assert figures["starts_within_2s"] >= within > 0
+    for kind, bound in (("mean", mean_bound), ("median", median_bound)):
+        real, sim = figures["wait_{}_real_s".format(kind)], figures["wait_{}_sim_s".format(kind)]
+        assert sim == real or abs(figures["wait_{}_difference".format(kind)]) <= bound
 
 
 USAGE_RECORDINGS = [name for name in RECORDINGS
@@ -475,6 +547,23 @@ REPEATED = {
     ("vnodes-again", "vnodes-again2"): (60, 32, 13.65, 11.98, 5.0, 5.5),
     ("strict-depth1-light", "strict-depth1-light-again"): (60, 60, 0.88, 0.87, 0.0, 0.0),
     ("aging-seed2", "aging-seed2-again"): (66, 17, 82.95, 78.71, 91.0, 83.0),
+    # light workloads the replay falls short on, recorded again with the server's log
+    ("vnodes-light-seed2", "vnodes-light-seed2-again"): (60, 60, 8.78, 8.78, 5.0, 5.0),
+    ("vnodes-light-seed7", "vnodes-light-seed7-again"): (60, 33, 6.32, 7.47, 2.0, 2.0),
+    ("vnodes-onehost-light", "vnodes-onehost-light-again"): (60, 42, 3.43, 2.98, 0.0, 0.0),
+    ("vnodes-light", "vnodes-light-again"): (60, 58, 2.08, 2.4, 0.0, 0.0),
+    ("vnodes-light-seed4", "vnodes-light-seed4-again"): (60, 60, 6.13, 6.08, 3.0, 2.5),
+    ("vnodes-light-seed6", "vnodes-light-seed6-again"): (60, 52, 2.48, 1.67, 0.0, 0.0),
+    ("fairshare-light-seed3", "fairshare-light-seed3-again"): (60, 60, 3.67, 3.68, 0.0, 0.0),
+    ("fairshare-light-seed6", "fairshare-light-seed6-again"): (60, 53, 6.33, 6.93, 2.0, 2.0),
+    # busy workloads recorded a fourth time, with the server's log, against their first recording
+    ("strict-depth3", "strict-depth3-again3"): (70, 31, 45.53, 52.01, 16.5, 32.0),
+    ("limits", "limits-again3"): (60, 27, 20.18, 16.72, 11.0, 8.0),
+    ("queues", "queues-again3"): (60, 25, 32.65, 30.15, 15.0, 12.0),
+    ("sortkey", "sortkey-again3"): (60, 18, 41.07, 37.28, 31.5, 24.0),
+    ("formula-seed2", "formula-seed2-again3"): (70, 3, 103.69, 103.56, 111.0, 112.5),
+    ("roundrobin", "roundrobin-again3"): (66, 30, 27.71, 28.94, 7.0, 10.0),
+    ("vnodes", "vnodes-again3"): (60, 39, 12.12, 12.08, 4.5, 6.0),
 }
 """Workloads recorded twice on the same server, and how far the second run was from the first (docs/fidelity.md,
 "The server against itself")."""

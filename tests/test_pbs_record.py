@@ -247,6 +247,27 @@ def test_accrual_lines_are_the_recordings_jobs_accrue_type_changes():
     assert pbs_record.accrual_lines(Log(), ["12.pbshost", "7[].pbshost"]) == [lines[0], lines[3]]
 
 
+def test_server_event_lines_are_the_recordings_ends_releases_and_runs_with_the_cycle_requests():
+    """Of the server's log (as a real 23.06.06 server writes it), the lines giving the order within a second of the
+    recording's jobs' ends, releases and runs, and every request for a cycle; other jobs and other events are left."""
+    day = "11/28/2026 16:20:54;"
+    lines = [day + "0080;Server@pbshost;Job;12.pbshost;Obit received momhop:1 serverhop:1 state:R substate:42",
+             day + "0080;Server@pbshost;Job;8.pbshost;Obit received momhop:1 serverhop:1 state:R substate:42",
+             day + "0010;Server@pbshost;Job;12.pbshost;Exit_status=0 resources_used.cpupercent=0",
+             day + "0100;Server@pbshost;Job;12.pbshost;dequeuing from workq, state E",
+             day + "0040;Server@pbshost;Svr;pbshost;Scheduler sent command 2",
+             day + "0008;Server@pbshost;Job;20.pbshost;Job Run at request of Scheduler@pbshost on exec_vnode "
+                   "(pbshost[0]:ncpus=1)",
+             day + "0008;Server@pbshost;Job;7[3].pbshost;Holds u released at request of root@pbshost",
+             day + "0c06;Server@pbshost;TPP;Server@pbshost(Thread 0);tpp_mbox_read;Unable to read from msg box"]
+
+    class Log:
+        def lines(self):
+            return {"20261128": lines}
+    assert pbs_record.server_event_lines(Log(), ["12.pbshost", "20.pbshost", "7[].pbshost"]) == \
+        [lines[0], lines[2], lines[4], lines[5], lines[6]]
+
+
 # --- the fairshare usage file ---------------------------------------------------------------------------
 
 # --- workloads -----------------------------------------------------------------------------------------
@@ -397,11 +418,12 @@ def test_totals_count_equal_waits_as_within():
 
 
 def test_totals_of_one_recording_are_its_fidelity():
-    """One recording's line holds what ``python -m replay fidelity`` reports for it."""
-    name, kind, decisions, agreeing, jobs, within_2s, mean, both, usage, partings = fidelity_totals.check(
-        os.path.join(RECORDINGS, "sortkey-seed5"))
-    assert (name, kind, decisions, agreeing, jobs, within_2s, mean, both, usage, partings) == (
-        "sortkey-seed5", fidelity_totals.KINDS[0], 52, 52, 60, 60, True, True, None, [])
+    """One recording's line holds what ``python -m replay fidelity`` reports for it; with a server.log, also what
+    it reports given ``--server-log``."""
+    assert fidelity_totals.check(os.path.join(RECORDINGS, "sortkey-seed5")) == (
+        "sortkey-seed5", fidelity_totals.KINDS[0], 52, 52, 60, 60, True, True, None, [], None)
+    assert fidelity_totals.check(os.path.join(RECORDINGS, "vnodes-light-seed10"))[5:] == (
+        52, True, True, None, [], (60, 60, True, True))
 
 
 def test_totals_count_how_near_the_fairshare_disagreements_were(capsys):

@@ -7,7 +7,7 @@ from replay.pbs.jobs import PbsJob
 from replay.pbs.placement import Machine
 from replay.pbs.policy import SchedulingPolicy
 from replay.pbs.resources import Place, parse_select
-from replay.pbs.run import Hooks, simulate_run
+from replay.pbs.run import Hooks, WithinSecond, simulate_run
 from replay.pbs.vnodes import Vnode
 
 STRICT = SchedulingPolicy(strict_ordering=True, backfill_fuzzy_s=0)
@@ -152,6 +152,62 @@ def test_a_cycle_per_end_when_processes_ended_in_the_same_second():
     per_event = simulate_run(SchedulingPolicy(), machine(4), jobs, exiting_after_s=exiting, cycle_per_event=True)
     assert starts(batched)["2.svr"] == 10 and starts(batched)["3.svr"] == 15
     assert starts(per_event)["3.svr"] == 10 and starts(per_event)["2.svr"] == 15
+
+
+def test_ends_of_one_second_take_their_cycles_in_the_order_given():
+    """Per event, ``end_order`` decides which of two processes ended in the same second is handled first: the
+    room freed by that end alone goes to a queued job it fits, before the two ends together would fit the
+    first job in the queue (without it, the job started first ends first)."""
+    jobs = [job(0, 2, 10), job(1, 3, 10), job(2, 4, 5, eligible=1), job(3, 3, 5, eligible=2)]
+    exiting = {"0.svr": 10, "1.svr": 10}
+    start_order = simulate_run(SchedulingPolicy(), machine(5), jobs, exiting_after_s=exiting, cycle_per_event=True)
+    log_order = simulate_run(SchedulingPolicy(), machine(5), jobs, exiting_after_s=exiting, cycle_per_event=True,
+                             end_order={"0.svr": 8, "1.svr": 7})
+    assert starts(start_order)["2.svr"] == 10 and starts(start_order)["3.svr"] == 15
+    assert starts(log_order)["3.svr"] == 10 and starts(log_order)["2.svr"] == 15
+
+
+def test_the_servers_order_can_put_an_end_before_a_release_of_its_second():
+    """Per event, a release goes before the ends of its second, unless ``within_second`` has the server's log put
+    the end first: then the end's cycle starts the queued job the freed cpus fit, and the released one waits."""
+    jobs = [job(0, 2, 10), job(3, 1, 100), job(1, 3, 5, eligible=1), job(2, 1, 5, eligible=10)]
+    order = WithinSecond(released={"2.svr": 5}, obit={}, finished={"0.svr": 3}, start={}, end={"0.svr": 10})
+    releases_first = simulate_run(SchedulingPolicy(), machine(4), jobs, cycle_per_event=True)
+    servers_order = simulate_run(SchedulingPolicy(), machine(4), jobs, cycle_per_event=True, within_second=order)
+    assert starts(releases_first)["2.svr"] == 10 and starts(releases_first)["1.svr"] == 15
+    assert starts(servers_order)["1.svr"] == 10 and starts(servers_order)["2.svr"] == 15
+    elsewhere = order._replace(end={"0.svr": 11})  # the real end was in another second: its position does not apply
+    assert starts(simulate_run(SchedulingPolicy(), machine(4), jobs, cycle_per_event=True,
+                               within_second=elsewhere)) == starts(releases_first)
+
+
+def test_ends_the_server_took_in_one_cycle_share_it():
+    """With ``within_second``, two ends with no request for a cycle between them in the server's log are one cycle:
+    the two together fit the wide job first in the queue; with a request after each, each end has its own."""
+    jobs = [job(0, 2, 10), job(1, 2, 10), job(2, 4, 5, eligible=1), job(3, 2, 5, eligible=2)]
+    exiting = {"0.svr": 9, "1.svr": 9}
+    order = WithinSecond(released={}, obit={}, finished={"0.svr": 1, "1.svr": 3}, start={},
+                         end={"0.svr": 10, "1.svr": 10}, cycles=(4,))
+    one = simulate_run(SchedulingPolicy(), machine(4), jobs, exiting_after_s=exiting, cycle_per_event=True,
+                       within_second=order)
+    each = simulate_run(SchedulingPolicy(), machine(4), jobs, exiting_after_s=exiting, cycle_per_event=True,
+                        within_second=order._replace(cycles=(2, 4)))
+    assert starts(one)["2.svr"] == 10 and starts(one)["3.svr"] == 15
+    assert starts(each)["3.svr"] == 10 and starts(each)["2.svr"] == 15
+
+
+def test_a_job_is_exiting_from_its_obit_in_the_servers_log():
+    """With ``within_second``, a job whose process has ended is exiting only in the cycles after its obit: before
+    it, the top job is planned at the running jobs' walltimes and a short job backfills."""
+    jobs = [job(1, 4, 10, walltime=100), job(2, 2, 10, walltime=100), job(3, 7, 5, eligible=1),
+            job(4, 2, 3, eligible=2, walltime=5)]
+    exiting = {"1.svr": 1, "2.svr": 1}
+    late = WithinSecond(released={"3.svr": 5, "4.svr": 10}, obit={"1.svr": 20, "2.svr": 21}, finished={},
+                        start={"1.svr": 0, "2.svr": 0}, end={})
+    early = late._replace(obit={"1.svr": 1, "2.svr": 2})
+    runs = [simulate_run(STRICT, machine(8), jobs, exiting_after_s=exiting, cycle_per_event=True, within_second=order)
+            for order in (late, early)]
+    assert starts(runs[0])["4.svr"] == 2 and starts(runs[1])["4.svr"] == 15
 
 
 def test_starts_of_an_earlier_cycle_of_the_instant_are_seen_a_second_later():

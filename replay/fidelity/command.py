@@ -17,7 +17,7 @@ __all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "run"]
 SUMMARY = "check the PBS scheduler model against a real server's accounting logs"
 EXAMPLES = ("python -m replay fidelity /var/spool/pbs/server_priv/accounting --site site/",
             "python -m replay fidelity 20261126 --json fidelity.json --show 3",
-            "python -m replay fidelity accounting/ --site site/ --jobs-csv starts.csv")
+            "python -m replay fidelity accounting/ --site site/ --server-log server_logs/ --jobs-csv starts.csv")
 
 
 def add_arguments(parser):
@@ -32,6 +32,9 @@ def add_arguments(parser):
                              "wait ('-': stdout)")
     parser.add_argument("--show", type=whole_number(0, 10 ** 6), default=5, metavar="N",
                         help="disagreeing decisions shown with their state (default 5)")
+    parser.add_argument("--server-log", dest="server_logs", action="append", metavar="PATH",
+                        help="the server's own log of the same days (server_logs/YYYYMMDD files or that directory; "
+                             "repeatable): the whole-run replay takes each second's releases and ends in its order")
     parser.add_argument("--latency", dest="latency_s", type=whole_number(0, 3600), default=0, metavar="SECONDS",
                         help="whole-run replay: seconds between a job's end and the reuse of its resources "
                              "(default 0; the report gives the logs' median)")
@@ -46,23 +49,33 @@ def run(args):
     from .measure import measure
     from .records import read_records
     from .report import fidelity_report, job_table
+    from .server_log import log_days, read_server_log
+    server_paths = args.server_logs or []
     outputs = check_outputs(OutputPaths(json=args.json, jobs_csv=args.jobs_csv),
-                            args.paths + ([args.site] if args.site else []))
+                            args.paths + ([args.site] if args.site else []) + server_paths)
     problem = nothing_to_load(args.paths)  # an SWF trace, a missing or empty path: one line, as ingest says it
     if problem:
         raise TraceError(problem)
+    problem = nothing_to_load(server_paths) if server_paths else None
+    if problem:
+        raise TraceError("--server-log: " + problem)
     rejects = RejectPrinter(args.max_errors)
     try:
         accounting = read_records(args.paths, rejects)
+        server_log = (read_server_log(server_paths, rejects, log_days(accounting.first_time, accounting.last_time))
+                      if server_paths and accounting.first_time is not None else None)
     finally:
         rejects.close()
     if not accounting.starts:
         raise TraceError("{}: no job started in these logs (no S record)".format(", ".join(args.paths)))
     site = site_model(args.site, accounting)
-    fidelity = measure(accounting, site, args.latency_s)
+    fidelity = measure(accounting, site, args.latency_s, server_log=server_log)
     title = "Fidelity of the PBS scheduler model on {} ({} jobs, {} file(s))".format(
         ", ".join(args.paths), len(accounting.jobs), accounting.stats.files)
     notes = site.notes + ((("{} malformed lines skipped".format(rejects.count)),) if rejects.count else ())
+    if server_log is not None:
+        notes += ("order within a second from the server's log ({} file(s): {} releases, {} ends)".format(
+            server_log.files, len(server_log.released), len(server_log.finished)),)
     publish(outputs, fidelity_report(title, notes, fidelity, site, args.show), job_table(fidelity),
             wide=bool(args.wide))
     return 1 if rejects.count else 0

@@ -53,28 +53,42 @@ def _left_out(record):
     return None
 
 
-def measure(accounting, site, latency_s=0, decide=None):
+def measure(accounting, site, latency_s=0, decide=None, server_log=None):
     """The ``Fidelity`` of the model (``decide``, default the PBS model's cycle) with ``site`` on
-    ``accounting``; the whole run replayed with ``latency_s`` between an end and the reuse."""
+    ``accounting``; the whole run replayed with ``latency_s`` between an end and the reuse, and with the order
+    within a second of ``server_log`` (a ``server_log.ServerLog``) if given."""
     checks = check_decisions(accounting, site, decide)
-    outcomes, notes, starts = replay_outcomes(accounting, site, latency_s, decide)
+    outcomes, notes, starts = replay_outcomes(accounting, site, latency_s, decide, server_log)
     return Fidelity(tuple(checks), summarise(checks), outcomes, reuse_latency_s(accounting), latency_s, notes,
                     starts)
 
 
-def replay_outcomes(accounting, site, latency_s=0, decide=None):
+def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None):
     """``(outcomes, notes, starts)``: the whole run replayed by the model, each job's start against the logs';
-    notes on the jobs left out; ``(PbsJob, real start, replayed start or None)`` of each job replayed."""
+    notes on the jobs left out; ``(PbsJob, real start, replayed start or None)`` of each job replayed. Ends of
+    one second go in the order of their E records; with ``server_log``, each second's releases and ends go in
+    the server's order, and a job is exiting from its obit (``replay.pbs.run.WithinSecond``)."""
     from ..pbs.run import simulate_run
     jobs, compared, notes = replayed_jobs(accounting)
     exiting = {record.job.name: record.runs[0].used_s for record in accounting.jobs
                if record.runs and record.runs[0].used_s is not None}
+    end_order = {record.job.name: record.runs[0].end_order for record in accounting.jobs
+                 if record.runs and record.runs[0].end_order is not None}
     runs = simulate_run(site.policy, machine_of(site), jobs, site.scheduler_iteration_s, latency_s,
                         new_fairshare(site.policy, site.vnodes), decide, exiting_after_s=exiting,
-                        cycle_per_event=True)
+                        cycle_per_event=True, end_order=end_order,
+                        within_second=None if server_log is None else _within_second(accounting, server_log))
     replayed = {name: run.start for name, run in runs.items()}
     starts = tuple((job, real_start, replayed.get(job.name)) for job, (_, _, real_start) in zip(jobs, compared))
     return compare_outcomes(compared, replayed), notes, starts
+
+
+def _within_second(accounting, server_log):
+    from ..pbs.run import WithinSecond
+    runs = [(record.job.name, record.runs[0]) for record in accounting.jobs if record.runs]
+    return WithinSecond(server_log.released, server_log.obit, server_log.finished,
+                        {name: run.start for name, run in runs if run.start is not None},
+                        {name: run.end for name, run in runs if run.end is not None}, server_log.cycles)
 
 
 def repeat_outcomes(first, second):

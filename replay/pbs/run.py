@@ -14,15 +14,17 @@ if given, is decayed and sampled at every cycle, as PBS does; so is the queued j
 some of them may accrue ineligible time (``accrual``). Pure: no files, no clock.
 """
 
+import bisect
 import enum
 import heapq
 import itertools
-from typing import NamedTuple
+import math
+from typing import Mapping, NamedTuple, Sequence
 
 from .accrual import Accrual, tracks_accrual
 from .cycle import Running, State
 
-__all__ = ["Event", "SimulatedRun", "Hooks", "simulate_run"]
+__all__ = ["Event", "SimulatedRun", "Hooks", "WithinSecond", "simulate_run"]
 
 
 class Event(enum.IntEnum):
@@ -34,6 +36,22 @@ class Event(enum.IntEnum):
     """A job may run from now on."""
     ITERATION = 2
     """The scheduler_iteration timer."""
+
+
+class WithinSecond(NamedTuple):
+    """A real server's order of events within a second, from its log: job name -> position in that log of its
+    release from hold, of the receipt of its end from its execution host (the obit) and of its finish (the E
+    record); with the second of each job's real start and end, since a position applies only where the replay's
+    own event falls in that same second."""
+
+    released: Mapping[str, int]
+    obit: Mapping[str, int]
+    finished: Mapping[str, int]
+    start: Mapping[str, int]
+    end: Mapping[str, int]
+    cycles: Sequence[int] = ()
+    """Positions of the server's requests for a scheduler cycle, sorted: events with none between them in the log
+    share one cycle (none known: each event has its own)."""
 
 
 class SimulatedRun(NamedTuple):
@@ -87,7 +105,8 @@ class _Clock:
 
 
 def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, fairshare=None, decide=None,
-                 hooks=None, exiting_after_s=None, cycle_per_event=False, running_at_start=()):
+                 hooks=None, exiting_after_s=None, cycle_per_event=False, running_at_start=(), end_order=None,
+                 within_second=None):
     """Run ``jobs`` (``PbsJob``s with their ``runtime_s``) under ``policy`` on ``machine``; a dict job name
     -> ``SimulatedRun`` for each job the model started (a job it never started is not in it).
 
@@ -102,7 +121,13 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
     ``cycle_per_event``: the cycles of an instant as the server asks for them (``_per_event``), the jobs
     an earlier cycle of the instant started seen as starting one second from now (their execution host
     has not confirmed them yet: PBS's scheduler then takes their start as now + 1). Otherwise one cycle
-    after all the events of an instant."""
+    after all the events of an instant. ``end_order`` (job name -> a rank, such as the position of its E
+    record in an accounting log) orders, per event, the ends whose processes ended in the same second;
+    without it they go in the order the jobs started. ``within_second`` (a ``WithinSecond``, per event only)
+    puts an instant's releases and ends in the real server's order where its log has each of them in that
+    second, those the server took in one cycle in one batch, and takes a job whose process ended as exiting
+    from the cycle after its obit (where the job started at its real start) rather than from the second its
+    process ended."""
     from .cycle import decide as pbs_decide
     decide = pbs_decide if decide is None else decide
     hooks = Hooks() if hooks is None else hooks
@@ -118,7 +143,8 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
     while clock.heap:
         now, happened = clock.pop_instant()
         unconfirmed = set()
-        for batch in (_per_event(happened, running, exiting_after_s or {}) if cycle_per_event else [happened]):
+        for batch in (_per_event(now, happened, running, exiting_after_s or {}, end_order or {}, within_second)
+                      if cycle_per_event else [happened]):
             for event, job in batch:
                 if event == Event.END:
                     del running[job.name]
@@ -129,7 +155,8 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                 elif running or clock.waiting_events:
                     clock.push(now + scheduler_iteration_s, Event.ITERATION)
             if queued:
-                _mark_exiting(now, running, exiting_after_s or {})
+                _mark_exiting(now, running, exiting_after_s or {}, within_second,
+                              _position(now, batch, within_second) if cycle_per_event else None)
                 for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed,
                                   exiting_after_s or {}, accrual):
                     clock.push(now + job.runtime_s + latency_s, Event.END, job)
@@ -137,26 +164,67 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
     return runs
 
 
-def _per_event(happened, running, exiting_after_s):
+def _per_event(now, happened, running, exiting_after_s, end_order, within_second=None):
     """The events of an instant in the batches PBS's server asks a cycle for each: every release on its
     own, in order (each ``qrls`` asks for one); then every end on its own (the server asks for a cycle
     when it hears of each end, and on the recordings the ends of one second mostly reached the scheduler
-    one by one), the earliest ended process first, in the order the jobs started among ends of one second;
-    then the timer. The releases go first: a released job then waits in the queue for the ends' cycles
-    of its second, whatever came first within the second."""
+    one by one), the earliest ended process first; among processes ended in one second, by ``end_order``,
+    then in the order the jobs started; then the timer. The releases go first: a released job then waits
+    in the queue for the ends' cycles of its second, whatever came first within the second. With
+    ``within_second`` holding every release and end of the instant, they go in the server's order instead."""
     releases = [[item] for item in happened if item[0] == Event.ELIGIBLE]
     ends = [item for item in happened if item[0] == Event.END]
-    ends.sort(key=lambda item: running[item[1].name].start + exiting_after_s.get(item[1].name, item[1].runtime_s))
+    ends.sort(key=lambda item: (running[item[1].name].start + exiting_after_s.get(item[1].name, item[1].runtime_s),
+                                end_order.get(item[1].name, math.inf)))
     timer = [item for item in happened if item[0] == Event.ITERATION]
-    return releases + [[item] for item in ends] + ([timer] if timer else [])
+    batches = releases + [[item] for item in ends]
+    if within_second is not None:
+        positions = [_position(now, batch, within_second) for batch in batches]
+        if None not in positions:
+            batches = _server_cycles(sorted(zip(positions, batches), key=lambda pair: pair[0]), within_second.cycles)
+    return batches + ([timer] if timer else [])
 
 
-def _mark_exiting(now, running, exiting_after_s):
-    """Running jobs whose process has ended by ``now`` are exiting."""
+def _server_cycles(positioned, cycles):
+    """``positioned`` ``(position, batch)`` pairs in the server's order, the ones with no request for a cycle
+    between them in the server's log (``cycles``, sorted positions; none known: each its own) made one batch."""
+    merged = []
+    for position, batch in positioned:
+        if merged and cycles and bisect.bisect_left(cycles, position) == bisect.bisect_left(cycles, merged[-1][0]):
+            merged[-1] = (position, merged[-1][1] + batch)
+        else:
+            merged.append((position, batch))
+    return [batch for _, batch in merged]
+
+
+def _position(now, batch, within_second):
+    """Where the real server's log puts the last event of ``batch`` at ``now`` (None: not known, or the replay's
+    event is not in the second of the real one)."""
+    if within_second is None:
+        return None
+    positions = []
+    for event, job in batch:
+        if event == Event.ELIGIBLE and job.eligible_time == now:
+            positions.append(within_second.released.get(job.name))
+        elif event == Event.END and within_second.end.get(job.name) == now:
+            positions.append(within_second.finished.get(job.name))
+        else:
+            return None
+    return None if not positions or None in positions else max(positions)
+
+
+def _mark_exiting(now, running, exiting_after_s, within_second=None, position=None):
+    """Running jobs whose process has ended by ``now`` are exiting; with ``within_second`` and the ``position`` in
+    the server's log of the event this cycle follows, a job that started at its real start is exiting only once
+    its obit comes before that position."""
     for name, item in running.items():
         after = exiting_after_s.get(name)
-        if not item.exiting and after is not None and item.start + after <= now:
-            running[name] = item._replace(exiting=True)
+        if item.exiting or after is None or item.start + after > now:
+            continue
+        if position is not None and name in within_second.obit and within_second.start.get(name) == item.start:
+            if within_second.obit[name] > position:
+                continue
+        running[name] = item._replace(exiting=True)
 
 
 def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed=(), exiting_after_s=None,

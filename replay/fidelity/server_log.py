@@ -1,0 +1,74 @@
+"""The order within a second that a PBS server's own log keeps and its accounting log does not.
+
+The accounting log gives times to the second. The server's log (``server_logs/YYYYMMDD``) writes its lines
+in the order things happened: a job released from hold ("Holds ... released at request of ..."), the end of a
+job's process received from its execution host ("Obit received"), the job finished ("Exit_status=...", as its
+E record is written), and between them its requests for a scheduler cycle ("Scheduler sent command"). Each
+such line's position in the logs, read in date order, ranks those events within their second for the whole-run
+replay, and events with no request between them shared one cycle (``replay.pbs.run.WithinSecond``). Other lines
+are left alone; a line too short to be a job's line is skipped, as the server's log holds many kinds of lines.
+"""
+
+import os
+import re
+import time
+from typing import Dict, List, NamedTuple
+
+from ..traces.files import accounting_files, raw_lines
+from ..traces.trace import ReadStats
+
+__all__ = ["ServerLog", "log_days", "read_server_log"]
+
+DAY_S = 86400
+
+RELEASED = b"released at request of"
+OBIT = b"Obit received"
+FINISHED = b"Exit_status="
+CYCLE = b"Scheduler sent command"
+
+
+class ServerLog(NamedTuple):
+    """Job name -> position (the line's number over all the files read, in date order) of the first line saying
+    the job was released, of its obit and of its finish; the positions of the server's requests for a scheduler
+    cycle ("Scheduler sent command"), in order; and how many files were read."""
+
+    released: Dict[str, int]
+    obit: Dict[str, int]
+    finished: Dict[str, int]
+    cycles: List[int]
+    files: int
+
+
+def log_days(first_time, last_time):
+    """The ``YYYYMMDD`` names (local time, as PBS names its log files) of the days from ``first_time`` to
+    ``last_time`` (epoch seconds), a day more on each side."""
+    start, end = first_time - DAY_S, last_time + DAY_S
+    return {time.strftime("%Y%m%d", time.localtime(moment)) for moment in range(start, end, 3600)} | \
+        {time.strftime("%Y%m%d", time.localtime(end))}
+
+
+def read_server_log(paths, on_reject, days=None):
+    """Read server log files and directories of ``YYYYMMDD`` files into a ``ServerLog``; TraceError if a file
+    cannot be read at all. A damaged compressed file goes to ``on_reject(path, line_no, message)``. With ``days``
+    (``log_days``), a file named for another day is not read: a server's log directory may hold years."""
+    released, obit, finished, cycles, position, files = {}, {}, {}, [], 0, 0
+    for path in accounting_files(paths, ReadStats()):
+        day = re.match(r"(\d{8})(\.gz)?$", os.path.basename(path))
+        if days is not None and day and day.group(1) not in days:
+            continue
+        files += 1
+        for _, raw in raw_lines(path, on_reject):
+            position += 1
+            fields = raw.split(b";", 5)
+            if len(fields) < 6:
+                continue
+            if fields[3] != b"Job":
+                if fields[5].startswith(CYCLE):
+                    cycles.append(position)
+                continue
+            message = fields[5]
+            kind = (released if RELEASED in message else obit if message.startswith(OBIT)
+                    else finished if message.startswith(FINISHED) else None)
+            if kind is not None:
+                kind.setdefault(fields[4].decode("utf-8", "replace"), position)
+    return ServerLog(released, obit, finished, cycles, files)

@@ -1,0 +1,81 @@
+"""The server's own log read for the order of releases, obits and finishes within a second."""
+
+import gzip
+import os
+
+import pytest
+
+from replay.fidelity.server_log import log_days, read_server_log
+from replay.shared.errors import TraceError
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity")
+
+# lines as a real OpenPBS 23.06.06 server writes them (vnodes-light-seed9's server log, other kinds of line added)
+FIRST_DAY = [
+    "11/28/2026 16:20:54;0080;Server@pbshost;Job;12.pbshost;Obit received momhop:1 serverhop:1 state:R substate:42",
+    "11/28/2026 16:20:54;0080;Server@pbshost;Job;8.pbshost;Obit received momhop:1 serverhop:1 state:R substate:42",
+    "11/28/2026 16:20:54;0100;Server@pbshost;Node;pbshost[0];set_vnode_state;vnode.state=0x0 vnode_o.state=0x10",
+    "11/28/2026 16:20:54;0010;Server@pbshost;Job;12.pbshost;Exit_status=0 resources_used.cpupercent=0",
+    "11/28/2026 16:20:54;0040;Server@pbshost;Svr;pbshost;Scheduler sent command 2",
+    "11/28/2026 16:20:54;0008;Server@pbshost;Job;20.pbshost;Job Run at request of Scheduler@pbshost on exec_vnode",
+    "11/28/2026 16:20:54;0010;Server@pbshost;Job;8.pbshost;Exit_status=0 resources_used.cpupercent=0",
+    "a line cut short",
+    "11/28/2026 16:20:55;0008;Server@pbshost;Job;21.pbshost;Holds u released at request of root@pbshost",
+]
+SECOND_DAY = [
+    "11/29/2026 00:00:01;0008;Server@pbshost;Job;7[2].pbshost;Holds u released at request of root@pbshost",
+    "11/29/2026 00:00:02;0008;Server@pbshost;Job;21.pbshost;Holds u released at request of root@pbshost",
+]
+
+
+def _write(path, lines, opener=open):
+    with opener(str(path), "wt") as handle:
+        handle.write("".join(line + "\n" for line in lines))
+
+
+def _rejects():
+    seen = []
+    return seen, lambda path, line_no, message: seen.append((path, line_no, message))
+
+
+def test_positions_count_every_line_of_the_files_in_date_order(tmp_path):
+    """Each job's release, obit and finish is placed by its line's number over the days' files (a directory read in
+    name order, a gzip'ed day too); a job released twice keeps its first release; other lines only count."""
+    _write(tmp_path / "20261128", FIRST_DAY)
+    _write(tmp_path / "20261129.gz", SECOND_DAY, gzip.open)
+    seen, on_reject = _rejects()
+    log = read_server_log([str(tmp_path)], on_reject)
+    assert log.files == 2 and not seen
+    assert log.obit == {"12.pbshost": 1, "8.pbshost": 2}
+    assert log.finished == {"12.pbshost": 4, "8.pbshost": 7}
+    assert log.released == {"21.pbshost": 9, "7[2].pbshost": 10}
+    assert log.cycles == [5]
+
+
+def test_only_the_days_of_the_accounting_logs_are_read(tmp_path):
+    """Given ``days`` (the accounting logs' days and one more on each side), a directory's files named for other days
+    are not read; a file named otherwise is."""
+    _write(tmp_path / "20261128", FIRST_DAY)
+    _write(tmp_path / "20250101", SECOND_DAY)
+    _write(tmp_path / "server.log", SECOND_DAY[:1])
+    _, on_reject = _rejects()
+    days = log_days(1795844518, 1795844600)  # two minutes of 2026-11-28 (UTC here, as in CI)
+    assert {"20261127", "20261128", "20261129"} <= days and "20250101" not in days
+    log = read_server_log([str(tmp_path), str(tmp_path / "server.log")], on_reject, days)
+    assert log.files == 2 and set(log.released) == {"21.pbshost", "7[2].pbshost"}
+
+
+def test_a_file_that_cannot_be_read_is_one_clear_error(tmp_path):
+    _, on_reject = _rejects()
+    with pytest.raises(TraceError, match="cannot read"):
+        read_server_log([str(tmp_path / "20261128")], on_reject)
+
+
+def test_a_recordings_server_log_has_each_job_once():
+    """On a recording's server.log (pbs_record.py keeps it), every job has its release, obit and finish, in that
+    order."""
+    folder = os.path.join(DATA, "vnodes-light-seed9")
+    _, on_reject = _rejects()
+    log = read_server_log([os.path.join(folder, "server.log")], on_reject)
+    assert len(log.released) == len(log.obit) == len(log.finished) == 60
+    assert all(log.released[job] < log.obit[job] < log.finished[job] for job in log.finished)

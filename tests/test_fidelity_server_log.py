@@ -52,6 +52,16 @@ def test_positions_count_every_line_of_the_files_in_date_order(tmp_path):
     assert log.cycles == [5]
 
 
+def test_days_given_out_of_order_are_read_in_date_order(tmp_path):
+    """Log files named for their days count their lines in date order, whatever order they were given in."""
+    _write(tmp_path / "20261128", FIRST_DAY)
+    _write(tmp_path / "20261129", SECOND_DAY)
+    _, on_reject = _rejects()
+    given = read_server_log([str(tmp_path / "20261129"), str(tmp_path / "20261128")], on_reject)
+    assert given == read_server_log([str(tmp_path)], on_reject)
+    assert given.released == {"21.pbshost": 9, "7[2].pbshost": 10}
+
+
 def test_only_the_days_of_the_accounting_logs_are_read(tmp_path):
     """Given ``days`` (the accounting logs' days and one more on each side), a directory's files named for other days
     are not read; a file named otherwise is."""

@@ -47,14 +47,23 @@ def log_days(first_time, last_time):
         {time.strftime("%Y%m%d", time.localtime(end))}
 
 
+def _day(path):
+    """The ``YYYYMMDD`` a log file is named for, or None."""
+    match = re.match(r"(\d{8})(\.gz)?$", os.path.basename(path))
+    return match.group(1) if match else None
+
+
 def read_server_log(paths, on_reject, days=None):
     """Read server log files and directories of ``YYYYMMDD`` files into a ``ServerLog``; TraceError if a file
-    cannot be read at all. A damaged compressed file goes to ``on_reject(path, line_no, message)``. With ``days``
-    (``log_days``), a file named for another day is not read: a server's log directory may hold years."""
+    cannot be read at all. A damaged compressed file goes to ``on_reject(path, line_no, message)``. Files all named
+    for their day are read in date order, whatever order they were given in. With ``days`` (``log_days``), a file
+    named for another day is not read: a server's log directory may hold years."""
     released, obit, finished, cycles, position, files = {}, {}, {}, [], 0, 0
-    for path in accounting_files(paths, ReadStats()):
-        day = re.match(r"(\d{8})(\.gz)?$", os.path.basename(path))
-        if days is not None and day and day.group(1) not in days:
+    found = [(path, _day(path)) for path in accounting_files(paths, ReadStats())]
+    if all(day for _, day in found):
+        found.sort(key=lambda item: item[1])  # the days in date order, however they were given
+    for path, day in found:
+        if days is not None and day and day not in days:
             continue
         files += 1
         for _, raw in raw_lines(path, on_reject):

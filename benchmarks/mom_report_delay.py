@@ -31,7 +31,8 @@ def pbs(prefix, user, *args):
     command = list(prefix) + (["runuser", "-u", user, "--"] if user else []) + list(args)
     done = subprocess.run(command, capture_output=True, text=True, cwd="/tmp", timeout=30)
     if done.returncode != 0:
-        raise RuntimeError("{}: {}".format(" ".join(args[:2]), (done.stderr or done.stdout).strip()))
+        said = (done.stderr or done.stdout).strip()
+        raise RuntimeError("{} failed (exit status {}){}".format(args[0], done.returncode, ": " + said if said else ""))
     return done.stdout.strip()
 
 
@@ -46,7 +47,8 @@ def _seconds(text):
 
 
 def watch(prefix, job_id, until):
-    """``(stime, [(seen at, walltime)])``: each new resources_used.walltime of ``job_id`` and when qstat showed it."""
+    """``(stime, [(seen at, walltime)])``: each new resources_used.walltime of ``job_id`` while it runs (state R)
+    and when qstat showed it; stime None if it never ran before ``until``."""
     seen, stime = [], None
     while time.time() < until:
         try:
@@ -55,7 +57,9 @@ def watch(prefix, job_id, until):
             break  # the job has left the server
         now = time.time()
         job = next(iter(jobs.values()), {})
-        if job.get("job_state") not in ("R", "E"):
+        if job.get("job_state") == "E" or (stime is not None and job.get("job_state") != "R"):
+            break  # ended: its last resources_used came with its end, not from a measurement
+        if job.get("job_state") != "R":
             time.sleep(POLL_S)
             continue
         if stime is None and "stime" in job:
@@ -63,8 +67,6 @@ def watch(prefix, job_id, until):
         walltime = job.get("resources_used", {}).get("walltime")
         if walltime is not None and (not seen or _seconds(walltime) != seen[-1][1]):
             seen.append((now, _seconds(walltime)))
-        if job.get("job_state") == "E":
-            break
         time.sleep(POLL_S)
     return stime, seen
 
@@ -83,18 +85,29 @@ def main(argv=None):
         if args.busy:
             def feed():
                 while not stop.wait(1.7):
-                    submit(prefix, args.user, 1)
+                    try:
+                        submit(prefix, args.user, 1)
+                    except (RuntimeError, OSError, subprocess.SubprocessError) as error:
+                        print("mom_report_delay: --busy: {}".format(error), file=sys.stderr)
+                        return
             threading.Thread(target=feed, daemon=True).start()
         stime, seen = watch(prefix, job_id, time.time() + args.seconds + 30)
         stop.set()
     except (RuntimeError, OSError, subprocess.SubprocessError) as error:
         print("mom_report_delay: {}".format(error), file=sys.stderr)
         return 2
+    if stime is None:
+        try:
+            pbs(prefix, None, "qdel", job_id)  # left as it was
+        except (RuntimeError, OSError, subprocess.SubprocessError):
+            pass
+        print("mom_report_delay: {} did not run within {} s".format(job_id, args.seconds + 30), file=sys.stderr)
+        return 2
     delays = []
-    print("job {} started at {}".format(job_id, time.strftime("%H:%M:%S", time.localtime(stime or 0))))
+    print("job {} started at {}".format(job_id, time.strftime("%H:%M:%S", time.localtime(stime))))
     print("{:>9} {:>9} {:>12}".format("measured", "walltime", "shown after"))
     for at, walltime in seen:
-        if stime is None or walltime == 0:
+        if walltime == 0:
             continue  # the report the MoM sends as the job starts
         measured = stime + walltime
         delays.append(at - measured)

@@ -402,7 +402,8 @@ WITH_SERVER_LOG_REACHED = {
 def test_with_the_servers_log_every_start_is_the_servers(config, tmp_path, capsys):
     """Given the server's log, the whole-run replay takes each second's releases and ends in the server's order,
     each job exiting from its obit, and starts every job within 2 s of its real start, both waits within 5 %:
-    every target, on the busy runs too (or, where a decision disagrees, ``WITH_SERVER_LOG_REACHED``)."""
+    every target, on the busy runs too (or, where the replay orders two jobs otherwise than the server at some cycle,
+    busy fairshare runs among them, what ``WITH_SERVER_LOG_REACHED`` holds)."""
     figures = fidelity(config, tmp_path, server_log=True)
     capsys.readouterr()
     within, mean_bound, median_bound = WITH_SERVER_LOG_REACHED.get(config, (figures["jobs"], GOAL_WAIT, GOAL_WAIT))

@@ -15,7 +15,7 @@ after its start. Each measurement goes to the server, and the scheduler sees it 
 ``qstat`` showed fell within a second of the instants this rule gives from the accounting log's starts,
 and they showed in ``qstat`` 2 to 3 s after them; replaying fairshare with a delay of 2 s agreed with
 more of the server's decisions than with 0, 1 or 3 s. With polls 1 to 2 s apart, 102 of 107 measurements
-fell in the very second the rule gives, and ``benchmarks/mom_report_delay.py`` showed each 2.2 to 3.1 s
+fell in the very second the rule gives, and ``benchmarks/mom_report_delay.py`` showed each 2.1 to 3.1 s
 after the second it was made in.)
 
 A job counts under the MoM of the first vnode it runs on (its mother superior); on a vnode that stands for

@@ -16,6 +16,7 @@ the second it was made in; this shows what a server does.
 
 import argparse
 import json
+import os
 import shlex
 import statistics
 import subprocess
@@ -23,36 +24,27 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from pbs_record import Server, stime_epoch  # noqa: E402  (benchmarks/ is where this script runs from)
+
+from predictor.durations import parse_duration  # noqa: E402
+
 POLL_S = 0.05
 
 
-def pbs(prefix, user, *args):
-    """The output of a PBS command (through ``prefix``, as ``user`` if given); RuntimeError if it fails."""
-    command = list(prefix) + (["runuser", "-u", user, "--"] if user else []) + list(args)
-    done = subprocess.run(command, capture_output=True, text=True, cwd="/tmp", timeout=30)
-    if done.returncode != 0:
-        said = (done.stderr or done.stdout).strip()
-        raise RuntimeError("{} failed (exit status {}){}".format(args[0], done.returncode, ": " + said if said else ""))
-    return done.stdout.strip()
+def submit(server, user, seconds):
+    return server.run("qsub", "-l", "select=1:ncpus=1", "-l", "walltime=600", "-o", "/dev/null", "-e", "/dev/null",
+                      "--", "/bin/sleep", str(seconds), user=user, timeout=30).strip()
 
 
-def submit(prefix, user, seconds):
-    return pbs(prefix, user, "qsub", "-l", "select=1:ncpus=1", "-l", "walltime=600", "-o", "/dev/null",
-               "-e", "/dev/null", "--", "/bin/sleep", str(seconds))
-
-
-def _seconds(text):
-    hours, minutes, seconds = (int(part) for part in text.split(":"))
-    return hours * 3600 + minutes * 60 + seconds
-
-
-def watch(prefix, job_id, until):
+def watch(server, job_id, until):
     """``(stime, [(seen at, walltime)])``: each new resources_used.walltime of ``job_id`` while it runs (state R)
     and when qstat showed it; stime None if it never ran before ``until``."""
     seen, stime = [], None
     while time.time() < until:
         try:
-            jobs = json.loads(pbs(prefix, None, "qstat", "-f", "-F", "json", job_id)).get("Jobs", {})
+            jobs = json.loads(server.run("qstat", "-f", "-F", "json", job_id, timeout=30)).get("Jobs", {})
         except (RuntimeError, ValueError):
             break  # the job has left the server
         now = time.time()
@@ -63,10 +55,10 @@ def watch(prefix, job_id, until):
             time.sleep(POLL_S)
             continue
         if stime is None and "stime" in job:
-            stime = int(time.mktime(time.strptime(job["stime"], "%a %b %d %H:%M:%S %Y")))
+            stime = stime_epoch(job["stime"])
         walltime = job.get("resources_used", {}).get("walltime")
-        if walltime is not None and (not seen or _seconds(walltime) != seen[-1][1]):
-            seen.append((now, _seconds(walltime)))
+        if walltime is not None and (not seen or parse_duration(walltime) != seen[-1][1]):
+            seen.append((now, parse_duration(walltime)))
         time.sleep(POLL_S)
     return stime, seen
 
@@ -78,27 +70,27 @@ def main(argv=None):
     parser.add_argument("--seconds", type=int, default=25, help="how long the watched job runs (default 25)")
     parser.add_argument("--busy", action="store_true", help="start a one-second job every 1.7 s beside it")
     args = parser.parse_args(argv)
-    prefix = shlex.split(args.pbs_run)
+    server = Server(shlex.split(args.pbs_run), None, None)
     try:
-        job_id = submit(prefix, args.user, args.seconds)
+        job_id = submit(server, args.user, args.seconds)
         stop = threading.Event()
         if args.busy:
             def feed():
                 while not stop.wait(1.7):
                     try:
-                        submit(prefix, args.user, 1)
+                        submit(server, args.user, 1)
                     except (RuntimeError, OSError, subprocess.SubprocessError) as error:
                         print("mom_report_delay: --busy: {}".format(error), file=sys.stderr)
                         return
             threading.Thread(target=feed, daemon=True).start()
-        stime, seen = watch(prefix, job_id, time.time() + args.seconds + 30)
+        stime, seen = watch(server, job_id, time.time() + args.seconds + 30)
         stop.set()
     except (RuntimeError, OSError, subprocess.SubprocessError) as error:
         print("mom_report_delay: {}".format(error), file=sys.stderr)
         return 2
     if stime is None:
         try:
-            pbs(prefix, None, "qdel", job_id)  # left as it was
+            server.run("qdel", job_id, timeout=30)  # left as it was
         except (RuntimeError, OSError, subprocess.SubprocessError):
             pass
         print("mom_report_delay: {} did not run within {} s".format(job_id, args.seconds + 30), file=sys.stderr)

@@ -891,8 +891,13 @@ class Measurements:
                 continue
             seconds = parse_duration(walltime)
             if seconds and self._seen.get(job_id) != seconds:
-                self.instants.add(int(time.mktime(time.strptime(stime, "%a %b %d %H:%M:%S %Y"))) + seconds)
+                self.instants.add(stime_epoch(stime) + seconds)
             self._seen[job_id] = seconds
+
+
+def stime_epoch(stime):
+    """Epoch seconds of a job's ``stime`` as ``qstat -f`` writes it, read in this machine's time zone."""
+    return int(time.mktime(time.strptime(stime, "%a %b %d %H:%M:%S %Y")))
 
 
 class MeasurementWatch(threading.Thread):

@@ -10,9 +10,11 @@ ships it (``$max_check_poll`` left at 120 s in its ``mom_config``); then the sta
 the recordings whose mean wait, and whose mean and median waits, are within 5 % of the real ones
 (equal medians count as within, as when both are 0 s), and the lightly loaded recordings (``-light``
 in their name) with fewer than 95 % of their starts within 2 s; then the same figures with the server's own log
-(``--server-log``) on the recordings that kept it (``server.log``). Last, on the recordings whose
-``recording.json`` kept the server's fairshare usage file with some usage in it: how far the usage
-replayed through the whole log ends from the file's (the differences summed over the entities, over the
+(``--server-log``) on the recordings that kept it (``server.log``), and the fairshare decisions given the MoMs'
+updates that log records (kept at ``log_events`` 2047) against those from the accounting log alone, and their
+replayed usage against the server's usage file. Last, on the recordings whose ``recording.json`` kept the
+server's fairshare usage file with some usage in it: how far the usage replayed through the whole log ends from
+the file's (the differences summed over the entities, over the
 file's total), and, per entity, the replayed usage against the file's, signed, on average and how often
 above and below it by more than 0.5 %. And of the disagreeing fairshare decisions where PBS's job and the
 model's count under two entities, how near the two sides' usage per tree share were where the entities
@@ -29,13 +31,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from predictor.cmdline.rejects import RejectPrinter  # noqa: E402
-from replay.fidelity.decisions import new_fairshare, usage_at_end  # noqa: E402
+from replay.fidelity.decisions import check_decisions, new_fairshare, summarise, usage_at_end  # noqa: E402
 from replay.fidelity.machine import site_model  # noqa: E402
 from replay.fidelity.measure import measure, replay_outcomes  # noqa: E402
 from replay.fidelity.outcomes import relative_difference  # noqa: E402
 from replay.fidelity.records import read_records  # noqa: E402
 from replay.fidelity.report import fairshare_parting  # noqa: E402
 from replay.fidelity.server_log import read_server_log  # noqa: E402
+from replay.fidelity.server_usage import has_updates  # noqa: E402
 from replay.site.mom_config import MomConfig  # noqa: E402
 
 WAIT_BOUND = 0.05
@@ -61,9 +64,10 @@ def within(sim, real):
     return sim == real if difference is None else abs(difference) <= WAIT_BOUND
 
 
-def usage_errors(folder, accounting, site):
-    """``{entity: (replayed, the server's)}`` of the fairshare usage at the end of the recording in ``folder``;
-    None when its ``recording.json`` kept no usage file with usage in it."""
+def usage_errors(folder, accounting, site, server_log=None):
+    """``{entity: (replayed, the server's)}`` of the fairshare usage at the end of the recording in ``folder``
+    (charged at the cycles of ``server_log`` if it records the MoMs' updates); None when its ``recording.json``
+    kept no usage file with usage in it."""
     try:
         with open(os.path.join(folder, "recording.json")) as handle:
             real = (json.load(handle).get("fairshare_usage_file") or {}).get("usage")
@@ -71,7 +75,7 @@ def usage_errors(folder, accounting, site):
         return None
     if not real or site.policy.fairshare is None:
         return None
-    replayed = usage_at_end(accounting, new_fairshare(site.policy, site.vnodes))
+    replayed = usage_at_end(accounting, new_fairshare(site.policy, site.vnodes), server_log)
     return {entity: (replayed.usage(entity), amount) for entity, amount in real.items()}
 
 
@@ -93,15 +97,21 @@ def check(folder):
 
 
 def with_server_log(folder, accounting, site):
-    """``(jobs, starts within 2 s, mean within, both within)`` of the whole run replayed with the recording's
-    ``server.log`` (``--server-log``); None when it kept none."""
+    """``(jobs, starts within 2 s, mean within, both within, decisions)`` of the whole run replayed with the
+    recording's ``server.log`` (``--server-log``), ``decisions`` being ``(decisions, agreeing)`` given the MoMs'
+    updates that log records, None when it records none (and with fairshare off); None when it kept no log."""
     path = os.path.join(folder, SERVER_LOG)
     if not os.path.exists(path):
         return None
-    outcomes, _, _ = replay_outcomes(accounting, site, server_log=read_server_log([path], RejectPrinter(0)))
+    server_log = read_server_log([path], RejectPrinter(0))
+    outcomes, _, _ = replay_outcomes(accounting, site, server_log=server_log)
     mean = within(outcomes.wait_mean_sim_s, outcomes.wait_mean_real_s)
+    decisions = None
+    if has_updates(server_log) and site.policy.fairshare is not None:
+        summary = summarise(check_decisions(accounting, site, server_log=server_log))
+        decisions = (summary.decisions, summary.agreeing, usage_errors(folder, accounting, site, server_log))
     return (outcomes.jobs, outcomes.starts_within_2s, mean,
-            mean and within(outcomes.wait_median_sim_s, outcomes.wait_median_real_s))
+            mean and within(outcomes.wait_median_sim_s, outcomes.wait_median_real_s), decisions)
 
 
 def recordings(folder):
@@ -146,13 +156,25 @@ def main(argv=None):
         len(short), len(light), " ({})".format(", ".join(short)) if short else ""))
     logged = [(row[0], row[10]) for row in rows if row[10] is not None]
     if logged:
-        short = [name for name, (jobs, within_2s, _, _) in logged
+        short = [name for name, (jobs, within_2s, _, _, _) in logged
                  if "-light" in name and within_2s < LIGHT_WITHIN_2S * jobs]
         print("with the server's log ({} recordings that kept it): starts within 2 s: {} of {}; mean wait within 5 %: "
               "{}; mean and median: {}; lightly loaded under 95 %: {} of {}".format(
                   len(logged), sum(item[1] for _, item in logged), sum(item[0] for _, item in logged),
                   sum(item[2] for _, item in logged), sum(item[3] for _, item in logged), len(short),
                   sum(1 for name, _ in logged if "-light" in name)))
+        updated = [(name, item[4]) for name, item in logged if item[4] is not None]
+        if updated:
+            decisions = sum(item[0] for _, item in updated)
+            agreeing = sum(item[1] for _, item in updated)
+            print("fairshare decisions agreeing given the MoMs' updates in the server's log ({} recordings whose "
+                  "server logged them): {} of {} ({:.1f} %); from the accounting log alone: {} of {}".format(
+                      len(updated), agreeing, decisions, 100.0 * agreeing / max(1, decisions),
+                      sum(row[3] for row in rows if row[0] in dict(updated)),
+                      sum(row[2] for row in rows if row[0] in dict(updated))))
+            for name, item in updated:
+                print("  {:<40} {}/{}".format(name, item[1], item[0]))
+            print_usage([(name, item[2]) for name, item in updated if item[2]], "given the MoMs' updates")
     print_usage([(row[0], row[8]) for row in rows if row[8]])
     print_partings([apart for row in rows for apart in row[9]],
                    sum(row[2] - row[3] for row in rows if row[1] != KINDS[0]))
@@ -170,16 +192,19 @@ def print_partings(aparts, disagreeing):
               "{:.0f} %: {}".format(100 * bound, sum(1 for apart in known if apart <= bound)) for bound in NEAR)))
 
 
-def print_usage(usages):
+def print_usage(usages, given=None):
     """The replayed fairshare usage against the servers' files: over ``usages`` (``(name, usage_errors)``),
-    and per entity."""
+    and per entity (unless ``given`` names what the usage was replayed from)."""
     if not usages:
         return
     off = sorted((sum(abs(replayed - real) for replayed, real in usage.values()) /
                   sum(real for _, real in usage.values()), name) for name, usage in usages)
-    print("replayed fairshare usage against the server's usage file ({} recordings): {:.1f} % off on average, "
-          "{:.1f} % at most ({})".format(len(off), 100 * sum(error for error, _ in off) / len(off),
-                                         100 * off[-1][0], off[-1][1]))
+    print("replayed fairshare usage{} against the server's usage file ({} recordings): {:.1f} % off on average, "
+          "{:.1f} % at most ({})".format("" if given is None else " " + given, len(off),
+                                         100 * sum(error for error, _ in off) / len(off), 100 * off[-1][0],
+                                         off[-1][1]))
+    if given is not None:
+        return
     sides = {}
     for _, usage in usages:
         for entity, (replayed, real) in usage.items():

@@ -797,9 +797,12 @@ SERVER_LOG_FILE = "server.log"
 """The server's log lines of the recording's jobs that show, in the server's own order, when it took each job's end
 from its execution host ("Obit received"), finished the job ("Exit_status", as the E record), released it from hold
 and ran it at the scheduler's request, with the requests for a scheduler cycle in between ("Scheduler sent
-command"): the order within a second that the accounting log does not keep."""
+command"): the order within a second that the accounting log does not keep. When the server's ``log_events``
+includes 1024 (as 2047 does), also each update of a running job's ``resources_used`` received from its MoM
+("Received session ID for job", "Received the same SID as before"): when each measurement reached the server."""
 
-SERVER_EVENTS = ("Obit received", "Exit_status=", "released at request", "Job Run at request")
+SERVER_EVENTS = ("Obit received", "Exit_status=", "released at request", "Job Run at request",
+                 "Received session ID for job", "Received the same SID as before")
 
 SCHED_LOG_FILE = "sched.log"
 """The scheduler's log while the recording ran: each cycle, the jobs it considered, the top jobs with their

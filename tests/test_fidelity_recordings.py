@@ -288,6 +288,17 @@ REACHED = {
     "fairshare-seed8-again": (53, 21, 0.06, 1.19),  # median waits of 8 s and 17.5 s
     "fairshare-2-again": (57, 48, 0.08, 0.15),
     "fairshare-seed5-again": (46, 39, GOAL_WAIT, 0.16),
+    # fairshare workloads recorded again with log_events 2047, their server's log recording each MoM update: from
+    # the accounting log alone, as the others (given that log, test_given_the_moms_updates_fairshare_decisions_agree)
+    "fairshare-seed5-mom-updates": (44, 20, 0.18, 0.56),
+    "fairshare-seed8-mom-updates": (42, 30, GOAL_WAIT, 0.12),
+    "fairshare-2-mom-updates": (55, 35, GOAL_WAIT, GOAL_WAIT),
+    "fairshare-seed6-mom-updates": (50, 15, GOAL_WAIT, 0.42),
+    "fairshare-egroup-mom-updates": (39, 16, GOAL_WAIT, 0.25),
+    "formula-fairshare-seed2-mom-updates": (50, 26, 0.07, 0.17),
+    "fairshare-vnodes-seed2-mom-updates": (52, 24, 0.11, 0.40),
+    "fairshare-light-seed6-mom-updates": (46, 49, 0.09, 0.50),  # median waits of 1 s and 1.5 s
+    "fairshare-long-default-poll-mom-updates": (40, 18, GOAL_WAIT, 0.15),
 }
 """What the model reaches per recording (None: the figure means nothing there)."""
 
@@ -360,6 +371,7 @@ LIGHT_REACHED = {
     "vnodes-light-seed6-again": 50,
     "fairshare-light-seed3-again": 44,
     "fairshare-light-seed6-again": 45,
+    "fairshare-light-seed6-mom-updates": 49,  # as fairshare-light-seed6; with its server's log, 58 of 60
 }
 """Starts within 2 s reached on the lightly loaded recordings that fall short of the goal."""
 
@@ -394,6 +406,14 @@ WITH_SERVER_LOG_REACHED = {
     "fairshare-seed8-again": (27, 0.12, 2.88),  # median waits of 8 s and 31 s
     "fairshare-2-again": (43, GOAL_WAIT, 0.31),
     "fairshare-seed5-again": (41, GOAL_WAIT, 0.11),
+    # with the MoMs' updates of their server's log: a job at its real start is charged what they carried
+    "fairshare-seed5-mom-updates": (44, 0.12, 0.33),
+    "fairshare-seed8-mom-updates": (30, GOAL_WAIT, 0.12),
+    "fairshare-2-mom-updates": (40, GOAL_WAIT, 0.10),
+    "fairshare-seed6-mom-updates": (28, GOAL_WAIT, 0.21),
+    "fairshare-vnodes-seed2-mom-updates": (41, GOAL_WAIT, GOAL_WAIT),
+    "fairshare-light-seed6-mom-updates": (58, GOAL_WAIT, GOAL_WAIT),
+    "fairshare-long-default-poll-mom-updates": (18, GOAL_WAIT, 0.15),  # jobs of 10 to 50 s, busy
 }
 """Figures reached, given the server's log, where not every start is the server's."""
 
@@ -411,6 +431,38 @@ def test_with_the_servers_log_every_start_is_the_servers(config, tmp_path, capsy
     for kind, bound in (("mean", mean_bound), ("median", median_bound)):
         real, sim = figures["wait_{}_real_s".format(kind)], figures["wait_{}_sim_s".format(kind)]
         assert sim == real or abs(figures["wait_{}_difference".format(kind)]) <= bound
+
+
+def _records_mom_updates(config):
+    with open(os.path.join(DATA, config, "server.log"), encoding="utf-8") as log:
+        return any("Received the same SID as before" in line for line in log)
+
+
+WITH_MOM_UPDATES = [name for name in WITH_SERVER_LOG if _records_mom_updates(name)]
+"""Recordings whose server's log records each update of a job's resources_used from its MoM (``log_events``
+2047)."""
+
+
+WITH_MOM_UPDATES_REACHED = {
+    # at 22:20:10 and 22:20:14 PBS put fid_blue first, the replayed usage per tree share fid_red, 3 % lower: a few
+    # updates carried a measurement older than the second 2 s before they arrived (qstat, read every second while it
+    # ran, showed them; taking its instants instead, all 55 decisions agree)
+    "fairshare-seed6-mom-updates": 53,
+}
+"""Fairshare decisions agreeing, given the MoMs' updates, where that is under 98 %."""
+
+
+@pytest.mark.parametrize("config", WITH_MOM_UPDATES)
+def test_given_the_moms_updates_fairshare_decisions_agree(config, tmp_path, capsys):
+    """Given a server's log that records the MoMs' updates, fairshare usage is charged at the server's own cycles
+    with what each update carried (``replay.fidelity.server_usage``), and at least 98 % of the decisions agree,
+    on the busy fairshare runs too (or what ``WITH_MOM_UPDATES_REACHED`` holds); from the accounting log alone,
+    never more do."""
+    figures = fidelity(config, tmp_path, server_log=True)
+    assert "fairshare usage charged at the server's" in capsys.readouterr().out
+    assert figures["decisions_agreeing"] >= WITH_MOM_UPDATES_REACHED.get(config,
+                                                                        GOAL_DECISIONS * figures["decisions"])
+    assert fidelity(config, tmp_path)["decisions_agreeing"] <= figures["decisions_agreeing"]
 
 
 USAGE_RECORDINGS = [name for name in RECORDINGS

@@ -217,3 +217,31 @@ def test_starts_of_an_earlier_cycle_of_the_instant_are_seen_a_second_later():
             job(3, 2, 4, eligible=10, walltime=4)]
     runs = simulate_run(STRICT, machine(4), jobs, cycle_per_event=True)
     assert starts(runs)["1.svr"] == 10 and starts(runs)["3.svr"] == 10
+
+
+def test_a_job_at_its_real_start_is_charged_what_its_moms_updates_carried():
+    """With ``within_second`` holding the MoMs' updates from the server's log, a job that started at its real start
+    is charged what its last update before the cycle carried, not what the MoM model gives. ana's job 0 runs from
+    0 beside carl's; ana's 1 and bob's 2 wait for carl's end at 20. The model has the MoM measure at 10 (PBS's
+    default polls), seen at 12: ana is charged 20 and bob goes first. Updates that reached the server only at 25
+    charge ana nothing yet, and her job, submitted first, goes first; an update received at 12 (measured at 10)
+    charges her as the model does."""
+    from replay.pbs.fairshare import Fairshare
+    from replay.pbs.policy import FairsharePolicy
+
+    def user_job(index, user, runtime, eligible):
+        return job(index, 2, runtime, eligible)._replace(user=user)
+
+    policy = SchedulingPolicy(fairshare=FairsharePolicy(usage_resource="ncpus*walltime", unknown_shares=10))
+    jobs = [user_job(0, "ana", 100, 0), user_job(3, "carl", 20, 0), user_job(1, "ana", 5, 5),
+            user_job(2, "bob", 5, 6)]
+
+    def run(updates):
+        order = WithinSecond(released={}, obit={}, finished={}, start={"0.svr": 0, "3.svr": 0}, end={},
+                             updates=updates)
+        return starts(simulate_run(policy, machine(4), jobs, fairshare=Fairshare(policy.fairshare),
+                                   cycle_per_event=True, within_second=order))
+
+    assert run({})["2.svr"] == 20 and run({})["1.svr"] == 25
+    assert run({"0.svr": [(50, 25)]})["1.svr"] == 20
+    assert run({"0.svr": [(40, 12), (50, 25)]})["2.svr"] == 20

@@ -34,7 +34,8 @@ def add_arguments(parser):
                         help="disagreeing decisions shown with their state (default 5)")
     parser.add_argument("--server-log", dest="server_logs", action="append", metavar="PATH",
                         help="the server's own log of the same days (server_logs/YYYYMMDD files or that directory; "
-                             "repeatable): the whole-run replay takes each second's releases and ends in its order")
+                             "repeatable): the whole-run replay takes each second's releases and ends in its order; "
+                             "kept with log_events 2047, the decisions take fairshare usage from its MoM updates")
     parser.add_argument("--latency", dest="latency_s", type=whole_number(0, 3600), default=0, metavar="SECONDS",
                         help="whole-run replay: seconds between a job's end and the reuse of its resources "
                              "(default 0; the report gives the logs' median)")
@@ -76,6 +77,10 @@ def run(args):
     if server_log is not None:
         notes += ("order within a second from the server's log ({} file(s): {} releases, {} ends)".format(
             server_log.files, len(server_log.released), len(server_log.finished)),)
+        if site.policy.fairshare is not None and server_log.updates:
+            notes += ("decisions: fairshare usage charged at the server's {} cycles, with the {} updates of "
+                      "resources_used its log records".format(
+                          len(server_log.cycles), sum(len(lines) for lines in server_log.updates.values())),)
     publish(outputs, fidelity_report(title, notes, fidelity, site, args.show), job_table(fidelity),
             wide=bool(args.wide))
     return 1 if rejects.count else 0

@@ -304,11 +304,19 @@ class _AccrualReplay:
         return self.accrual.copy()
 
 
-def usage_at_end(accounting, fairshare):
+def usage_at_end(accounting, fairshare, server_log=None):
     """``fairshare`` (a ``Fairshare``) charged and decayed as the scheduler did through the whole logs, up to
-    the cycle of their last record (``check_decisions`` goes no further than the last start)."""
-    _FairshareReplay(accounting, fairshare).at(math.inf)
+    the cycle of their last record (``check_decisions`` goes no further than the last start); at the server's
+    cycles when ``server_log`` records the MoMs' updates (``server_usage``)."""
+    _usage_replay(accounting, fairshare, server_log).at(math.inf)
     return fairshare
+
+
+def _usage_replay(accounting, fairshare, server_log):
+    from .server_usage import ServerCycleUsage, has_updates
+    if has_updates(server_log):
+        return ServerCycleUsage(accounting, fairshare, server_log)
+    return _FairshareReplay(accounting, fairshare)
 
 
 def new_fairshare(policy, vnodes=()):
@@ -326,14 +334,16 @@ def machine_of(site):
     return Machine(site.vnodes, site.policy.resources_checked, node_sort_key=site.policy.node_sort_key)
 
 
-def check_decisions(accounting, site, decide=None, machine=None, fairshare=None):
+def check_decisions(accounting, site, decide=None, machine=None, fairshare=None, server_log=None):
     """A ``DecisionCheck`` per decision of the logs, the model being ``decide`` (default: the PBS model's
-    ``replay.pbs.cycle.decide``) with ``site`` (a ``SiteModel``) on ``machine`` (default: its vnodes)."""
+    ``replay.pbs.cycle.decide``) with ``site`` (a ``SiteModel``) on ``machine`` (default: its vnodes); fairshare
+    usage charged at the server's own cycles when ``server_log`` (a ``server_log.ServerLog``) records the MoMs'
+    updates (``server_usage``)."""
     from ..pbs import cycle
     model = _Model(site.policy, machine_of(site) if machine is None else machine,
                    cycle.decide if decide is None else decide, cycle.State, cycle.Running)
     fairshare = new_fairshare(site.policy, site.vnodes) if fairshare is None else fairshare
-    replay = None if fairshare is None else _FairshareReplay(accounting, fairshare)
+    replay = None if fairshare is None else _usage_replay(accounting, fairshare, server_log)
     sweep, checks, ends = _Sweep(accounting), [], _ends_by_time(accounting)
     groups = decision_groups(accounting, site.vnodes)
     accrual = None

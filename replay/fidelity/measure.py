@@ -56,8 +56,9 @@ def _left_out(record):
 def measure(accounting, site, latency_s=0, decide=None, server_log=None):
     """The ``Fidelity`` of the model (``decide``, default the PBS model's cycle) with ``site`` on
     ``accounting``; the whole run replayed with ``latency_s`` between an end and the reuse, and with the order
-    within a second of ``server_log`` (a ``server_log.ServerLog``) if given."""
-    checks = check_decisions(accounting, site, decide)
+    within a second of ``server_log`` (a ``server_log.ServerLog``) if given; the decisions with the fairshare
+    usage of the server's cycles if that log records the MoMs' updates."""
+    checks = check_decisions(accounting, site, decide, server_log=server_log)
     outcomes, notes, starts = replay_outcomes(accounting, site, latency_s, decide, server_log)
     return Fidelity(tuple(checks), summarise(checks), outcomes, reuse_latency_s(accounting), latency_s, notes,
                     starts)
@@ -85,10 +86,12 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
 
 def _within_second(accounting, server_log):
     from ..pbs.run import WithinSecond
+    from .server_usage import epoch_updates
     runs = [(record.job.name, record.runs[0]) for record in accounting.jobs if record.runs]
     return WithinSecond(server_log.released, server_log.obit, server_log.finished,
                         {name: run.start for name, run in runs if run.start is not None},
-                        {name: run.end for name, run in runs if run.end is not None}, server_log.cycles)
+                        {name: run.end for name, run in runs if run.end is not None}, server_log.cycles,
+                        epoch_updates(accounting, server_log))
 
 
 def repeat_outcomes(first, second):

@@ -7,12 +7,20 @@ E record is written), and between them its requests for a scheduler cycle ("Sche
 such line's position in the logs, read in date order, ranks those events within their second for the whole-run
 replay, and events with no request between them shared one cycle (``replay.pbs.run.WithinSecond``). Other lines
 are left alone; a line too short to be a job's line is skipped, as the server's log holds many kinds of lines.
+
+Two more kinds of line are kept with their second, for the fairshare usage the scheduler charged
+(``replay.fidelity.server_usage``): the server running a job at the scheduler's request ("Job Run at request of
+Scheduler"), and, when ``log_events`` includes 1024 (as 2047 does), each update of a running job's
+``resources_used`` received from its MoM ("Received session ID for job" with the first, "Received the same SID as
+before" with each later one). A line's second is its time read as UTC; the server writes local time, and
+``server_usage`` takes the offset from the accounting log.
 """
 
+import calendar
 import os
 import re
 import time
-from typing import Dict, List, NamedTuple
+from typing import Dict, List, NamedTuple, Tuple
 
 from ..traces.files import accounting_files, raw_lines
 from ..traces.trace import ReadStats
@@ -25,18 +33,26 @@ RELEASED = b"released at request of"
 OBIT = b"Obit received"
 FINISHED = b"Exit_status="
 CYCLE = b"Scheduler sent command"
+RUN = b"Job Run at request of Scheduler"
+UPDATES = (b"Received session ID for job", b"Received the same SID as before")
 
 
 class ServerLog(NamedTuple):
     """Job name -> position (the line's number over all the files read, in date order) of the first line saying
     the job was released, of its obit and of its finish; the positions of the server's requests for a scheduler
-    cycle ("Scheduler sent command"), in order; and how many files were read."""
+    cycle ("Scheduler sent command"), in order; how many files were read; the second of each of those requests;
+    job name -> ``(position, second)`` of its first "Job Run" line; job name -> ``(position, second)`` of each
+    update of its ``resources_used`` received from its MoM, in order (none below ``log_events`` 1024). Seconds
+    are the lines' times read as UTC."""
 
     released: Dict[str, int]
     obit: Dict[str, int]
     finished: Dict[str, int]
     cycles: List[int]
     files: int
+    cycle_seconds: List[int] = []
+    runs: Dict[str, Tuple[int, int]] = {}
+    updates: Dict[str, List[Tuple[int, int]]] = {}
 
 
 def log_days(first_time, last_time):
@@ -59,6 +75,7 @@ def read_server_log(paths, on_reject, days=None):
     for their day are read in date order, whatever order they were given in. With ``days`` (``log_days``), a file
     named for another day is not read: a server's log directory may hold years."""
     released, obit, finished, cycles, position, files = {}, {}, {}, [], 0, 0
+    cycle_seconds, runs, updates, seconds = [], {}, {}, _Seconds()
     found = [(path, _day(path)) for path in accounting_files(paths, ReadStats())]
     if all(day for _, day in found):
         found.sort(key=lambda item: item[1])  # the days in date order, however they were given
@@ -73,11 +90,40 @@ def read_server_log(paths, on_reject, days=None):
                 continue
             if fields[3] != b"Job":
                 if fields[5].startswith(CYCLE):
-                    cycles.append(position)
+                    second = seconds(fields[0])
+                    if second is not None:
+                        cycles.append(position)
+                        cycle_seconds.append(second)
                 continue
             message = fields[5]
             kind = (released if RELEASED in message else obit if message.startswith(OBIT)
                     else finished if message.startswith(FINISHED) else None)
             if kind is not None:
                 kind.setdefault(fields[4].decode("utf-8", "replace"), position)
-    return ServerLog(released, obit, finished, cycles, files)
+            elif message.startswith(RUN) or message.startswith(UPDATES):
+                second = seconds(fields[0])
+                if second is None:
+                    continue
+                name = fields[4].decode("utf-8", "replace")
+                if message.startswith(RUN):
+                    runs.setdefault(name, (position, second))
+                else:
+                    updates.setdefault(name, []).append((position, second))
+    return ServerLog(released, obit, finished, cycles, files, cycle_seconds, runs, updates)
+
+
+class _Seconds:
+    """A log line's ``MM/DD/YYYY HH:MM:SS`` time as seconds since the epoch read as UTC (None if it is not a
+    time), remembering the last one: a server writes many lines in one second."""
+
+    def __init__(self):
+        self.text, self.second = None, None
+
+    def __call__(self, text):
+        if text != self.text:
+            self.text = text
+            try:
+                self.second = calendar.timegm(time.strptime(text.decode("ascii")[:19], "%m/%d/%Y %H:%M:%S"))
+            except (UnicodeDecodeError, ValueError):
+                self.second = None
+        return self.second

@@ -62,8 +62,9 @@ Formula values
 
 Not modelled: the usage file a scheduler starts from (``pbsfs``); that PBS, when it restarts or is
 sent a HUP, rebuilds each group's usage from its entities' (each counted with its starting 1), so group
-usage jumps; when, to the second, a MoM's measurement reaches the scheduler (the model takes 2 s); sites'
-local modifications.
+usage jumps; when, to the second, a MoM's measurement reaches the scheduler (the model takes 2 s; the fidelity
+check reads it from a server's log kept at ``log_events`` 2047, ``replay.fidelity.server_usage``); sites' local
+modifications.
 """
 
 from .formula import compile_formula, resource_values, stored

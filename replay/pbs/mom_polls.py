@@ -16,7 +16,9 @@ after its start. Each measurement goes to the server, and the scheduler sees it 
 and they showed in ``qstat`` 2 to 3 s after them; replaying fairshare with a delay of 2 s agreed with
 more of the server's decisions than with 0, 1 or 3 s. With polls 1 to 2 s apart, 102 of 107 measurements
 fell in the very second the rule gives, and ``benchmarks/mom_report_delay.py`` showed each 2.1 to 3.1 s
-after the second it was made in.)
+after the second it was made in. A server's log kept at ``log_events`` 2047 says when each update reached the
+server: of the 387 updates of two such recordings, 375 received in second ``a`` carried the measurement ``qstat``
+showed for second ``a - 2``, and ``replay.fidelity.server_usage`` charges fairshare from those lines.)
 
 A job counts under the MoM of the first vnode it runs on (its mother superior); on a vnode that stands for
 a whole machine known only by its size (``MANY_HOSTS``), each job under a MoM of its own. A job's measured

@@ -19,7 +19,7 @@ import enum
 import heapq
 import itertools
 import math
-from typing import Mapping, NamedTuple, Sequence
+from typing import Mapping, NamedTuple, Sequence, Tuple
 
 from .accrual import Accrual, tracks_accrual
 from .cycle import Running, State
@@ -52,6 +52,9 @@ class WithinSecond(NamedTuple):
     cycles: Sequence[int] = ()
     """Positions of the server's requests for a scheduler cycle, sorted: events with none between them in the log
     share one cycle (none known: each event has its own)."""
+    updates: Mapping[str, Sequence[Tuple[int, int]]] = {}
+    """Job name -> ``(position, epoch second)`` of each update of its ``resources_used`` the server received from
+    its MoM, in order (a log kept at ``log_events`` 2047; ``replay.fidelity.server_usage``)."""
 
 
 class SimulatedRun(NamedTuple):
@@ -155,10 +158,12 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                 elif running or clock.waiting_events:
                     clock.push(now + scheduler_iteration_s, Event.ITERATION)
             if queued:
-                _mark_exiting(now, running, exiting_after_s or {}, within_second,
-                              _position(now, batch, within_second) if cycle_per_event else None)
+                position = _position(now, batch, within_second) if cycle_per_event else None
+                _mark_exiting(now, running, exiting_after_s or {}, within_second, position)
+                used = None if fairshare is None or not within_second or not within_second.updates else \
+                    _reported(fairshare, within_second, now, position)
                 for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed,
-                                  exiting_after_s or {}, accrual):
+                                  exiting_after_s or {}, accrual, used):
                     clock.push(now + job.runtime_s + latency_s, Event.END, job)
                     unconfirmed.add(job.name)
     return runs
@@ -227,8 +232,29 @@ def _mark_exiting(now, running, exiting_after_s, within_second=None, position=No
         running[name] = item._replace(exiting=True)
 
 
+def _reported(fairshare, within_second, now, position):
+    """``used(item, now)`` for ``Fairshare.sample``: a job that started at its real start is charged what its last
+    update received before this cycle carried (before ``position`` in the server's log when known, else in an
+    earlier second), measured ``REPORT_DELAY_S`` before it arrived; any other job what the MoM model gives."""
+    from .fairshare import simulated_resources_used
+    from .mom_polls import REPORT_DELAY_S
+
+    def used(item, _now):
+        name = item.job.name
+        if within_second.start.get(name) != item.start or name not in within_second.updates:
+            return simulated_resources_used(item.job, fairshare.polls.reported_walltime_s(item))
+        walltime = 0
+        for line, second in within_second.updates[name]:
+            if second > now or (second == now and (position is None or line > position)):
+                break
+            walltime = max(0, second - REPORT_DELAY_S - item.start)
+        process_s = getattr(item, "process_s", None)
+        return simulated_resources_used(item.job, walltime if process_s is None else min(walltime, process_s))
+    return used
+
+
 def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed=(), exiting_after_s=None,
-           accrual=None):
+           accrual=None, used=None):
     """One scheduler cycle at ``now``: the jobs ``decide`` starts move from ``queued`` to ``running``;
     returns them. The jobs named in ``unconfirmed`` are seen as starting one second from now; a job's
     process runs ``exiting_after_s`` (default: its whole ``runtime_s``); ``accrual``, if followed, is
@@ -236,7 +262,7 @@ def _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks
     current = tuple(sorted((item._replace(start=now + 1) if item.job.name in unconfirmed else item
                             for item in running.values()), key=lambda item: (item.start, item.job.index)))
     if fairshare is not None:
-        fairshare.sample(now, current)  # accrues the running jobs' usage since the last cycle, then decays
+        fairshare.sample(now, current, used)  # accrues the running jobs' usage since the last cycle, then decays
     waiting = tuple(sorted(queued.values(), key=lambda job: job.index))
     decision = decide(policy, machine, State(now, current, waiting, fairshare, accrual))
     for job, start, _ in decision.top_jobs:

@@ -49,3 +49,28 @@ def test_another_workload_is_refused(tmp_path):
              e("00:02", "2.s", 101, 101, 101, 111)]
     with pytest.raises(TraceError, match="job 2 in submission order is 2.s .ana. against 2.s .bob."):
         repeat_outcomes(first, read(other, lines)[0])
+
+
+def test_a_job_holds_its_vnodes_until_the_server_logged_its_finish(tmp_path):
+    """Job 1.s's E record ends it at 110, but the server's log finishes it ("Exit_status") at 111, and the cycle
+    that starts job 2.s on its cpus comes after that line: given the log, the whole-run replay starts 2.s at 111,
+    as the server did; from the accounting log alone, at 110."""
+    from test_fidelity_server_usage import server_line
+
+    from replay.fidelity.machine import site_model
+    from replay.fidelity.measure import replay_outcomes
+    from replay.fidelity.server_log import read_server_log
+    acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100), s("00:00", "1.s", 100, 100, 100),
+                             q("00:01", "2.s", 101, 101), e("00:10", "1.s", 100, 100, 100, 110),
+                             s("00:11", "2.s", 101, 101, 111), e("00:16", "2.s", 101, 101, 111, 116)])
+    run = "Job Run at request of Scheduler@pbshost on exec_vnode (n1:ncpus=2)"
+    lines = [(100, None, "Scheduler sent command 1"), (100, "1.s", run), (101, None, "Scheduler sent command 1"),
+             (111, "1.s", "Exit_status=0"), (111, None, "Scheduler sent command 2"), (111, "2.s", run),
+             (116, "2.s", "Exit_status=0")]
+    path = tmp_path / "server.log"
+    path.write_text("".join(server_line(second, job, message, 3600) + "\n" for second, job, message in lines))
+    log = read_server_log([str(path)], lambda *reject: None)
+    site = site_model(None, acc)
+    replayed = {job.name: start for job, _, start in replay_outcomes(acc, site)[2]}
+    given_log = {job.name: start for job, _, start in replay_outcomes(acc, site, server_log=log)[2]}
+    assert replayed["2.s"] == 110 and given_log["2.s"] == 111

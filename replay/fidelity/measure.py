@@ -68,30 +68,62 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
     """``(outcomes, notes, starts)``: the whole run replayed by the model, each job's start against the logs';
     notes on the jobs left out; ``(PbsJob, real start, replayed start or None)`` of each job replayed. Ends of
     one second go in the order of their E records; with ``server_log``, each second's releases and ends go in
-    the server's order, and a job is exiting from its obit (``replay.pbs.run.WithinSecond``)."""
+    the server's order, a job is exiting from its obit, holds its vnodes from its "Job Run" line to its
+    "Exit_status" line, and is charged fairshare usage from its MoM's updates when the log records them
+    (``replay.pbs.run.WithinSecond``)."""
     from ..pbs.run import simulate_run
     jobs, compared, notes = replayed_jobs(accounting)
     exiting = {record.job.name: record.runs[0].used_s for record in accounting.jobs
                if record.runs and record.runs[0].used_s is not None}
+    within_second = None
+    if server_log is not None:
+        real = {record.job.name: record.runs[0].start for record in accounting.jobs if record.runs}
+        jobs, starts = _as_logged(jobs, accounting, server_log)
+        exiting = {name: used_s + real[name] - starts[name] if name in starts else used_s
+                   for name, used_s in exiting.items()}  # the process still ends when it did
+        within_second = _within_second(accounting, server_log, jobs, starts)
     end_order = {record.job.name: record.runs[0].end_order for record in accounting.jobs
                  if record.runs and record.runs[0].end_order is not None}
     runs = simulate_run(site.policy, machine_of(site), jobs, site.scheduler_iteration_s, latency_s,
                         new_fairshare(site.policy, site.vnodes), decide, exiting_after_s=exiting,
                         cycle_per_event=True, end_order=end_order,
-                        within_second=None if server_log is None else _within_second(accounting, server_log))
+                        within_second=within_second)
     replayed = {name: run.start for name, run in runs.items()}
     starts = tuple((job, real_start, replayed.get(job.name)) for job, (_, _, real_start) in zip(jobs, compared))
     return compare_outcomes(compared, replayed), notes, starts
 
 
-def _within_second(accounting, server_log):
+def _as_logged(jobs, accounting, server_log):
+    """``(jobs, starts)``: ``jobs`` each holding its vnodes from the second the server ran it to the second it
+    finished it, as its log says, and each job's real start for the replay to match its own against. The server
+    runs a job at the scheduler's request ("Job Run"), and its S record's start is that second or, when the
+    execution host confirmed it later, the next; it frees the job's vnodes, and asks for the cycle that reuses
+    them, once it has finished the job ("Exit_status"), in the second of its E record's end or the next. A job
+    the log does not time keeps its records' times."""
+    from .server_usage import log_offset_s
+    records = {record.job.name: record.runs[0] for record in accounting.jobs if record.runs}
+    starts = {name: run.start for name, run in records.items() if run.start is not None}
+    if not server_log.runs:
+        return jobs, starts  # no "Job Run" line to read the log's clock against
+    offset = log_offset_s(accounting, server_log)
+    held = []
+    for job in jobs:
+        run = records[job.name]
+        ran = server_log.runs.get(job.name)
+        finished = server_log.finished_seconds.get(job.name)
+        start = run.start if ran is None else min(run.start, ran[1] + offset)
+        end = run.start + job.runtime_s if finished is None else max(run.start + job.runtime_s, finished + offset)
+        starts[job.name] = start
+        held.append(job._replace(runtime_s=end - start))
+    return held, starts
+
+
+def _within_second(accounting, server_log, jobs, starts):
     from ..pbs.run import WithinSecond
-    from .server_usage import epoch_updates
-    runs = [(record.job.name, record.runs[0]) for record in accounting.jobs if record.runs]
-    return WithinSecond(server_log.released, server_log.obit, server_log.finished,
-                        {name: run.start for name, run in runs if run.start is not None},
-                        {name: run.end for name, run in runs if run.end is not None}, server_log.cycles,
-                        epoch_updates(accounting, server_log))
+    from .server_usage import reported_walltimes
+    return WithinSecond(server_log.released, server_log.obit, server_log.finished, starts,
+                        {job.name: starts[job.name] + job.runtime_s for job in jobs}, server_log.cycles,
+                        reported_walltimes(accounting, server_log))
 
 
 def repeat_outcomes(first, second):

@@ -53,6 +53,7 @@ class ServerLog(NamedTuple):
     cycle_seconds: List[int] = []
     runs: Dict[str, Tuple[int, int]] = {}
     updates: Dict[str, List[Tuple[int, int]]] = {}
+    finished_seconds: Dict[str, int] = {}
 
 
 def log_days(first_time, last_time):
@@ -75,7 +76,7 @@ def read_server_log(paths, on_reject, days=None):
     for their day are read in date order, whatever order they were given in. With ``days`` (``log_days``), a file
     named for another day is not read: a server's log directory may hold years."""
     released, obit, finished, cycles, position, files = {}, {}, {}, [], 0, 0
-    cycle_seconds, runs, updates, seconds = [], {}, {}, _Seconds()
+    cycle_seconds, runs, updates, finished_seconds, seconds = [], {}, {}, {}, _Seconds()
     found = [(path, _day(path)) for path in accounting_files(paths, ReadStats())]
     if all(day for _, day in found):
         found.sort(key=lambda item: item[1])  # the days in date order, however they were given
@@ -99,7 +100,12 @@ def read_server_log(paths, on_reject, days=None):
             kind = (released if RELEASED in message else obit if message.startswith(OBIT)
                     else finished if message.startswith(FINISHED) else None)
             if kind is not None:
-                kind.setdefault(fields[4].decode("utf-8", "replace"), position)
+                name = fields[4].decode("utf-8", "replace")
+                kind.setdefault(name, position)
+                if kind is finished and name not in finished_seconds:
+                    second = seconds(fields[0])
+                    if second is not None:
+                        finished_seconds[name] = second
             elif message.startswith(RUN) or message.startswith(UPDATES):
                 second = seconds(fields[0])
                 if second is None:
@@ -109,7 +115,7 @@ def read_server_log(paths, on_reject, days=None):
                     runs.setdefault(name, (position, second))
                 else:
                     updates.setdefault(name, []).append((position, second))
-    return ServerLog(released, obit, finished, cycles, files, cycle_seconds, runs, updates)
+    return ServerLog(released, obit, finished, cycles, files, cycle_seconds, runs, updates, finished_seconds)
 
 
 class _Seconds:

@@ -29,7 +29,7 @@ from collections import Counter
 from ..pbs.fairshare import simulated_resources_used
 from ..pbs.mom_polls import REPORT_DELAY_S
 
-__all__ = ["epoch_updates", "has_updates", "ServerCycleUsage"]
+__all__ = ["has_updates", "log_offset_s", "reported_walltimes", "ServerCycleUsage"]
 
 
 def has_updates(server_log):
@@ -37,7 +37,7 @@ def has_updates(server_log):
     return server_log is not None and bool(server_log.updates)
 
 
-def _offset_s(accounting, server_log):
+def log_offset_s(accounting, server_log):
     """Seconds to add to a line's second (its local time read as UTC) to get epoch seconds."""
     differences = Counter()
     for record in accounting.jobs:
@@ -48,11 +48,26 @@ def _offset_s(accounting, server_log):
     return differences.most_common(1)[0][0] if differences else 0
 
 
-def epoch_updates(accounting, server_log):
-    """Job name -> ``(position, epoch second)`` of each update of its ``resources_used`` in ``server_log``."""
-    offset = _offset_s(accounting, server_log) if server_log.updates else 0
-    return {name: [(position, second + offset) for position, second in lines]
-            for name, lines in server_log.updates.items()}
+def reported_walltimes(accounting, server_log):
+    """Job name -> ``(position, epoch second, walltime)`` of each update of its ``resources_used`` in
+    ``server_log``: where the line is, when it arrived, and the walltime it carried (the MoM's measurement of
+    ``REPORT_DELAY_S`` before, counted from the job's S record, never past the end of its process)."""
+    if not server_log.updates:
+        return {}
+    offset = log_offset_s(accounting, server_log)
+    runs = {record.job.name: record.runs[0] for record in accounting.jobs if record.runs}
+    reported = {}
+    for name, lines in server_log.updates.items():
+        run = runs.get(name)
+        if run is None:
+            continue
+        carried = []
+        for position, second in lines:
+            walltime = max(0, second + offset - REPORT_DELAY_S - run.start)
+            carried.append((position, second + offset,
+                            walltime if run.used_s is None else min(walltime, run.used_s)))
+        reported[name] = carried
+    return reported
 
 
 class ServerCycleUsage:
@@ -61,9 +76,9 @@ class ServerCycleUsage:
 
     def __init__(self, accounting, fairshare, server_log):
         self.fairshare, self.log = fairshare, server_log
-        offset = _offset_s(accounting, server_log)
+        offset = log_offset_s(accounting, server_log)
         self.cycle_seconds = [second + offset for second in server_log.cycle_seconds]
-        self.offset = offset
+        self.reported = reported_walltimes(accounting, server_log)
         self.starter = {}   # accounting position of a job's first S record -> its "Job Run" line
         events = []         # (line position, +1 the job turns R / -1 it leaves R, job name)
         self.runs = {}      # job name -> (PbsJob, start, allocation, process length or None)
@@ -102,12 +117,7 @@ class ServerCycleUsage:
 
     def _used(self, position):
         def used(item, _now):
-            updates = self.log.updates.get(item.job.name, ())
+            updates = self.reported.get(item.job.name, ())
             last = bisect.bisect_left(updates, (position,)) - 1
-            walltime = 0
-            if last >= 0:
-                walltime = max(0, updates[last][1] + self.offset - REPORT_DELAY_S - item.start)
-                if item.process_s is not None:
-                    walltime = min(walltime, item.process_s)
-            return simulated_resources_used(item.job, walltime)
+            return simulated_resources_used(item.job, updates[last][2] if last >= 0 else 0)
         return used

@@ -52,9 +52,10 @@ class WithinSecond(NamedTuple):
     cycles: Sequence[int] = ()
     """Positions of the server's requests for a scheduler cycle, sorted: events with none between them in the log
     share one cycle (none known: each event has its own)."""
-    updates: Mapping[str, Sequence[Tuple[int, int]]] = {}
-    """Job name -> ``(position, epoch second)`` of each update of its ``resources_used`` the server received from
-    its MoM, in order (a log kept at ``log_events`` 2047; ``replay.fidelity.server_usage``)."""
+    updates: Mapping[str, Sequence[Tuple[int, int, int]]] = {}
+    """Job name -> ``(position, epoch second, walltime)`` of each update of its ``resources_used`` the server
+    received from its MoM, in order, with the walltime it carried (a log kept at ``log_events`` 2047;
+    ``replay.fidelity.server_usage``)."""
 
 
 class SimulatedRun(NamedTuple):
@@ -235,21 +236,19 @@ def _mark_exiting(now, running, exiting_after_s, within_second=None, position=No
 def _reported(fairshare, within_second, now, position):
     """``used(item, now)`` for ``Fairshare.sample``: a job that started at its real start is charged what its last
     update received before this cycle carried (before ``position`` in the server's log when known, else in an
-    earlier second), measured ``REPORT_DELAY_S`` before it arrived; any other job what the MoM model gives."""
+    earlier second); any other job what the MoM model gives."""
     from .fairshare import simulated_resources_used
-    from .mom_polls import REPORT_DELAY_S
 
     def used(item, _now):
         name = item.job.name
         if within_second.start.get(name) != item.start or name not in within_second.updates:
             return simulated_resources_used(item.job, fairshare.polls.reported_walltime_s(item))
         walltime = 0
-        for line, second in within_second.updates[name]:
+        for line, second, carried in within_second.updates[name]:
             if second > now or (second == now and (position is None or line > position)):
                 break
-            walltime = max(0, second - REPORT_DELAY_S - item.start)
-        process_s = getattr(item, "process_s", None)
-        return simulated_resources_used(item.job, walltime if process_s is None else min(walltime, process_s))
+            walltime = carried
+        return simulated_resources_used(item.job, walltime)
     return used
 
 

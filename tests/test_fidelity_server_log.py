@@ -89,3 +89,21 @@ def test_a_recordings_server_log_has_each_job_once():
     log = read_server_log([os.path.join(folder, "server.log")], on_reject)
     assert len(log.released) == len(log.obit) == len(log.finished) == 60
     assert all(log.released[job] < log.obit[job] < log.finished[job] for job in log.finished)
+
+
+def test_runs_finishes_cycles_and_updates_are_kept_with_their_second(tmp_path):
+    """A job's first "Job Run" line, its finish, each request for a cycle and each update of its resources_used from
+    its MoM (logged at log_events 2047) are kept with their position and their second, the time read as UTC."""
+    lines = FIRST_DAY[:4] + [
+        "11/28/2026 16:20:56;0400;Server@pbshost;Job;20.pbshost;Received session ID for job: 4242",
+        "11/28/2026 16:20:58;0400;Server@pbshost;Job;20.pbshost;Received the same SID as before: 4242",
+        "11/28/2026 16:20:59;0008;Server@pbshost;Job;20.pbshost;Job Run at request of Scheduler@pbshost on x",
+        "not a time;0040;Server@pbshost;Svr;pbshost;Scheduler sent command 1"] + FIRST_DAY[4:6]
+    _write(tmp_path / "20261128", lines)
+    seen, on_reject = _rejects()
+    log = read_server_log([str(tmp_path)], on_reject)
+    at = 1795882854  # 11/28/2026 16:20:54 UTC
+    assert log.updates == {"20.pbshost": [(5, at + 2), (6, at + 4)]}
+    assert log.runs == {"20.pbshost": (7, at + 5)}  # its first "Job Run" line
+    assert log.cycles == [9] and log.cycle_seconds == [at]  # a line whose time is not a time is no request
+    assert log.finished_seconds == {"12.pbshost": at} and not seen

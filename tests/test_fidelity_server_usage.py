@@ -3,6 +3,8 @@
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_fidelity_decisions import busy_log
 from test_fidelity_records import read
 
@@ -91,3 +93,25 @@ def test_the_usage_at_the_end_is_charged_at_every_cycle_of_the_log(tmp_path):
     usage, acc, site, log = usage_at_last_decision(tmp_path, busy_server_log(obit_before_cycle=False))
     assert usage_at_end(acc, Fairshare(site.policy.fairshare), log).usage("ana") == usage == 7
     assert usage_at_end(acc, Fairshare(site.policy.fairshare)).usage("ana") == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(101, 109), min_size=1, max_size=5, unique=True))
+def test_a_job_is_charged_its_last_update_before_its_obit(tmp_path_factory, seconds):
+    """Whatever seconds job 1.s's updates arrive in before the cycle of 109 (its obit after it), that cycle charges
+    it the walltime the last of them carried: 2 s before it arrived, from its start at 100, at most its process's
+    5 s; the first update is the one with the session ID."""
+    seconds = sorted(seconds)
+    events = [(100, None, "Scheduler sent command 1"),
+              (100, "1.s", "Job Run at request of Scheduler@pbshost on exec_vnode (n1:ncpus=2)")]
+    for number, second in enumerate(seconds):
+        events.append((second, "1.s", ("Received session ID for job: 7" if number == 0
+                                        else "Received the same SID as before: 7")))
+    events += [(109, None, "Scheduler sent command 1"),
+               (109, "1.s", "Obit received momhop:1 serverhop:1 state:R substate:42"),
+               (110, "1.s", "Exit_status=0"), (110, None, "Scheduler sent command 2"),
+               (110, "2.s", "Job Run at request of Scheduler@pbshost on exec_vnode (n1:ncpus=1)"),
+               (110, "3.s", "Job Run at request of Scheduler@pbshost on exec_vnode (n1:ncpus=1)")]
+    usage, *_ = usage_at_last_decision(tmp_path_factory.mktemp("log"),
+                                       [server_line(second, job, message) for second, job, message in events])
+    assert usage == 1 + 2 * min(5, max(0, seconds[-1] - 2 - 100))

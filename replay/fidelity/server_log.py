@@ -8,9 +8,10 @@ such line's position in the logs, read in date order, ranks those events within 
 replay, and events with no request between them shared one cycle (``replay.pbs.run.WithinSecond``). Other lines
 are left alone; a line too short to be a job's line is skipped, as the server's log holds many kinds of lines.
 
-Two more kinds of line are kept with their second, for the fairshare usage the scheduler charged
-(``replay.fidelity.server_usage``): the server running a job at the scheduler's request ("Job Run at request of
-Scheduler"), and, when ``log_events`` includes 1024 (as 2047 does), each update of a running job's
+Some lines are kept with their second too: the server finishing a job and running one at the scheduler's request
+("Job Run at request of Scheduler"), the seconds the whole-run replay holds a job's vnodes between
+(``replay.fidelity.measure``), and, for the fairshare usage the scheduler charged (``replay.fidelity.server_usage``),
+its requests for a cycle and, when ``log_events`` includes 1024 (as 2047 does), each update of a running job's
 ``resources_used`` received from its MoM ("Received session ID for job" with the first, "Received the same SID as
 before" with each later one). A line's second is its time read as UTC; the server writes local time, and
 ``server_usage`` takes the offset from the accounting log.
@@ -42,8 +43,8 @@ class ServerLog(NamedTuple):
     the job was released, of its obit and of its finish; the positions of the server's requests for a scheduler
     cycle ("Scheduler sent command"), in order; how many files were read; the second of each of those requests;
     job name -> ``(position, second)`` of its first "Job Run" line; job name -> ``(position, second)`` of each
-    update of its ``resources_used`` received from its MoM, in order (none below ``log_events`` 1024). Seconds
-    are the lines' times read as UTC."""
+    update of its ``resources_used`` received from its MoM, in order (none below ``log_events`` 1024); job name ->
+    the second of its finish. Seconds are the lines' times read as UTC."""
 
     released: Dict[str, int]
     obit: Dict[str, int]

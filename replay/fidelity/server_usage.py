@@ -14,8 +14,9 @@ job" with the first update, "Received the same SID as before" with each later on
   nothing once the server knows its process ended;
 - a running job's ``resources_used.walltime`` at a cycle is the MoM's measurement carried by its last update
   before the cycle's line: the update received in second ``a`` carries what the MoM measured in second
-  ``a - REPORT_DELAY_S`` (on a real 23.06.06 server, 195 of 196 updates, against the instants ``qstat``
-  showed), counted from the job's start in the accounting log, never past the end of its process;
+  ``a - REPORT_DELAY_S`` (on three recordings on a real 23.06.06 server, 536 of 555 updates, against the
+  instants ``qstat`` showed when read every second), counted from the job's start in the accounting log, never
+  past the end of its process;
 - a decision saw the usage charged up to the cycle that ran its first job: the last cycle line before that
   job's "Job Run" line.
 

@@ -41,8 +41,8 @@ class Event(enum.IntEnum):
 class WithinSecond(NamedTuple):
     """A real server's order of events within a second, from its log: job name -> position in that log of its
     release from hold, of the receipt of its end from its execution host (the obit) and of its finish (the E
-    record); with the second of each job's real start and end, since a position applies only where the replay's
-    own event falls in that same second."""
+    record); with the second each job really started and ended in (the server ran it, and finished it), since a
+    position applies only where the replay's own event falls in that same second."""
 
     released: Mapping[str, int]
     obit: Mapping[str, int]

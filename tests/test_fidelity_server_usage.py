@@ -115,3 +115,13 @@ def test_a_job_is_charged_its_last_update_before_its_obit(tmp_path_factory, seco
     usage, *_ = usage_at_last_decision(tmp_path_factory.mktemp("log"),
                                        [server_line(second, job, message) for second, job, message in events])
     assert usage == 1 + 2 * min(5, max(0, seconds[-1] - 2 - 100))
+
+
+def test_a_start_the_servers_log_does_not_have_sees_the_cycles_of_its_second(tmp_path):
+    """A job the server's log has no "Job Run" line for (a log of fewer days than the accounting log) is decided on
+    the usage of the cycles up to its start's second, not of the whole log: the later decisions still see theirs."""
+    later = [server_line(113, "3.s", "Received session ID for job: 43"),
+             server_line(113, None, "Scheduler sent command 1")]
+    lines = [line for line in busy_server_log(obit_before_cycle=False) if "2.s;Job Run" not in line] + later
+    usage, *_ = usage_at_last_decision(tmp_path, lines)
+    assert usage == 1 + 2 * 3  # the cycles up to 110 charged job 1.s; the one at 113 charges ana's 3.s later

@@ -80,13 +80,16 @@ class ServerCycleUsage:
         offset = log_offset_s(accounting, server_log)
         self.cycle_seconds = [second + offset for second in server_log.cycle_seconds]
         self.reported = reported_walltimes(accounting, server_log)
-        self.starter = {}   # accounting position of a job's first S record -> its "Job Run" line
+        self.starter = {}   # accounting position of a job's first S record -> its "Job Run" line, else its start
         events = []         # (line position, +1 the job turns R / -1 it leaves R, job name)
         self.runs = {}      # job name -> (PbsJob, start, allocation, process length or None)
         for record in accounting.jobs:
-            if not record.runs or record.job.name not in server_log.runs:
+            if not record.runs:
                 continue
             run = record.runs[0]
+            if record.job.name not in server_log.runs:
+                self.starter[run.start_order] = self._first_cycle_after(run.start)
+                continue
             line = server_log.runs[record.job.name][0]
             self.starter[run.start_order] = line
             self.runs[record.job.name] = (record.job_at(run.start_order), run.start, run.allocation, run.used_s)
@@ -97,9 +100,15 @@ class ServerCycleUsage:
         self.events = sorted(events)
         self.next_event, self.next_cycle, self.running = 0, 0, {}
 
+    def _first_cycle_after(self, second):
+        """The position of the first cycle line of a later second than ``second`` (past the last line if none)."""
+        later = bisect.bisect_right(self.cycle_seconds, second)
+        return self.log.cycles[later] if later < len(self.log.cycles) else float("inf")
+
     def at(self, order):
-        """The usage as the scheduler knew it at the cycle that ran the job whose S record is at ``order`` (the
-        usage at the end of the log if that job has no "Job Run" line)."""
+        """The usage as the scheduler knew it at the cycle that ran the job whose S record is at ``order``: the
+        last cycle line before its "Job Run" line, or, for a job the server's log does not have (a log of fewer
+        days), the last of its start's second; at the end of the log for any other ``order``."""
         from ..pbs.cycle import Running
         line = self.starter.get(order, float("inf"))
         cycles = self.log.cycles

@@ -243,5 +243,5 @@ def test_a_job_at_its_real_start_is_charged_what_its_moms_updates_carried():
                                    cycle_per_event=True, within_second=order))
 
     assert run({})["2.svr"] == 20 and run({})["1.svr"] == 25
-    assert run({"0.svr": [(50, 25, 23)]})["1.svr"] == 20
-    assert run({"0.svr": [(40, 12, 10), (50, 25, 23)]})["2.svr"] == 20
+    assert run({"0.svr": [(25, 50, 23)]})["1.svr"] == 20
+    assert run({"0.svr": [(12, 40, 10), (25, 50, 23)]})["2.svr"] == 20

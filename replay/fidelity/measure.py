@@ -77,11 +77,13 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
                if record.runs and record.runs[0].used_s is not None}
     within_second = None
     if server_log is not None:
+        from .server_usage import log_offset_s
+        offset = log_offset_s(accounting, server_log)
         real = {record.job.name: record.runs[0].start for record in accounting.jobs if record.runs}
-        jobs, starts = _as_logged(jobs, accounting, server_log)
+        jobs, starts = _as_logged(jobs, accounting, server_log, offset)
         exiting = {name: used_s + real[name] - starts[name] if name in starts else used_s
                    for name, used_s in exiting.items()}  # the process still ends when it did
-        within_second = _within_second(accounting, server_log, jobs, starts)
+        within_second = _within_second(accounting, server_log, jobs, starts, offset)
     end_order = {record.job.name: record.runs[0].end_order for record in accounting.jobs
                  if record.runs and record.runs[0].end_order is not None}
     runs = simulate_run(site.policy, machine_of(site), jobs, site.scheduler_iteration_s, latency_s,
@@ -93,37 +95,36 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
     return compare_outcomes(compared, replayed), notes, starts
 
 
-def _as_logged(jobs, accounting, server_log):
+def _as_logged(jobs, accounting, server_log, offset):
     """``(jobs, starts)``: ``jobs`` each holding its vnodes from the second the server ran it to the second it
-    finished it, as its log says, and each job's real start for the replay to match its own against. The server
+    finished it, as its log says (its seconds plus ``offset``), and each job's real start for the replay to match
+    its own against. The server
     runs a job at the scheduler's request ("Job Run"), and its S record's start is that second or, when the
     execution host confirmed it later, the next; it frees the job's vnodes, and asks for the cycle that reuses
     them, once it has finished the job ("Exit_status"), in the second of its E record's end or the next. A job
     the log does not time keeps its records' times."""
-    from .server_usage import log_offset_s
     records = {record.job.name: record.runs[0] for record in accounting.jobs if record.runs}
     starts = {name: run.start for name, run in records.items() if run.start is not None}
     if not server_log.runs:
         return jobs, starts  # no "Job Run" line to read the log's clock against
-    offset = log_offset_s(accounting, server_log)
     held = []
     for job in jobs:
         run = records[job.name]
         ran = server_log.runs.get(job.name)
         finished = server_log.finished_seconds.get(job.name)
         start = run.start if ran is None else min(run.start, ran[1] + offset)
-        end = run.start + job.runtime_s if finished is None else max(run.start + job.runtime_s, finished + offset)
+        end = run.end if finished is None else max(run.end, finished + offset)
         starts[job.name] = start
         held.append(job._replace(runtime_s=end - start))
     return held, starts
 
 
-def _within_second(accounting, server_log, jobs, starts):
+def _within_second(accounting, server_log, jobs, starts, offset):
     from ..pbs.run import WithinSecond
     from .server_usage import reported_walltimes
     return WithinSecond(server_log.released, server_log.obit, server_log.finished, starts,
                         {job.name: starts[job.name] + job.runtime_s for job in jobs}, server_log.cycles,
-                        reported_walltimes(accounting, server_log))
+                        reported_walltimes(accounting, server_log, offset))
 
 
 def repeat_outcomes(first, second):

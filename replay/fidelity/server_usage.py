@@ -49,13 +49,14 @@ def log_offset_s(accounting, server_log):
     return differences.most_common(1)[0][0] if differences else 0
 
 
-def reported_walltimes(accounting, server_log):
-    """Job name -> ``(position, epoch second, walltime)`` of each update of its ``resources_used`` in
-    ``server_log``: where the line is, when it arrived, and the walltime it carried (the MoM's measurement of
-    ``REPORT_DELAY_S`` before, counted from the job's S record, never past the end of its process)."""
+def reported_walltimes(accounting, server_log, offset):
+    """Job name -> ``(epoch second, position, walltime)`` of each update of its ``resources_used`` in
+    ``server_log`` (``offset``: ``log_offset_s``), in log order: when it arrived, where the line is, and the
+    walltime it carried (the MoM's measurement of ``REPORT_DELAY_S`` before, counted from the job's S record,
+    never past the end of its process). A log is written in time order, so a job's updates are in the order of
+    ``(second, position)`` too."""
     if not server_log.updates:
         return {}
-    offset = log_offset_s(accounting, server_log)
     runs = {record.job.name: record.runs[0] for record in accounting.jobs if record.runs}
     reported = {}
     for name, lines in server_log.updates.items():
@@ -65,7 +66,7 @@ def reported_walltimes(accounting, server_log):
         carried = []
         for position, second in lines:
             walltime = max(0, second + offset - REPORT_DELAY_S - run.start)
-            carried.append((position, second + offset,
+            carried.append((second + offset, position,
                             walltime if run.used_s is None else min(walltime, run.used_s)))
         reported[name] = carried
     return reported
@@ -79,7 +80,7 @@ class ServerCycleUsage:
         self.fairshare, self.log = fairshare, server_log
         offset = log_offset_s(accounting, server_log)
         self.cycle_seconds = [second + offset for second in server_log.cycle_seconds]
-        self.reported = reported_walltimes(accounting, server_log)
+        self.reported = reported_walltimes(accounting, server_log, offset)
         self.starter = {}   # accounting position of a job's first S record -> its "Job Run" line, else its start
         events = []         # (line position, +1 the job turns R / -1 it leaves R, job name)
         self.runs = {}      # job name -> (PbsJob, start, allocation, process length or None)
@@ -121,13 +122,13 @@ class ServerCycleUsage:
                 else:
                     self.running.pop(name, None)
                 self.next_event += 1
-            self.fairshare.sample(now, list(self.running.values()), self._used(position))
+            self.fairshare.sample(now, list(self.running.values()), self._used(now, position))
             self.next_cycle += 1
         return self.fairshare
 
-    def _used(self, position):
+    def _used(self, now, position):
         def used(item, _now):
             updates = self.reported.get(item.job.name, ())
-            last = bisect.bisect_left(updates, (position,)) - 1
+            last = bisect.bisect_left(updates, (now, position)) - 1  # its last update before the cycle's line
             return simulated_resources_used(item.job, updates[last][2] if last >= 0 else 0)
         return used

@@ -53,7 +53,7 @@ class WithinSecond(NamedTuple):
     """Positions of the server's requests for a scheduler cycle, sorted: events with none between them in the log
     share one cycle (none known: each event has its own)."""
     updates: Mapping[str, Sequence[Tuple[int, int, int]]] = {}
-    """Job name -> ``(position, epoch second, walltime)`` of each update of its ``resources_used`` the server
+    """Job name -> ``(epoch second, position, walltime)`` of each update of its ``resources_used`` the server
     received from its MoM, in order, with the walltime it carried (a log kept at ``log_events`` 2047;
     ``replay.fidelity.server_usage``)."""
 
@@ -243,12 +243,9 @@ def _reported(fairshare, within_second, now, position):
         name = item.job.name
         if within_second.start.get(name) != item.start or name not in within_second.updates:
             return simulated_resources_used(item.job, fairshare.polls.reported_walltime_s(item))
-        walltime = 0
-        for line, second, carried in within_second.updates[name]:
-            if second > now or (second == now and (position is None or line > position)):
-                break
-            walltime = carried
-        return simulated_resources_used(item.job, walltime)
+        updates = within_second.updates[name]
+        last = bisect.bisect_left(updates, (now,) if position is None else (now, position)) - 1
+        return simulated_resources_used(item.job, updates[last][2] if last >= 0 else 0)
     return used
 
 

@@ -10,7 +10,8 @@ ships it (``$max_check_poll`` left at 120 s in its ``mom_config``); then the sta
 the recordings whose mean wait, and whose mean and median waits, are within 5 % of the real ones
 (equal medians count as within, as when both are 0 s), and the lightly loaded recordings (``-light``
 in their name) with fewer than 95 % of their starts within 2 s; then the same figures with the server's own log
-(``--server-log``) on the recordings that kept it (``server.log``), and the fairshare decisions given the MoMs'
+(``--server-log``) on the recordings that kept it (``server.log``), the decisions given that log (its scheduler
+cycles), without fairshare and with it, and the fairshare decisions given the MoMs'
 updates that log records (kept at ``log_events`` 2047) against those from the accounting log alone, and their
 replayed usage against the server's usage file. Last, on the recordings whose ``recording.json`` kept the
 server's fairshare usage file with some usage in it: how far the usage replayed through the whole log ends from
@@ -97,21 +98,23 @@ def check(folder):
 
 
 def with_server_log(folder, accounting, site):
-    """``(jobs, starts within 2 s, mean within, both within, decisions)`` of the whole run replayed with the
-    recording's ``server.log`` (``--server-log``), ``decisions`` being ``(decisions, agreeing)`` given the MoMs'
-    updates that log records, None when it records none (and with fairshare off); None when it kept no log."""
+    """``(jobs, starts within 2 s, mean within, both within, updated, decisions)`` of the whole run replayed with
+    the recording's ``server.log`` (``--server-log``), ``updated`` being ``(decisions, agreeing, usage)`` given
+    the MoMs' updates that log records, None when it records none (and with fairshare off), and ``decisions``
+    ``(decisions, agreeing, kind)`` given the log, whatever it records; None when it kept no log."""
     path = os.path.join(folder, SERVER_LOG)
     if not os.path.exists(path):
         return None
     server_log = read_server_log([path], RejectPrinter(0))
     outcomes, _, _ = replay_outcomes(accounting, site, server_log=server_log)
     mean = within(outcomes.wait_mean_sim_s, outcomes.wait_mean_real_s)
-    decisions = None
+    summary = summarise(check_decisions(accounting, site, server_log=server_log))
+    updated = None
     if has_updates(server_log) and site.policy.fairshare is not None:
-        summary = summarise(check_decisions(accounting, site, server_log=server_log))
-        decisions = (summary.decisions, summary.agreeing, usage_errors(folder, accounting, site, server_log))
+        updated = (summary.decisions, summary.agreeing, usage_errors(folder, accounting, site, server_log))
     return (outcomes.jobs, outcomes.starts_within_2s, mean,
-            mean and within(outcomes.wait_median_sim_s, outcomes.wait_median_real_s), decisions)
+            mean and within(outcomes.wait_median_sim_s, outcomes.wait_median_real_s), updated,
+            (summary.decisions, summary.agreeing, kind_of(site)))
 
 
 def recordings(folder):
@@ -156,13 +159,19 @@ def main(argv=None):
         len(short), len(light), " ({})".format(", ".join(short)) if short else ""))
     logged = [(row[0], row[10]) for row in rows if row[10] is not None]
     if logged:
-        short = [name for name, (jobs, within_2s, _, _, _) in logged
+        short = [name for name, (jobs, within_2s, _, _, _, _) in logged
                  if "-light" in name and within_2s < LIGHT_WITHIN_2S * jobs]
         print("with the server's log ({} recordings that kept it): starts within 2 s: {} of {}; mean wait within 5 %: "
               "{}; mean and median: {}; lightly loaded under 95 %: {} of {}".format(
                   len(logged), sum(item[1] for _, item in logged), sum(item[0] for _, item in logged),
                   sum(item[2] for _, item in logged), sum(item[3] for _, item in logged), len(short),
                   sum(1 for name, _ in logged if "-light" in name)))
+        for kind in KINDS[:2]:
+            of_kind = [item[5] for _, item in logged if (item[5][2] == KINDS[0]) == (kind == KINDS[0])]
+            if of_kind:
+                decisions, agreeing = sum(item[0] for item in of_kind), sum(item[1] for item in of_kind)
+                print("  decisions agreeing given the log (its scheduler cycles), {} ({} recordings): {} of {} "
+                      "({:.1f} %)".format(kind, len(of_kind), agreeing, decisions, 100.0 * agreeing / decisions))
         updated = [(name, item[4]) for name, item in logged if item[4] is not None]
         if updated:
             decisions = sum(item[0] for _, item in updated)

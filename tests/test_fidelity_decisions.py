@@ -467,3 +467,70 @@ def test_a_start_on_a_vnode_held_exclusively_is_a_new_decision(tmp_path):
              cpus(s("00:10", "c.s", 101, 101, 110, "(n1:ncpus=1)"), 1)]
     acc, _ = read(tmp_path, lines)
     assert groups(acc)[-2:] == [(110, ("a.s",)), (110, ("b.s", "c.s"))]
+
+
+def with_server_log(tmp_path, events):
+    """A server's log of ``events`` (``(epoch second, job or None, message)``, in order), read."""
+    from test_fidelity_server_usage import server_line
+
+    from replay.fidelity.server_log import read_server_log
+    path = tmp_path / "server.log"
+    path.write_text("\n".join(server_line(*event) for event in events) + "\n")
+    return read_server_log([str(path)], lambda *rejected: None)
+
+
+def run_line(job):
+    return "Job Run at request of Scheduler@pbshost on exec_vnode (n1:ncpus=2)"
+
+
+TWO_CYCLES = [(100, None, "Scheduler sent command 1"), (100, "a.s", run_line("a.s")), (100, "b.s", run_line("b.s")),
+              (110, "a.s", "Exit_status=0"), (110, None, "Scheduler sent command 2"), (110, "c.s", run_line("c.s")),
+              (110, "b.s", "Exit_status=0"), (110, None, "Scheduler sent command 2"), (110, "d.s", run_line("d.s"))]
+"""The server's log of ``two_cycle_log``: a's end, a cycle that ran c; b's end, a cycle that ran d."""
+
+
+def two_cycle_log(tmp_path):
+    """a and b (2 cpus each) end at 110; c (soft walltime 3 s) and d (4 s) start then, x (4 cpus) waits."""
+    two = "(n1:ncpus=2)"
+    soft = "Resource_List.soft_walltime=00:00:0{}"
+    lines = [q("00:00", "a.s", 100, 100), q("00:00", "b.s", 100, 100), s("00:00", "a.s", 100, 100, 100, two),
+             s("00:00", "b.s", 100, 100, 100, two), q("00:01", "c.s", 101, 101, soft.format(3)),
+             q("00:02", "x.s", 102, 102).replace("ncpus=2", "ncpus=4"), q("00:03", "d.s", 103, 103, soft.format(4)),
+             e("00:10", "a.s", 100, 100, 100, 110, two), e("00:10", "b.s", 100, 100, 100, 110, two),
+             s("00:10", "c.s", 101, 101, 110, two), s("00:10", "d.s", 103, 103, 110, two)]
+    return read(tmp_path, lines)[0]
+
+
+def test_given_the_servers_log_its_cycles_are_the_decisions(tmp_path):
+    """The S records of c and d, in one second with no end between, would be one decision; the server's log shows
+    two cycles (each "Scheduler sent command" line starts one: the server sends a command only to an idle
+    scheduler), and the check follows it."""
+    acc = two_cycle_log(tmp_path)
+    assert groups(acc)[-1] == (110, ("c.s", "d.s"))
+    log = with_server_log(tmp_path, TWO_CYCLES)
+    assert [(group.time, group.started) for group in decision_groups(acc, site_model(None, acc).vnodes, log)] == \
+        [(100, ("a.s", "b.s")), (110, ("c.s",)), (110, ("d.s",))]
+
+
+def test_starts_the_servers_log_cannot_place_are_grouped_by_their_records(tmp_path):
+    """A log without the scheduler's events (no "Scheduler sent command" line), or one that begins after the
+    cycle that ran a job, leaves those starts to the S records' rule."""
+    acc = two_cycle_log(tmp_path)
+    by_records = groups(acc)
+    no_commands = with_server_log(tmp_path, [event for event in TWO_CYCLES if event[1] is not None])
+    assert [(group.time, group.started) for group in decision_groups(acc, site_model(None, acc).vnodes,
+                                                                     no_commands)] == by_records
+    begun_late = with_server_log(tmp_path, TWO_CYCLES[1:])
+    assert [(group.time, group.started) for group in decision_groups(acc, site_model(None, acc).vnodes,
+                                                                     begun_late)][0] == (100, ("a.s", "b.s"))
+
+
+def test_a_job_an_earlier_cycle_of_the_second_ran_is_read_as_unconfirmed_first(tmp_path):
+    """In the second cycle of 110, c (run by the first) has its S record already, but PBS's scheduler took its
+    start as one second from now: top job x waits for c's end at 114, not 113, and d (ending at 114) backfills.
+    Read from c's recorded start, d would not: the first reading agrees."""
+    acc = two_cycle_log(tmp_path)
+    site = site_model(None, acc)._replace(policy=STRICT)
+    check = check_decisions(acc, site, server_log=with_server_log(tmp_path, TWO_CYCLES))[-1]
+    assert check.group.started == ("d.s",) and check.agrees and check.left_out == 0
+    assert {item.job.name: item.start for item in check.state.running}["c.s"] == 111

@@ -46,6 +46,7 @@ def add_arguments(parser):
 
 def run(args):
     """Read the logs and the site, check, report; the exit status (1: some lines were malformed)."""
+    from .decisions import server_cycles
     from .machine import site_model
     from .measure import measure
     from .records import read_records
@@ -77,6 +78,12 @@ def run(args):
     if server_log is not None:
         notes += ("order within a second from the server's log ({} file(s): {} releases, {} ends)".format(
             server_log.files, len(server_log.released), len(server_log.finished)),)
+        cycle_of = server_cycles(server_log)
+        known = sum(1 for start in accounting.starts if cycle_of(start.name) is not None)
+        if known:
+            rest = "; the others by their S records" if known < len(accounting.starts) else ""
+            notes += ("decisions: {} of the {} starts grouped by the server's cycles (its \"Scheduler sent command\" "
+                      "lines){}".format(known, len(accounting.starts), rest),)
         if site.policy.fairshare is not None and server_log.updates:
             notes += ("decisions: fairshare usage charged at the server's {} cycles, with the {} updates of "
                       "resources_used its log records".format(

@@ -6,7 +6,11 @@ the first. A start belongs to the next cycle instead when the job became eligibl
 first start (its ``etime`` is later) or was queued after it (its Q record comes later), when an E record
 of a later second comes between (that end asked for a new cycle), or when it needs resources the jobs
 running before the group's first start still held (the scheduler cannot have given them away in that
-cycle; a vnode a job held exclusively, ``place=excl`` or the vnode's own sharing, was held whole).
+cycle; a vnode a job held exclusively, ``place=excl`` or the vnode's own sharing, was held whole). Given the
+server's own log, the groups are its cycles instead (``server_cycles``): the starts whose "Job Run" lines come
+between two of its "Scheduler sent command" lines; a job an earlier cycle of the same second ran is then read
+first as not yet confirmed by its execution host (PBS's scheduler plans it from one second from now), then as
+starting when its S record says.
 
 The state of a decision is rebuilt from the records before the group's first S: the jobs running with
 their recorded start, vnodes and soft walltime as known then (a job whose process had ended by then,
@@ -56,7 +60,7 @@ from ..pbs.accrual import tracks_accrual
 from ..pbs.room import is_excl
 
 __all__ = ["Group", "DecisionCheck", "check_decisions", "decision_groups", "DecisionSummary", "summarise",
-           "machine_of", "new_fairshare", "usage_at_end"]
+           "machine_of", "new_fairshare", "server_cycles", "usage_at_end"]
 
 GROUP_WINDOW_S = 1
 """S records at most this far after the first of a group may belong to the same cycle."""
@@ -173,33 +177,58 @@ def _take(free, allocation, exclusive=(), capacity=None):
     return fits
 
 
-def decision_groups(accounting, vnodes):
-    """The ``Group``s of the logs' S records (see the module's docstring for the rule)."""
+def decision_groups(accounting, vnodes, server_log=None):
+    """The ``Group``s of the logs' S records (see the module's docstring for the rule); with ``server_log`` (a
+    ``server_log.ServerLog``), two starts whose "Job Run" lines it has are in one group exactly when no
+    "Scheduler sent command" line comes between those lines (``server_cycles``)."""
     records, capacity, sweep = accounting.by_name(), _capacity(vnodes), _Sweep(accounting)
     sharing = {vnode.name: vnode.sharing for vnode in vnodes}
-    ends = _end_records(accounting)
-    groups, current, free = [], None, None
+    ends, cycle_of = _end_records(accounting), server_cycles(server_log)
+    groups, current, current_cycle, free = [], None, None, None
     for start in accounting.starts:
         record = records.get(start.name)
         if record is None:
             continue
         run = next(run for run in record.runs if run.start_order == start.order)
         exclusive = _exclusive(record.job_at(start.order), run.allocation, sharing)
-        joins = (current is not None and start.time - current.time <= GROUP_WINDOW_S
-                 and not _end_in_a_later_second(ends, current, start)
-                 and record.queued_at(current.order, current.time)
-                 and _take(free, run.allocation, exclusive, capacity))
+        cycle = cycle_of(start.name) if run is record.runs[0] else None  # the log's line is the first run's
+        if current is not None and None not in (cycle, current_cycle):
+            joins = cycle == current_cycle
+            if joins:
+                _take(free, run.allocation, exclusive, capacity)
+        else:
+            joins = (current is not None and start.time - current.time <= GROUP_WINDOW_S
+                     and not _end_in_a_later_second(ends, current, start)
+                     and record.queued_at(current.order, current.time)
+                     and _take(free, run.allocation, exclusive, capacity))
         if joins:
             current = current._replace(started=current.started + (start.name,))
             continue
         if current is not None:
             groups.append(current)
-        current = Group(start.time, start.order, (start.name,))
+        current, current_cycle = Group(start.time, start.order, (start.name,)), cycle
         free = _free(capacity, sweep.at(start.order), start.order, sharing)
         _take(free, run.allocation, exclusive, capacity)
     if current is not None:
         groups.append(current)
     return groups
+
+
+def server_cycles(server_log):
+    """Job name -> the scheduler cycle that ran it, as ``server_log`` tells: the number of "Scheduler sent
+    command" lines before its "Job Run" line. None without a log, for a job whose "Job Run" line it lacks, and
+    for one run before the log's first such line (a log that begins within a cycle, or a ``log_events`` without
+    the scheduler's events, 64, has no line for that cycle). The server sends a command only to an idle
+    scheduler and logs it as it does (``send_sched_cmd``, only while no cycle has started), so the jobs run
+    between two such lines were run by one cycle."""
+    if server_log is None or not server_log.runs or not server_log.cycles:
+        return lambda name: None
+    cycles, runs = server_log.cycles, server_log.runs
+
+    def cycle_of(name):
+        line = runs.get(name)
+        return (bisect.bisect_left(cycles, line[0]) or None) if line is not None else None
+    return cycle_of
 
 
 def _end_records(accounting):
@@ -345,7 +374,7 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None,
     fairshare = new_fairshare(site.policy, site.vnodes) if fairshare is None else fairshare
     replay = None if fairshare is None else _usage_replay(accounting, fairshare, server_log)
     sweep, checks, ends = _Sweep(accounting), [], _ends_by_time(accounting)
-    groups = decision_groups(accounting, site.vnodes)
+    groups, cycle_of = decision_groups(accounting, site.vnodes, server_log), server_cycles(server_log)
     accrual = None
     if tracks_accrual(site.policy):
         accrual = _AccrualReplay(accounting, model, groups, None if fairshare is None else fairshare.copy())
@@ -366,7 +395,8 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None,
             {name: run.start for name, run in runs.items()}, None if accrual is None else accrual.at(group.order),
             tuple(record.job.name for record, run in ended if run.end < group.time),
             _confirmed_late(end_orders, group, after),
-            tuple(record.job.name for record, run in sorted(ended, key=lambda pair: pair[1].end_order)))
+            tuple(record.job.name for record, run in sorted(ended, key=lambda pair: pair[1].end_order)),
+            _run_by_an_earlier_cycle(records, group, cycle_of))
         checks.append(_compare(model, situation))
     return checks
 
@@ -404,6 +434,7 @@ class _Situation(NamedTuple):
     ended_second_before: tuple = ()
     confirmed_late: tuple = ()
     end_log_order: tuple = ()
+    unconfirmed: tuple = ()
 
 
 def _ends_by_time(accounting):
@@ -424,6 +455,18 @@ def _ended_before(ends, start_orders, group):
     return [(record, run) for when in (group.time - 1, group.time) for record, run in ends.get(when, ())
             if run.end_order < group.order
             and (when == group.time or bisect.bisect_left(start_orders, run.end_order) == first_start)]
+
+
+def _run_by_an_earlier_cycle(records, group, cycle_of):
+    """Names of the running jobs an earlier cycle of the group's second ran, as the server's log tells
+    (``cycle_of``, from ``server_cycles``): their S record, which the server writes once the execution host
+    has the job, comes before the group's, but may have come after its cycle began."""
+    cycle = cycle_of(group.started[0])
+    if cycle is None:
+        return ()
+    return tuple(record.job.name for record in records for run in record.runs[:1]
+                 if run.start == group.time and run.start_order < group.order
+                 and cycle_of(record.job.name) not in (None, cycle))
 
 
 def _confirmed_late(ends, group, after):
@@ -503,7 +546,16 @@ def _readings(situation):
     others; ``back`` holds the same-second ends the reading takes as not yet processed. Then, when an E
     record of the second before comes after the last S record, the cycle begun in that second (which that
     end asked for): ``now`` one second earlier, the ends of the group's second not yet processed, the jobs
-    eligible in it not yet seen."""
+    eligible in it not yet seen. With jobs an earlier cycle of the second ran (``unconfirmed``), all these
+    readings with those jobs not yet confirmed by their execution host first (PBS's scheduler takes such a
+    job's start as one second from now), then with the start their S records state."""
+    if situation.unconfirmed:
+        later = situation.group.time + 1
+        yield from _readings(situation._replace(unconfirmed=(), running=tuple(
+            item._replace(start=later) if item.job.name in situation.unconfirmed else item
+            for item in situation.running)))
+        yield from ((changes + 1,) + tuple(rest) for changes, *rest in _readings(situation._replace(unconfirmed=())))
+        return
     yield from itertools.islice(_readings_at(situation, situation.group.time, (), situation.queued), MAX_READINGS)
     if situation.ended_second_before:
         earlier = situation.group.time - 1

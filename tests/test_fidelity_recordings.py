@@ -504,6 +504,44 @@ def test_given_the_servers_log_its_cycles_agree(config):
     assert summary.agreeing >= WITH_SERVER_LOG_DECISIONS_REACHED.get(config, GOAL_DECISIONS * summary.decisions)
 
 
+def _scheduler_cycles(path):
+    """The jobs each cycle of a scheduler's own log ran ("Starting Scheduling Cycle", "Job run"), cycles that ran
+    none left out."""
+    cycles = []
+    with open(path, encoding="utf-8", errors="replace") as log:
+        for line in log:
+            fields = line.rstrip("\n").split(";", 5)
+            if len(fields) == 6 and fields[5].startswith("Starting Scheduling Cycle"):
+                cycles.append([])
+            elif len(fields) == 6 and fields[5] == "Job run" and cycles:
+                cycles[-1].append(fields[4])
+    return [jobs for jobs in cycles if jobs]
+
+
+SPLIT_CYCLES = {
+    # at 23:10:48 the scheduler ran 635, 620 and 626 in one cycle; the server handled the requests to run the last
+    # two after the cycle's end, once a release had made it send the next command
+    "fairshare-seed3-mom-updates": 1,
+}
+"""Cycles of the scheduler's own log whose jobs the server's log puts in two, where there are any."""
+
+
+@pytest.mark.parametrize("config", [name for name in WITH_SERVER_LOG
+                                    if os.path.exists(os.path.join(DATA, name, "sched.log"))])
+def test_the_servers_cycles_are_the_schedulers(config):
+    """The cycles the decisions check reads from the server's log (``server_cycles``) are those of the scheduler's
+    own log: the jobs each of its cycles ran are the jobs of one of the server's, and no two of its cycles share
+    one."""
+    from replay.fidelity.decisions import server_cycles
+    from replay.fidelity.server_log import read_server_log
+    folder = os.path.join(DATA, config)
+    cycle_of = server_cycles(read_server_log([os.path.join(folder, "server.log")], lambda *rejected: None))
+    cycles = [{cycle_of(job) for job in jobs} for jobs in _scheduler_cycles(os.path.join(folder, "sched.log"))]
+    assert sum(1 for cycle in cycles if len(cycle) > 1 or None in cycle) == SPLIT_CYCLES.get(config, 0)
+    assert len({next(iter(cycle)) for cycle in cycles if len(cycle) == 1}) == \
+        sum(1 for cycle in cycles if len(cycle) == 1)
+
+
 USAGE_RECORDINGS = [name for name in RECORDINGS
                     if (json.load(open(os.path.join(DATA, name, "recording.json"))).get("fairshare_usage_file")
                         or {}).get("usage")]

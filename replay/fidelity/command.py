@@ -34,8 +34,9 @@ def add_arguments(parser):
                         help="disagreeing decisions shown with their state (default 5)")
     parser.add_argument("--server-log", dest="server_logs", action="append", metavar="PATH",
                         help="the server's own log of the same days (server_logs/YYYYMMDD files or that directory; "
-                             "repeatable): the whole-run replay takes each second's releases and ends in its order; "
-                             "kept with log_events 2047, the decisions take fairshare usage from its MoM updates")
+                             "repeatable): the decisions are its scheduler cycles, and the whole-run replay takes "
+                             "each second's releases and ends in its order; kept with log_events 1535 or 2047, the "
+                             "decisions take fairshare usage from its MoM updates")
     parser.add_argument("--latency", dest="latency_s", type=whole_number(0, 3600), default=0, metavar="SECONDS",
                         help="whole-run replay: seconds between a job's end and the reuse of its resources "
                              "(default 0; the report gives the logs' median)")

@@ -24,7 +24,11 @@ server's files must then still be readable here). It:
    releases each job (``qrls``) at its offset from the start. A workload with
    ``"submission": "direct"`` submits each job at its offset instead, not held,
    and sets its soft walltime right after (the scheduler may have started it by
-   then, as on a server where jobs come as they come). A job that names
+   then, as on a server where jobs come as they come); ``"submission":
+   "queuejob"`` submits each job at its offset too, its soft walltime set at
+   submission by a queuejob hook the harness installs for the recording (as
+   pbs-softwalltime's own hook sets it: no ``qalter``, nothing for a cycle to
+   miss). A job that names
    ``delete_after`` is deleted (``qdel``) that many seconds after its release or
    submission, queued or running;
 3. waits until every job has ended (a job the workload marks ``never_runs``,
@@ -39,7 +43,7 @@ server's files must then still be readable here). It:
    each change of a job's accrue type (``log_events`` with 1024, as 2047
    has), also OUTDIR/accrual.log, those lines of the server's log; and
    OUTDIR/server.log, the server's log lines of the recording's jobs that
-   give the order of ends, releases and starts within a second, and
+   give the order of ends, submissions, releases and starts within a second, and
    OUTDIR/sched.log, the scheduler's log while it ran;
 4. always -- also after an error or Ctrl-C -- puts back what it changed: the
    saved ``sched_config``, ``resource_group``, MoM configuration and
@@ -139,10 +143,28 @@ def check_workload(workload, path="workload"):
         raise WorkloadError("{}: submission must be {}".format(path, " or ".join(SUBMISSIONS)))
 
 
-HELD, DIRECT = "held", "direct"
-SUBMISSIONS = (HELD, DIRECT)
+HELD, DIRECT, QUEUEJOB = "held", "direct", "queuejob"
+SUBMISSIONS = (HELD, DIRECT, QUEUEJOB)
 """How a workload's jobs reach the server: all submitted held, then each released at its offset (``held``, the
-default); or each submitted at its offset (``direct``)."""
+default); or each submitted at its offset, its soft walltime set by the manager right after (``direct``) or at
+submission by a queuejob hook (``queuejob``)."""
+
+SOFT_WALLTIME_HOOK = "fid_soft_walltime"
+"""The queuejob hook a ``queuejob`` workload's recording installs, and deletes at the end."""
+SOFT_WALLTIME_VARIABLE = "FID_SOFT_WALLTIME"
+"""The job variable (``qsub -v``) that carries a job's soft walltime, in seconds, to that hook."""
+SOFT_WALLTIME_HOOK_BODY = '''import pbs
+event = pbs.event()
+try:
+    variables = event.job.Variable_List
+    value = variables["{variable}"] if variables is not None and "{variable}" in variables else None
+    if value:
+        event.job.Resource_List["soft_walltime"] = pbs.duration(int(value))
+except Exception as err:
+    pbs.logmsg(pbs.LOG_DEBUG, "{hook}: " + str(err))
+event.accept()
+'''.format(variable=SOFT_WALLTIME_VARIABLE, hook=SOFT_WALLTIME_HOOK)
+"""The hook's body: the job's soft walltime from its variable, as the job is queued."""
 
 
 DEPENDENCIES = ("afterok", "afterany")
@@ -252,10 +274,13 @@ def ended_jobs(lines, job_ids):
     return ended
 
 
-def qsub_arguments(job, job_ids=None, held=True):
+def qsub_arguments(job, job_ids=None, held=True, soft_walltime_variable=False):
     """qsub's arguments for a job (held unless ``held`` is false) that sleeps for its runtime: a job array for an
-    ``array`` range, after an earlier job (its id in ``job_ids``, by name) for a ``depend``."""
-    arguments = ["qsub"] + (["-h"] if held else []) + [
+    ``array`` range, after an earlier job (its id in ``job_ids``, by name) for a ``depend``; its soft walltime in
+    the variable the queuejob hook reads if ``soft_walltime_variable``."""
+    arguments = ["qsub"] + (["-h"] if held else []) + (
+        ["-v", "{}={}".format(SOFT_WALLTIME_VARIABLE, job["soft_walltime"])]
+        if soft_walltime_variable and job.get("soft_walltime") is not None else []) + [
         "-N", job["name"], "-q", job["queue"], "-o", "/dev/null", "-e", "/dev/null",
         "-l", "select=" + job["select"], "-l", "place=" + job["place"], "-l", "walltime={}".format(job["walltime"])]
     if job.get("array") is not None:
@@ -471,7 +496,8 @@ def restore(server, saved, workload, job_ids):
              lambda: restore_server(server, saved, workload), lambda: restore_sched(server, saved, workload),
              lambda: restore_files(server, saved),
              lambda: restore_vnodes(server, saved, workload),
-             lambda: restore_resources(server, saved, workload, job_ids), lambda: renice(server, saved["nice"]))
+             lambda: restore_resources(server, saved, workload, job_ids), lambda: restore_hooks(server),
+             lambda: renice(server, saved["nice"]))
     failures = []
     for step in steps:
         try:
@@ -588,6 +614,8 @@ def state_differences(server, saved):
             differences.append("vnode {} resources_available differ".format(name))
     differences.extend("{} differs".format(name) for name in SAVED_FILES
                        if server.read(name) != saved["files"][name])
+    if SOFT_WALLTIME_HOOK in hook_names(server):
+        differences.append("hook {} left".format(SOFT_WALLTIME_HOOK))
     return differences
 
 
@@ -624,6 +652,31 @@ def configure(server, saved, workload):
         server.write("sched_priv/resource_group", resource_group_text(workload["resource_group"]))
     server.write("sched_priv/usage", None)  # fairshare starts from no usage
     server.hup("sched")
+    if workload.get("submission") == QUEUEJOB:
+        install_soft_walltime_hook(server)
+
+
+def install_soft_walltime_hook(server):
+    """Create the queuejob hook that sets each job's soft walltime from its variable."""
+    path = "/tmp/{}.{}.py".format(SOFT_WALLTIME_HOOK, os.getpid())
+    with open(path, "w", encoding="utf-8") as target:
+        target.write(SOFT_WALLTIME_HOOK_BODY)
+    try:
+        server.qmgr("create hook {} event = queuejob".format(SOFT_WALLTIME_HOOK))
+        server.qmgr("import hook {} application/x-python default {}".format(SOFT_WALLTIME_HOOK, path))
+    finally:
+        os.remove(path)
+
+
+def restore_hooks(server):
+    """The recording's queuejob hook deleted, if it made one."""
+    if SOFT_WALLTIME_HOOK in hook_names(server):
+        server.qmgr("delete hook " + SOFT_WALLTIME_HOOK)
+
+
+def hook_names(server):
+    """The server's hooks, by name (``qmgr -c 'list hook'``)."""
+    return set(re.findall(r"^Hook (\S+)", server.qmgr("list hook", check=False) or "", flags=re.M))
 
 
 def configure_vnodes(server, vnodes):
@@ -662,11 +715,11 @@ def submit(server, jobs, job_ids):
         submit_one(server, job, job_ids)
 
 
-def submit_one(server, job, job_ids, held=True):
+def submit_one(server, job, job_ids, held=True, by_hook=False):
     """Submit ``job`` as its user (held unless ``held`` is false), set its soft walltime as the manager right
-    after, and add its id to ``job_ids``; the id."""
-    job_id = job_ids[job["name"]] = server.run(*qsub_arguments(job, job_ids, held), user=job["user"]).strip()
-    if job.get("soft_walltime") is not None:
+    after (or, ``by_hook``, let the queuejob hook set it at submission), and add its id to ``job_ids``; the id."""
+    job_id = job_ids[job["name"]] = server.run(*qsub_arguments(job, job_ids, held, by_hook), user=job["user"]).strip()
+    if job.get("soft_walltime") is not None and not by_hook:
         server.run("qalter", "-l", "soft_walltime={}".format(job["soft_walltime"]), job_id)
     return job_id
 
@@ -687,17 +740,17 @@ def release(server, jobs, job_ids, deletions, lead_s=2.0):
     return released
 
 
-def submit_directly(server, jobs, job_ids, deletions, lead_s=2.0):
+def submit_directly(server, jobs, job_ids, deletions, lead_s=2.0, by_hook=False):
     """Submit each job at its offset from now + ``lead_s``, not held, and set its soft walltime as the manager
-    right after; fills ``job_ids``; ``{name: epoch seconds just before qsub}``. As ``release`` for
-    ``delete_after``."""
+    right after (or, ``by_hook``, let the queuejob hook set it); fills ``job_ids``; ``{name: epoch seconds just
+    before qsub}``. As ``release`` for ``delete_after``."""
     submitted, start = {}, time.time() + lead_s
     for job in sorted(jobs, key=lambda job: float(job["offset"])):  # stable: one offset's jobs in workload order
         delay = start + float(job["offset"]) - time.time()
         if delay > 0:
             time.sleep(delay)
         now = time.time()
-        job_id = submit_one(server, job, job_ids, held=False)
+        job_id = submit_one(server, job, job_ids, held=False, by_hook=by_hook)
         submitted[job["name"]] = round(now, 3)
         delete_later(server, job, job_id, deletions)
     return submitted
@@ -795,13 +848,14 @@ def accrual_lines(server_logs, ids):
 
 SERVER_LOG_FILE = "server.log"
 """The server's log lines of the recording's jobs that show, in the server's own order, when it took each job's end
-from its execution host ("Obit received"), finished the job ("Exit_status", as the E record), released it from hold
-and ran it at the scheduler's request, with the requests for a scheduler cycle in between ("Scheduler sent
-command"): the order within a second that the accounting log does not keep. When the server's ``log_events``
-includes 1024 (as 2047 does), also each update of a running job's ``resources_used`` received from its MoM
-("Received session ID for job", "Received the same SID as before"): when each measurement reached the server."""
+from its execution host ("Obit received"), finished the job ("Exit_status", as the E record), queued it ("Job
+Queued", its qsub), released it from hold and ran it at the scheduler's request, with the requests for a scheduler
+cycle in between ("Scheduler sent command"): the order within a second that the accounting log does not keep. When
+the server's ``log_events`` includes 1024 (as 2047 does), also each update of a running job's ``resources_used``
+received from its MoM ("Received session ID for job", "Received the same SID as before"): when each measurement
+reached the server."""
 
-SERVER_EVENTS = ("Obit received", "Exit_status=", "released at request", "Job Run at request",
+SERVER_EVENTS = ("Obit received", "Exit_status=", "released at request", "Job Queued at request", "Job Run at request",
                  "Received session ID for job", "Received the same SID as before")
 
 SCHED_LOG_FILE = "sched.log"
@@ -947,8 +1001,9 @@ def record(server, workload, outdir, timeout_s, watch_measurements=False):
         if watch is not None:
             watch.start()
         deletions = []
-        if workload.get("submission", HELD) == DIRECT:
-            summary["released_at"] = submit_directly(server, workload["jobs"], job_ids, deletions)
+        if workload.get("submission", HELD) in (DIRECT, QUEUEJOB):
+            summary["released_at"] = submit_directly(server, workload["jobs"], job_ids, deletions,
+                                                     by_hook=workload.get("submission") == QUEUEJOB)
         else:
             submit(server, workload["jobs"], job_ids)
             summary["released_at"] = release(server, workload["jobs"], job_ids, deletions)

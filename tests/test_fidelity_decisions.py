@@ -534,3 +534,23 @@ def test_a_job_an_earlier_cycle_of_the_second_ran_is_read_as_unconfirmed_first(t
     check = check_decisions(acc, site, server_log=with_server_log(tmp_path, TWO_CYCLES))[-1]
     assert check.group.started == ("d.s",) and check.agrees and check.left_out == 0
     assert {item.job.name: item.start for item in check.state.running}["c.s"] == 111
+
+
+def test_a_cycles_last_run_request_handled_after_the_next_command(tmp_path):
+    """One cycle ran a and b, but the server handled the request to run b after the cycle's end and the command a
+    release made it send next, so its log puts b in the next cycle: the decision of a agrees when the model starts
+    a and the next cycle's first start (b) of that second, and the next one then agrees on b."""
+    two = "(n1:ncpus=2)"
+    lines = [q("00:00", "x.s", 100, 100).replace("ncpus=2", "ncpus=4"),
+             s("00:00", "x.s", 100, 100, 100, "(n1:ncpus=4)"),
+             q("00:01", "a.s", 101, 101), q("00:02", "b.s", 102, 102), e("00:10", "x.s", 100, 100, 100, 110,
+                                                                            "(n1:ncpus=4)"),
+             s("00:10", "a.s", 101, 101, 110, two), s("00:10", "b.s", 102, 102, 110, two)]
+    acc = read(tmp_path, lines)[0]
+    run = "Job Run at request of Scheduler@pbshost on exec_vnode (n1:ncpus=2)"
+    events = [(100, None, "Scheduler sent command 1"), (100, "x.s", run), (110, "x.s", "Exit_status=0"),
+              (110, None, "Scheduler sent command 2"), (110, "a.s", run), (110, "y.s", "Holds u released at request"),
+              (110, None, "Scheduler sent command 1"), (110, "b.s", run)]
+    checks = check_decisions(acc, site_model(None, acc), server_log=with_server_log(tmp_path, events))
+    assert [(check.group.started, check.model_started, check.agrees) for check in checks[1:]] == [
+        (("a.s",), ("a.s", "b.s"), True), (("b.s",), ("b.s",), True)]

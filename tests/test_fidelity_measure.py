@@ -74,3 +74,68 @@ def test_a_job_holds_its_vnodes_until_the_server_logged_its_finish(tmp_path):
     replayed = {job.name: start for job, _, start in replay_outcomes(acc, site)[2]}
     given_log = {job.name: start for job, _, start in replay_outcomes(acc, site, server_log=log)[2]}
     assert replayed["2.s"] == 110 and given_log["2.s"] == 111
+
+
+def direct_second(tmp_path, submitted_first):
+    """Job 1.s (2 cpus, n1's two) ends at 110; in that second 3.s (2 cpus) is submitted, not held, while 2.s
+    (1 cpu, queued since 101) waits. The Q record of 3.s comes before or after the E record of 1.s, and the
+    starts that followed are what the server did."""
+    one = "(n1:ncpus=1)"
+    ended = e("00:10", "1.s", 100, 100, 100, 110)
+    queued = q("00:10", "3.s", 110, 110)
+    lines = [q("00:00", "1.s", 100, 100), s("00:00", "1.s", 100, 100, 100),
+             q("00:01", "2.s", 101, 101).replace("ncpus=2", "ncpus=1")]
+    lines += [queued, ended] if submitted_first else [ended, queued]
+    if submitted_first:
+        lines += [s("00:10", "3.s", 110, 110, 110), e("00:15", "3.s", 110, 110, 110, 115),
+                  s("00:15", "2.s", 101, 101, 115, one), e("00:20", "2.s", 101, 101, 115, 120, one)]
+    else:
+        lines += [s("00:10", "2.s", 101, 101, 110, one), e("00:15", "2.s", 101, 101, 110, 115, one),
+                  s("00:15", "3.s", 110, 110, 115), e("00:20", "3.s", 110, 110, 115, 120)]
+    return read(tmp_path, lines)[0]
+
+
+@pytest.mark.parametrize("submitted_first", [True, False])
+def test_a_submission_and_an_end_of_one_second_go_in_the_accounting_logs_order(tmp_path, submitted_first):
+    """A job submitted without a hold becomes eligible at its Q record, which the server writes as it queues it,
+    as it writes an E record as it finishes a job: their order says which it took first, and so whether the cycle
+    that saw 1.s's cpus free had 3.s queued. The jobs sorted by ncpus (job_sort_formula), 3.s then goes first and
+    takes both cpus; with the end first, that cycle starts 2.s alone and 3.s waits for it. The replay follows the
+    records' order (a held job's release, which has no record, goes before the ends of its second)."""
+    from replay.fidelity.machine import site_model
+    from replay.fidelity.measure import replay_outcomes
+    from replay.pbs.policy import SchedulingPolicy
+    acc = direct_second(tmp_path, submitted_first)
+    site = site_model(None, acc)._replace(policy=SchedulingPolicy(job_sort_formula="ncpus"))
+    starts = {job.name: start for job, _, start in replay_outcomes(acc, site)[2]}
+    assert starts == ({"1.s": 100, "2.s": 115, "3.s": 110} if submitted_first else
+                      {"1.s": 100, "2.s": 110, "3.s": 115})
+
+
+def test_given_the_servers_log_a_submission_is_eligible_at_its_queued_line(tmp_path):
+    """Given the server's log, a job submitted without a hold becomes eligible at its "Job Queued" line: here after
+    1.s's "Exit_status" line and the cycle it asked for, so 2.s takes the freed cpu first, as the server did. A log
+    without that line leaves the submission before the end (as a release, which the accounting log cannot place)."""
+    from test_fidelity_server_usage import server_line
+
+    from replay.fidelity.machine import site_model
+    from replay.fidelity.measure import replay_outcomes
+    from replay.fidelity.server_log import read_server_log
+    from replay.pbs.policy import SchedulingPolicy
+    acc = direct_second(tmp_path, submitted_first=False)
+    site = site_model(None, acc)._replace(policy=SchedulingPolicy(job_sort_formula="ncpus"))
+    run = "Job Run at request of Scheduler@pbshost on exec_vnode (n1:ncpus=2)"
+    lines = [(100, "1.s", "Job Queued at request of ana@pbshost, owner = ana@pbshost, job name = STDIN, queue = workq"),
+             (100, None, "Scheduler sent command 1"), (100, "1.s", run),
+             (110, "1.s", "Exit_status=0"), (110, None, "Scheduler sent command 2"), (110, "2.s", run),
+             (110, "3.s", "Job Queued at request of ana@pbshost, owner = ana@pbshost, job name = STDIN, queue = workq"),
+             (110, None, "Scheduler sent command 1"), (115, "2.s", "Exit_status=0"),
+             (115, None, "Scheduler sent command 2"), (115, "3.s", run), (120, "3.s", "Exit_status=0")]
+    starts = {}
+    for kept in (lines, [line for line in lines if not line[2].startswith("Job Queued")]):
+        path = tmp_path / "server.log"
+        path.write_text("".join(server_line(*line) + "\n" for line in kept))
+        log = read_server_log([str(path)], lambda *reject: None)
+        starts[len(kept)] = {job.name: start for job, _, start in replay_outcomes(acc, site, server_log=log)[2]}
+    assert starts[len(lines)] == {"1.s": 100, "2.s": 110, "3.s": 115}
+    assert starts[len(lines) - 2]["3.s"] == 110

@@ -36,6 +36,13 @@ REACHED = {
     "strict-depth1-light": (39, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "strict-depth1-heavy": (56, 33, 0.06, 0.06),  # 10:53:42: three ends, one cycle on the server
     "strict-depth3": (55, 34, 0.14, 1.49),  # chaotic: one same-second exiting job read otherwise moves later starts
+    "strict-depth3-direct": (56, 27, 0.19, 1.59),  # as strict-depth3, its jobs submitted as they come: as chaotic
+    # jobs submitted as they come, each soft walltime set by the manager's qalter right after the qsub: the cycle
+    # the submission asked for saw it or not, and the logs do not say which (see WITH_SERVER_LOG_REACHED)
+    "vnodes-light-seed7-direct": (54, 47, GOAL_WAIT, 0.2),
+    "vnodes-light-direct": (59, 60, 0.07, GOAL_WAIT),  # mean waits of 2.2 s and 2.1 s
+    "vnodes-onehost-light-direct": (49, 58, GOAL_WAIT, 1.0),  # median waits of 1 s and 0 s
+    "vnodes-onehost-light-queuejob": (51, 58, 0.07, GOAL_WAIT),  # mean waits of 3.1 s and 3.3 s
     "formula": (51, 68, GOAL_WAIT, GOAL_WAIT),
     "sortkey": (43, 31, 0.08, 0.13),  # busy: the whole run drifts as strict-depth3's
     "fairshare": (45, 32, 0.11, 0.10),  # busy: a report or an end a second off reorders entities
@@ -333,8 +340,9 @@ def test_recording(config, tmp_path, capsys):
         assert figures["decisions_agreeing"] >= agreeing
     if within is not None:
         assert figures["starts_within_2s"] >= within
-    assert _within(figures["wait_mean_difference"], mean_bound)
-    assert _within(figures["wait_median_difference"], median_bound)
+    for kind, bound in (("mean", mean_bound), ("median", median_bound)):
+        real, sim = figures["wait_{}_real_s".format(kind)], figures["wait_{}_sim_s".format(kind)]
+        assert sim == real or _within(figures["wait_{}_difference".format(kind)], bound)
 
 
 LIGHT_REACHED = {
@@ -343,6 +351,7 @@ LIGHT_REACHED = {
     "vnodes-light": 55,
     # half busy by ncpus, yet jobs queue for vnodes held exclusively and for scatter (mean wait 8.8 s): busy-run drift
     "vnodes-light-seed2": 33,
+    "vnodes-light-seed7-direct": 47,  # a soft walltime set by qalter after the cycle of the job's qsub (see REACHED)
     # two bursts of jobs released in one second, ordered by fairshare between users whose replayed usage is near
     # nothing after a minute's decays: the replay runs them in another order than the server (every decision agrees)
     "fairshare-light-seed3": 45,
@@ -401,6 +410,14 @@ WITH_SERVER_LOG_REACHED = {
     # opt_backfill_fuzzy window); at 17:17:44 another such job was already confirmed; the server's log does not say
     # which, and the replay takes each as unconfirmed
     "limits-again3": (32, 0.06, 0.25),
+    # jobs submitted without a hold, their soft walltime set by the manager's qalter right after: whether the
+    # cycle the submission asked for saw it no log says (vnodes-light-seed7-direct at 01:06:50: PBS left job 74
+    # waiting, planned on its walltime; the replay, with the soft walltime it started with, backfilled it)
+    "vnodes-light-seed7-direct": (47, GOAL_WAIT, GOAL_WAIT),
+    "vnodes-light-direct": (60, 0.07, GOAL_WAIT),  # mean waits of 2.2 s: 0.13 s apart
+    "vnodes-onehost-light-direct": (58, GOAL_WAIT, 1.0),  # median waits of 1 s and 0 s
+    "vnodes-onehost-light-queuejob": (58, 0.07, GOAL_WAIT),  # mean waits of 3.1 s and 3.3 s
+    "strict-depth3-direct": (50, GOAL_WAIT, GOAL_WAIT),  # busy: 50 of 70, both waits within 0.2 %
     # busy fairshare runs: the whole run's own fairshare usage orders two users otherwise at some cycle (a
     # measurement seen a second earlier or later), and later starts move with it
     "fairshare-seed3-again": (36, GOAL_WAIT, 0.06),
@@ -519,27 +536,36 @@ def _scheduler_cycles(path):
 
 
 SPLIT_CYCLES = {
-    # at 23:10:48 the scheduler ran 635, 620 and 626 in one cycle; the server handled the requests to run the last
-    # two after the cycle's end, once a release had made it send the next command
+    # the scheduler ran a cycle's jobs, but the server handled the requests to run the last of them after the cycle's
+    # end, once a release (here) or a submission (below) had made it send the next command: its log puts them in
+    # the next cycle (at 23:10:48: 635, 620 and 626, the last two in the next), alone or with that cycle's own
     "fairshare-seed3-mom-updates": 1,
+    "strict-depth3-direct": 1,
+    "vnodes-onehost-light-direct": 1,
+    "vnodes-light-seed2-queuejob": 1,
+    "vnodes-onehost-light-queuejob": 1,
+    "vnodes-light-seed7-queuejob": 2,  # the late job in one server cycle with the next cycle's own: both count
 }
-"""Cycles of the scheduler's own log whose jobs the server's log puts in two, where there are any."""
+"""Cycles of the scheduler's own log whose jobs the server's log does not group as one of its cycles alone, where
+there are any."""
 
 
 @pytest.mark.parametrize("config", [name for name in WITH_SERVER_LOG
                                     if os.path.exists(os.path.join(DATA, name, "sched.log"))])
 def test_the_servers_cycles_are_the_schedulers(config):
     """The cycles the decisions check reads from the server's log (``server_cycles``) are those of the scheduler's
-    own log: the jobs each of its cycles ran are the jobs of one of the server's, and no two of its cycles share
-    one."""
+    own log: the jobs each of its cycles ran are the jobs of one of the server's, which holds no other (or, where
+    the server handled a cycle's last requests to run jobs after the next command, what ``SPLIT_CYCLES`` holds)."""
+    from collections import Counter
+
     from replay.fidelity.decisions import server_cycles
     from replay.fidelity.server_log import read_server_log
     folder = os.path.join(DATA, config)
     cycle_of = server_cycles(read_server_log([os.path.join(folder, "server.log")], lambda *rejected: None))
     cycles = [{cycle_of(job) for job in jobs} for jobs in _scheduler_cycles(os.path.join(folder, "sched.log"))]
-    assert sum(1 for cycle in cycles if len(cycle) > 1 or None in cycle) == SPLIT_CYCLES.get(config, 0)
-    assert len({next(iter(cycle)) for cycle in cycles if len(cycle) == 1}) == \
-        sum(1 for cycle in cycles if len(cycle) == 1)
+    shared = Counter(cycle for jobs in cycles for cycle in jobs)
+    assert sum(1 for jobs in cycles if len(jobs) > 1 or None in jobs or shared[next(iter(jobs))] > 1) == \
+        SPLIT_CYCLES.get(config, 0)
 
 
 USAGE_RECORDINGS = [name for name in RECORDINGS

@@ -107,3 +107,14 @@ def test_runs_finishes_cycles_and_updates_are_kept_with_their_second(tmp_path):
     assert log.runs == {"20.pbshost": (7, at + 5)}  # its first "Job Run" line
     assert log.cycles == [9] and log.cycle_seconds == [at]  # a line whose time is not a time is no request
     assert log.finished_seconds == {"12.pbshost": at} and not seen
+
+
+def test_a_job_queued_without_a_hold_is_kept_at_its_queued_line(tmp_path):
+    """A job's "Job Queued at request of" line (its qsub) is kept with its position, apart from its release: a job
+    submitted without a hold becomes eligible there, a held one at its release."""
+    lines = ["11/28/2026 16:20:53;0008;Server@pbshost;Job;22.pbshost;Job Queued at request of fid_ana@pbshost, "
+             "owner = fid_ana@pbshost, job name = j001, queue = workq"] + FIRST_DAY
+    _write(tmp_path / "20261128", lines)
+    seen, on_reject = _rejects()
+    log = read_server_log([str(tmp_path)], on_reject)
+    assert log.queued == {"22.pbshost": 1} and "22.pbshost" not in log.released and not seen

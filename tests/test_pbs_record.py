@@ -176,6 +176,20 @@ def test_qsub_of_a_job_submitted_as_it_comes_is_not_held():
     assert "-h" in held
 
 
+def test_qsub_of_a_queuejob_workload_carries_the_soft_walltime_to_the_hook():
+    """A ``queuejob`` workload's job carries its soft walltime in the variable the recording's queuejob hook reads
+    (a job without one carries none), and the hook's body is Python that the server's interpreter (3.6) reads."""
+    job = {"name": "j001", "queue": "workq", "select": "1:ncpus=2", "place": "pack", "walltime": 40, "runtime": 12,
+           "soft_walltime": 7}
+    arguments = pbs_record.qsub_arguments(job, held=False, soft_walltime_variable=True)
+    assert arguments[1:3] == ["-v", "{}=7".format(pbs_record.SOFT_WALLTIME_VARIABLE)]
+    assert arguments[3:] == pbs_record.qsub_arguments(job, held=False)[1:]
+    assert "-v" not in pbs_record.qsub_arguments(dict(job, soft_walltime=None), held=False,
+                                                  soft_walltime_variable=True)
+    compile(pbs_record.SOFT_WALLTIME_HOOK_BODY, pbs_record.SOFT_WALLTIME_HOOK, "exec")
+    assert pbs_record.SOFT_WALLTIME_VARIABLE in pbs_record.SOFT_WALLTIME_HOOK_BODY
+
+
 def test_direct_workload_deletes_some_jobs_and_submits_as_they_come():
     """``direct`` asks for submission as the jobs come, deletes a few of them, and holds an array or two."""
     for seed in (5, 22):

@@ -10,7 +10,9 @@ cycle; a vnode a job held exclusively, ``place=excl`` or the vnode's own sharing
 server's own log, the groups are its cycles instead (``server_cycles``): the starts whose "Job Run" lines come
 between two of its "Scheduler sent command" lines; a job an earlier cycle of the same second ran is then read
 first as not yet confirmed by its execution host (PBS's scheduler plans it from one second from now), then as
-starting when its S record says.
+starting when its S record says; and since the server may handle a cycle's last requests to run jobs after the
+cycle's end and its next command, a decision whose model starts its jobs and the first ones of the next cycle of
+its second agrees (``_run_late``).
 
 The state of a decision is rebuilt from the records before the group's first S: the jobs running with
 their recorded start, vnodes and soft walltime as known then (a job whose process had ended by then,
@@ -395,7 +397,7 @@ def check_decisions(accounting, site, decide=None, machine=None, fairshare=None,
             {name: run.allocation for name, run in runs.items()}, _ended_within(records, group),
             {name: run.start for name, run in runs.items()}, None if accrual is None else accrual.at(group.order),
             tuple(record.job.name for record, run in ended if run.end < group.time),
-            _confirmed_late(end_orders, group, after),
+            _confirmed_late(end_orders, group, after) or _run_late(group, after, cycle_of),
             tuple(record.job.name for record, run in sorted(ended, key=lambda pair: pair[1].end_order)),
             _run_by_an_earlier_cycle(records, group, cycle_of))
         checks.append(_compare(model, situation))
@@ -468,6 +470,16 @@ def _run_by_an_earlier_cycle(records, group, cycle_of):
     return tuple(record.job.name for record in records for run in record.runs[:1]
                  if run.start == group.time and run.start_order < group.order
                  and cycle_of(record.job.name) not in (None, cycle))
+
+
+def _run_late(group, after, cycle_of):
+    """The starts of the group ``after`` in log order when the server's log puts them in the cycle right after
+    ``group``'s, in its second: the server may handle a cycle's last requests to run jobs after the cycle's end
+    and the next command it sent (``server_cycles``), so they may be ``group``'s."""
+    cycle = cycle_of(group.started[0])
+    if after is None or cycle is None or after.time != group.time or cycle_of(after.started[0]) != cycle + 1:
+        return ()
+    return after.started
 
 
 def _confirmed_late(ends, group, after):

@@ -75,7 +75,7 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
     jobs, compared, notes = replayed_jobs(accounting)
     exiting = {record.job.name: record.runs[0].used_s for record in accounting.jobs
                if record.runs and record.runs[0].used_s is not None}
-    within_second = None
+    within_second = _submissions_in_log_order(accounting)
     if server_log is not None:
         from .server_usage import log_offset_s
         offset = log_offset_s(accounting, server_log)
@@ -119,10 +119,35 @@ def _as_logged(jobs, accounting, server_log, offset):
     return held, starts
 
 
+def _submissions_in_log_order(accounting):
+    """A ``WithinSecond`` from the accounting log alone, for the seconds in which a job was submitted eligible at
+    once (``qsub`` without a hold: its Q record is its first eligible instant) and others ended: the server writes
+    the Q record as it queues the job and the E record as it finishes one, so their order in the log is the order
+    in which the server took them, and the cycles they asked for. Each such Q record and each E record of those
+    seconds by its position; None when the logs have no such second."""
+    from ..pbs.run import WithinSecond
+    submitted = {record.job.name: (record.job.submit_time, record.queued_order) for record in accounting.jobs
+                 if record.queued_order and record.job.eligible_time == record.job.submit_time}
+    seconds = {second for second, _ in submitted.values()}
+    ended = {record.job.name: record.runs[0] for record in accounting.jobs
+             if record.runs and record.runs[0].end in seconds and record.runs[0].end_order is not None}
+    if not ended:
+        return None
+    return WithinSecond({name: position for name, (_, position) in submitted.items()}, {},
+                        {name: run.end_order for name, run in ended.items()},
+                        {record.job.name: record.runs[0].start for record in accounting.jobs if record.runs},
+                        {name: run.end for name, run in ended.items()})
+
+
 def _within_second(accounting, server_log, jobs, starts, offset):
+    """The ``WithinSecond`` of ``server_log``: a job eligible from its submission (no hold) becomes eligible at
+    its "Job Queued" line, a held one at its release."""
     from ..pbs.run import WithinSecond
     from .server_usage import reported_walltimes
-    return WithinSecond(server_log.released, server_log.obit, server_log.finished, starts,
+    eligible = {record.job.name: server_log.queued[record.job.name] for record in accounting.jobs
+                if record.job.name in server_log.queued and record.job.eligible_time == record.job.submit_time}
+    eligible.update(server_log.released)
+    return WithinSecond(eligible, server_log.obit, server_log.finished, starts,
                         {job.name: starts[job.name] + job.runtime_s for job in jobs}, server_log.cycles,
                         reported_walltimes(accounting, server_log, offset))
 

@@ -1,7 +1,8 @@
 """The order within a second that a PBS server's own log keeps and its accounting log does not.
 
 The accounting log gives times to the second. The server's log (``server_logs/YYYYMMDD``) writes its lines
-in the order things happened: a job released from hold ("Holds ... released at request of ..."), the end of a
+in the order things happened: a job queued ("Job Queued at request of ...", its ``qsub``) or released from hold
+("Holds ... released at request of ..."), the end of a
 job's process received from its execution host ("Obit received"), the job finished ("Exit_status=...", as its
 E record is written), and between them its requests for a scheduler cycle ("Scheduler sent command"). Each
 such line's position in the logs, read in date order, ranks those events within their second for the whole-run
@@ -31,6 +32,7 @@ __all__ = ["ServerLog", "log_days", "read_server_log"]
 DAY_S = 86400
 
 RELEASED = b"released at request of"
+QUEUED = b"Job Queued at request of"
 OBIT = b"Obit received"
 FINISHED = b"Exit_status="
 CYCLE = b"Scheduler sent command"
@@ -44,7 +46,8 @@ class ServerLog(NamedTuple):
     cycle ("Scheduler sent command"), in order; how many files were read; the second of each of those requests;
     job name -> ``(position, second)`` of its first "Job Run" line; job name -> ``(position, second)`` of each
     update of its ``resources_used`` received from its MoM, in order (none below ``log_events`` 1024); job name ->
-    the second of its finish. Seconds are the lines' times read as UTC."""
+    the second of its finish; job name -> position of the line saying it was queued ("Job Queued at request of",
+    its ``qsub``). Seconds are the lines' times read as UTC."""
 
     released: Dict[str, int]
     obit: Dict[str, int]
@@ -55,6 +58,7 @@ class ServerLog(NamedTuple):
     runs: Dict[str, Tuple[int, int]] = {}
     updates: Dict[str, List[Tuple[int, int]]] = {}
     finished_seconds: Dict[str, int] = {}
+    queued: Dict[str, int] = {}
 
 
 def log_days(first_time, last_time):
@@ -76,7 +80,7 @@ def read_server_log(paths, on_reject, days=None):
     cannot be read at all. A damaged compressed file goes to ``on_reject(path, line_no, message)``. Files all named
     for their day are read in date order, whatever order they were given in. With ``days`` (``log_days``), a file
     named for another day is not read: a server's log directory may hold years."""
-    released, obit, finished, cycles, position, files = {}, {}, {}, [], 0, 0
+    released, obit, finished, cycles, position, files, queued = {}, {}, {}, [], 0, 0, {}
     cycle_seconds, runs, updates, finished_seconds, seconds = [], {}, {}, {}, _Seconds()
     found = [(path, _day(path)) for path in accounting_files(paths, ReadStats())]
     if all(day for _, day in found):
@@ -99,7 +103,8 @@ def read_server_log(paths, on_reject, days=None):
                 continue
             message = fields[5]
             kind = (released if RELEASED in message else obit if message.startswith(OBIT)
-                    else finished if message.startswith(FINISHED) else None)
+                    else finished if message.startswith(FINISHED) else queued if message.startswith(QUEUED)
+                    else None)
             if kind is not None:
                 name = fields[4].decode("utf-8", "replace")
                 kind.setdefault(name, position)
@@ -116,7 +121,7 @@ def read_server_log(paths, on_reject, days=None):
                     runs.setdefault(name, (position, second))
                 else:
                     updates.setdefault(name, []).append((position, second))
-    return ServerLog(released, obit, finished, cycles, files, cycle_seconds, runs, updates, finished_seconds)
+    return ServerLog(released, obit, finished, cycles, files, cycle_seconds, runs, updates, finished_seconds, queued)
 
 
 class _Seconds:

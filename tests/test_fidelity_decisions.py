@@ -207,14 +207,7 @@ def test_usage_stops_at_the_last_cycle_before_the_process_ended(tmp_path):
 def test_second_cycle_sees_new_starts_one_second_later(tmp_path):
     """In the second cycle of a second, the jobs the first started have no confirmed start: PBS takes it
     as one second from now, so the top job X waits one second more and D (ending then) backfills."""
-    two = "(n1:ncpus=2)"
-    soft = "Resource_List.soft_walltime=00:00:0{}"
-    lines = [q("00:00", "a.s", 100, 100), q("00:00", "b.s", 100, 100), s("00:00", "a.s", 100, 100, 100, two),
-             s("00:00", "b.s", 100, 100, 100, two), q("00:01", "c.s", 101, 101, soft.format(3)),
-             q("00:02", "x.s", 102, 102).replace("ncpus=2", "ncpus=4"), q("00:03", "d.s", 103, 103, soft.format(4)),
-             e("00:10", "a.s", 100, 100, 100, 110, two), e("00:10", "b.s", 100, 100, 100, 110, two),
-             s("00:10", "c.s", 101, 101, 110, two), s("00:10", "d.s", 103, 103, 110, two)]
-    acc, _ = read(tmp_path, lines)
+    acc = two_cycle_log(tmp_path)
     check = check_decisions(acc, site_model(None, acc)._replace(policy=STRICT))[-1]
     assert check.group.started == ("c.s", "d.s") and check.agrees
 
@@ -479,13 +472,11 @@ def with_server_log(tmp_path, events):
     return read_server_log([str(path)], lambda *rejected: None)
 
 
-def run_line(job):
-    return "Job Run at request of Scheduler@pbshost on exec_vnode (n1:ncpus=2)"
+RUN = "Job Run at request of Scheduler@pbshost on exec_vnode (n1:ncpus=2)"
 
-
-TWO_CYCLES = [(100, None, "Scheduler sent command 1"), (100, "a.s", run_line("a.s")), (100, "b.s", run_line("b.s")),
-              (110, "a.s", "Exit_status=0"), (110, None, "Scheduler sent command 2"), (110, "c.s", run_line("c.s")),
-              (110, "b.s", "Exit_status=0"), (110, None, "Scheduler sent command 2"), (110, "d.s", run_line("d.s"))]
+TWO_CYCLES = [(100, None, "Scheduler sent command 1"), (100, "a.s", RUN), (100, "b.s", RUN),
+              (110, "a.s", "Exit_status=0"), (110, None, "Scheduler sent command 2"), (110, "c.s", RUN),
+              (110, "b.s", "Exit_status=0"), (110, None, "Scheduler sent command 2"), (110, "d.s", RUN)]
 """The server's log of ``two_cycle_log``: a's end, a cycle that ran c; b's end, a cycle that ran d."""
 
 
@@ -547,10 +538,9 @@ def test_a_cycles_last_run_request_handled_after_the_next_command(tmp_path):
                                                                             "(n1:ncpus=4)"),
              s("00:10", "a.s", 101, 101, 110, two), s("00:10", "b.s", 102, 102, 110, two)]
     acc = read(tmp_path, lines)[0]
-    run = "Job Run at request of Scheduler@pbshost on exec_vnode (n1:ncpus=2)"
-    events = [(100, None, "Scheduler sent command 1"), (100, "x.s", run), (110, "x.s", "Exit_status=0"),
-              (110, None, "Scheduler sent command 2"), (110, "a.s", run), (110, "y.s", "Holds u released at request"),
-              (110, None, "Scheduler sent command 1"), (110, "b.s", run)]
+    events = [(100, None, "Scheduler sent command 1"), (100, "x.s", RUN), (110, "x.s", "Exit_status=0"),
+              (110, None, "Scheduler sent command 2"), (110, "a.s", RUN), (110, "y.s", "Holds u released at request"),
+              (110, None, "Scheduler sent command 1"), (110, "b.s", RUN)]
     checks = check_decisions(acc, site_model(None, acc), server_log=with_server_log(tmp_path, events))
     assert [(check.group.started, check.model_started, check.agrees) for check in checks[1:]] == [
         (("a.s",), ("a.s", "b.s"), True), (("b.s",), ("b.s",), True)]

@@ -412,7 +412,7 @@ WITH_SERVER_LOG_REACHED = {
     "limits-again3": (32, 0.06, 0.25),
     # jobs submitted without a hold, their soft walltime set by the manager's qalter right after: whether the
     # cycle the submission asked for saw it no log says (vnodes-light-seed7-direct at 01:06:50: PBS left job 74
-    # waiting, planned on its walltime; the replay, with the soft walltime it started with, backfilled it)
+    # waiting, most likely planned on its walltime; the replay, with the soft walltime it started with, backfilled it)
     "vnodes-light-seed7-direct": (47, GOAL_WAIT, GOAL_WAIT),
     "vnodes-light-direct": (60, 0.07, GOAL_WAIT),  # mean waits of 2.2 s: 0.13 s apart
     "vnodes-onehost-light-direct": (58, GOAL_WAIT, 1.0),  # median waits of 1 s and 0 s

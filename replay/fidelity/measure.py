@@ -75,8 +75,9 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
     jobs, compared, notes = replayed_jobs(accounting)
     exiting = {record.job.name: record.runs[0].used_s for record in accounting.jobs
                if record.runs and record.runs[0].used_s is not None}
-    within_second = _submissions_in_log_order(accounting)
-    if server_log is not None:
+    if server_log is None:
+        within_second = _submissions_in_log_order(accounting)
+    else:
         from .server_usage import log_offset_s
         offset = log_offset_s(accounting, server_log)
         real = {record.job.name: record.runs[0].start for record in accounting.jobs if record.runs}
@@ -127,7 +128,7 @@ def _submissions_in_log_order(accounting):
     seconds by its position; None when the logs have no such second."""
     from ..pbs.run import WithinSecond
     submitted = {record.job.name: (record.job.submit_time, record.queued_order) for record in accounting.jobs
-                 if record.queued_order and record.job.eligible_time == record.job.submit_time}
+                 if record.queued_order and _eligible_at_submission(record)}
     seconds = {second for second, _ in submitted.values()}
     ended = {record.job.name: record.runs[0] for record in accounting.jobs
              if record.runs and record.runs[0].end in seconds and record.runs[0].end_order is not None}
@@ -139,13 +140,18 @@ def _submissions_in_log_order(accounting):
                         {name: run.end for name, run in ended.items()})
 
 
+def _eligible_at_submission(record):
+    """Whether the job was submitted without a hold: eligible from its submission, not from a later release."""
+    return record.job.eligible_time == record.job.submit_time
+
+
 def _within_second(accounting, server_log, jobs, starts, offset):
     """The ``WithinSecond`` of ``server_log``: a job eligible from its submission (no hold) becomes eligible at
     its "Job Queued" line, a held one at its release."""
     from ..pbs.run import WithinSecond
     from .server_usage import reported_walltimes
     eligible = {record.job.name: server_log.queued[record.job.name] for record in accounting.jobs
-                if record.job.name in server_log.queued and record.job.eligible_time == record.job.submit_time}
+                if record.job.name in server_log.queued and _eligible_at_submission(record)}
     eligible.update(server_log.released)
     return WithinSecond(eligible, server_log.obit, server_log.finished, starts,
                         {job.name: starts[job.name] + job.runtime_s for job in jobs}, server_log.cycles,

@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from predictor.cmdline.exits import Terminated, exit_status
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOGS = os.path.join(REPO, "traces", "hpc2n-2002-accounting")
 SWF = os.path.join(REPO, "traces", "HPC2N-2002-subset.swf")
@@ -91,6 +93,45 @@ def test_an_interrupt_raised_where_python_cannot_raise_it_still_stops_the_comman
     done = subprocess.run([sys.executable, "-c", LOST_INTERRUPT.format(exception)], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=REPO), timeout=60)
     assert (done.returncode, done.stdout) == (status, "") and done.stderr.splitlines()[-1] == line, done.stderr
+
+
+def _raised_in_an_extension(interrupt):
+    """What an extension module being initialised does with a signal's exception (pybind11's
+    ``ImportError: initialization failed``): its own error, caused by the interrupt."""
+    try:
+        raise interrupt
+    except KeyboardInterrupt as err:
+        raise ImportError("initialization failed") from err
+
+
+def _raised_while_cleaning_up(interrupt):
+    try:
+        raise interrupt
+    finally:
+        raise OSError(5, "Input/output error")
+
+
+@pytest.mark.parametrize("interrupt, status, line", [(Terminated(), 143, "cmd: terminated (SIGTERM)\n"),
+                                                     (KeyboardInterrupt(), 130, "cmd: interrupted\n")],
+                         ids=["SIGTERM", "Ctrl-C"])
+@pytest.mark.parametrize("raised", [_raised_in_an_extension, _raised_while_cleaning_up])
+def test_an_interrupt_turned_into_another_error_still_stops_the_command(capsys, interrupt, status, line, raised):
+    """A signal that came while an extension module was being imported (scikit-learn's first forest imports
+    scipy's) reaches the command as that module's ``ImportError``: still the interrupt's status and one line,
+    not a bug's traceback; so too an error raised while the interrupt was unwinding."""
+    assert exit_status("cmd", lambda: raised(interrupt)) == status
+    assert capsys.readouterr().err == line
+
+
+def test_an_error_without_an_interrupt_behind_it_is_still_a_bug(capsys):
+    def run():
+        try:
+            raise ValueError("handled")
+        except ValueError:
+            raise ImportError("initialization failed")
+    assert exit_status("cmd", run) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == "cmd: internal error (a bug): please report it with the " \
+        "traceback above"
 
 
 CAUGHT_CTRL_C = """

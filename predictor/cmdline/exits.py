@@ -93,22 +93,45 @@ def exit_status(prog, run):
         status = run()
         sys.stdout.flush()
         return status
-    except BrokenPipeError:
-        return _closed_pipe()
-    except SoftwalltimeError as err:
-        return _error(prog, err)
-    except OSError as err:  # one the readers did not expect: the system's word for it is the user's answer
-        return _error(prog, "{}: {}".format(err.filename, err.strerror) if err.filename and err.strerror else err)
-    except ImportError as err:
-        if missing_extra(err) is None:
-            return _bug(prog)
-        return _error(prog, missing_extra(err))
     except KeyboardInterrupt as err:
-        terminated = isinstance(err, Terminated)
-        sys.stderr.write("{}: {}\n".format(prog, "terminated (SIGTERM)" if terminated else "interrupted"))
-        return TERMINATED_STATUS if terminated else INTERRUPTED_STATUS
-    except Exception:  # a bug: the traceback is what a report needs
-        return _bug(prog)
+        return _interrupted(prog, err)
+    except Exception as err:
+        interrupt = _interrupt_behind(err)
+        if interrupt is None:
+            return _answer(prog, err)
+        return _interrupted(prog, interrupt)
+
+
+def _interrupt_behind(err):
+    """The Ctrl-C or SIGTERM that ``err`` was raised from, if any: an extension module being imported when the
+    signal came turns the interrupt into its own error (``ImportError: initialization failed``, caused by it),
+    and an error raised while the interrupt was being handled has it as its context."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, KeyboardInterrupt):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
+
+
+def _interrupted(prog, err):
+    terminated = isinstance(err, Terminated)
+    sys.stderr.write("{}: {}\n".format(prog, "terminated (SIGTERM)" if terminated else "interrupted"))
+    return TERMINATED_STATUS if terminated else INTERRUPTED_STATUS
+
+
+def _answer(prog, err):
+    """The status of ``err``, being handled, and its one line (or, for a bug, its traceback)."""
+    if isinstance(err, BrokenPipeError):
+        return _closed_pipe()
+    if isinstance(err, SoftwalltimeError):
+        return _error(prog, err)
+    if isinstance(err, OSError):  # one the readers did not expect: the system's word for it is the user's answer
+        return _error(prog, "{}: {}".format(err.filename, err.strerror) if err.filename and err.strerror else err)
+    if isinstance(err, ImportError) and missing_extra(err) is not None:
+        return _error(prog, missing_extra(err))
+    return _bug(prog)  # a bug: the traceback is what a report needs
 
 
 def end_process(status, teardown=True):

@@ -70,6 +70,7 @@ The workload format is what ``benchmarks/fidelity_workloads.py`` writes.
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -78,6 +79,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -658,12 +660,20 @@ def configure(server, saved, workload):
 
 def install_soft_walltime_hook(server):
     """Create the queuejob hook that sets each job's soft walltime from its variable."""
-    path = "/tmp/{}.{}.py".format(SOFT_WALLTIME_HOOK, os.getpid())
-    with open(path, "w", encoding="utf-8") as target:
-        target.write(SOFT_WALLTIME_HOOK_BODY)
-    try:
+    with scratch_file(SOFT_WALLTIME_HOOK_BODY, SOFT_WALLTIME_HOOK + ".py") as path:
         server.qmgr("create hook {} event = queuejob".format(SOFT_WALLTIME_HOOK))
         server.qmgr("import hook {} application/x-python default {}".format(SOFT_WALLTIME_HOOK, path))
+
+
+@contextlib.contextmanager
+def scratch_file(text, name):
+    """A new file in /tmp holding ``text`` for a command run as root, removed after the block: created by
+    ``mkstemp`` (never a name another user could have made, or pointed with a symlink elsewhere)."""
+    descriptor, path = tempfile.mkstemp(prefix="pbs-record.", suffix="." + name, dir="/tmp")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as target:
+            target.write(text)
+        yield path
     finally:
         os.remove(path)
 
@@ -687,13 +697,8 @@ def configure_vnodes(server, vnodes):
             server.qmgr("set node {} resources_available.{} = {}".format(mom, resource, qmgr_value(value)))
         wait_for_vnodes(server, [mom])
     elif vnodes:
-        path = "/tmp/{}.{}".format(VNODE_CONFIG, os.getpid())
-        with open(path, "w", encoding="utf-8") as target:
-            target.write(vnode_config_text(mom, vnodes))
-        try:
+        with scratch_file(vnode_config_text(mom, vnodes), VNODE_CONFIG) as path:
             server.run("pbs_mom", "-s", "insert", VNODE_CONFIG, path)
-        finally:
-            os.remove(path)
         server.hup("mom")
         wait_for_vnodes(server, vnode_names(mom, len(vnodes)))
 

@@ -91,6 +91,19 @@ def test_vnode_config_empties_the_moms_own_vnode_and_numbers_the_others():
         "pbshost[0]: resources_available.ncpus = 2", "pbshost[1]: resources_available.ncpus = 8"]
 
 
+def test_scratch_file_is_new_private_and_removed():
+    """The files handed to qmgr and pbs_mom are made by mkstemp (no name known in advance to follow a symlink
+    planted at it), readable only by their owner, and gone after the block, even when it fails."""
+    with pytest.raises(RuntimeError):
+        with pbs_record.scratch_file("$configversion 2\n", "vnodes") as path:
+            kept = path
+            assert os.path.basename(path).startswith("pbs-record.") and path.endswith(".vnodes")
+            assert open(path, encoding="utf-8").read() == "$configversion 2\n"
+            assert os.stat(path).st_mode & 0o777 == 0o600
+            raise RuntimeError("qmgr failed")
+    assert not os.path.exists(kept)
+
+
 # --- qmgr text and commands -----------------------------------------------------------------------------
 
 PRINT_SERVER = """create queue workq

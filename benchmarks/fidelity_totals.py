@@ -38,6 +38,7 @@ from replay.fidelity.measure import measure, replay_outcomes  # noqa: E402
 from replay.fidelity.outcomes import relative_difference  # noqa: E402
 from replay.fidelity.records import read_records  # noqa: E402
 from replay.fidelity.report import fairshare_parting  # noqa: E402
+from replay.fidelity.sched_log import check_orders, read_sched_log  # noqa: E402
 from replay.fidelity.server_log import read_server_log  # noqa: E402
 from replay.fidelity.server_usage import has_updates  # noqa: E402
 from replay.site.mom_config import MomConfig  # noqa: E402
@@ -48,6 +49,8 @@ USAGE_SIDE = 0.005
 KINDS = ("without fairshare", "with fairshare", "with fairshare, MoM polling as shipped")
 SERVER_LOG = "server.log"
 """The server's own log a recording kept (``pbs_record.py`` writes it)."""
+SCHED_LOG = "sched.log"
+"""The scheduler's own log a recording kept."""
 NEAR = (0.05, 0.10, 0.25)
 """How near, relatively, the two sides of a fairshare disagreement are counted."""
 
@@ -98,23 +101,29 @@ def check(folder):
 
 
 def with_server_log(folder, accounting, site):
-    """``(jobs, starts within 2 s, mean within, both within, updated, decisions)`` of the whole run replayed with
-    the recording's ``server.log`` (``--server-log``), ``updated`` being ``(decisions, agreeing, usage)`` given
-    the MoMs' updates that log records, None when it records none (and with fairshare off), and ``decisions``
-    ``(decisions, agreeing, kind)`` given the log, whatever it records; None when it kept no log."""
+    """``(jobs, starts within 2 s, mean within, both within, updated, decisions, orders)`` of the whole run
+    replayed with the recording's ``server.log`` (``--server-log``), ``updated`` being ``(decisions, agreeing,
+    usage)`` given the MoMs' updates that log records, None when it records none (and with fairshare off),
+    ``decisions`` ``(decisions, agreeing, kind)`` given the log, whatever it records, and ``orders`` ``(compared,
+    in order)`` against its ``sched.log`` (``--sched-log``), None without one; None when it kept no log."""
     path = os.path.join(folder, SERVER_LOG)
     if not os.path.exists(path):
         return None
     server_log = read_server_log([path], RejectPrinter(0))
     outcomes, _, _ = replay_outcomes(accounting, site, server_log=server_log)
     mean = within(outcomes.wait_mean_sim_s, outcomes.wait_mean_real_s)
-    summary = summarise(check_decisions(accounting, site, server_log=server_log))
+    checks = check_decisions(accounting, site, server_log=server_log)
+    summary = summarise(checks)
+    orders = None
+    if os.path.exists(os.path.join(folder, SCHED_LOG)):
+        compared = check_orders(checks, read_sched_log([os.path.join(folder, SCHED_LOG)], RejectPrinter(0)))
+        orders = (len(compared), sum(1 for order in compared if order.in_order))
     updated = None
     if has_updates(server_log) and site.policy.fairshare is not None:
         updated = (summary.decisions, summary.agreeing, usage_errors(folder, accounting, site, server_log))
     return (outcomes.jobs, outcomes.starts_within_2s, mean,
             mean and within(outcomes.wait_median_sim_s, outcomes.wait_median_real_s), updated,
-            (summary.decisions, summary.agreeing, kind_of(site)))
+            (summary.decisions, summary.agreeing, kind_of(site)), orders)
 
 
 def recordings(folder):
@@ -159,7 +168,7 @@ def main(argv=None):
         len(short), len(light), " ({})".format(", ".join(short)) if short else ""))
     logged = [(row[0], row[10]) for row in rows if row[10] is not None]
     if logged:
-        short = [name for name, (jobs, within_2s, _, _, _, _) in logged
+        short = [name for name, (jobs, within_2s, _, _, _, _, _) in logged
                  if "-light" in name and within_2s < LIGHT_WITHIN_2S * jobs]
         print("with the server's log ({} recordings that kept it): starts within 2 s: {} of {}; mean wait within 5 %: "
               "{}; mean and median: {}; lightly loaded under 95 %: {} of {}".format(
@@ -172,6 +181,13 @@ def main(argv=None):
                 decisions, agreeing = sum(item[0] for item in of_kind), sum(item[1] for item in of_kind)
                 print("  decisions agreeing given the log (its scheduler cycles), {} ({} recordings): {} of {} "
                       "({:.1f} %)".format(kind, len(of_kind), agreeing, decisions, 100.0 * agreeing / decisions))
+        ordered = [item for _, item in logged if item[6] is not None]
+        if ordered:
+            plain = [item[6] for item in ordered if item[5][2] == KINDS[0]]
+            print("  orders as the scheduler's log ({} recordings that kept it): {} of {} agreeing decisions' cycles "
+                  "considered the jobs in its order; {} of {} without fairshare".format(
+                      len(ordered), sum(item[6][1] for item in ordered), sum(item[6][0] for item in ordered),
+                      sum(item[1] for item in plain), sum(item[0] for item in plain)))
         updated = [(name, item[4]) for name, item in logged if item[4] is not None]
         if updated:
             decisions = sum(item[0] for _, item in updated)

@@ -42,6 +42,8 @@ TEMPLATES = {
     "python -m replay fidelity accounting/ --site site/ --jobs-csv starts.csv": "a site's own logs and site folder",
     "python -m replay fidelity accounting/ --site site/ --server-log /var/spool/pbs/server_logs":
         "a site's own logs, site folder and server's log",
+    "python -m replay fidelity accounting/ --site site/ --server-log server_logs/ --sched-log "
+    "/var/spool/pbs/sched_logs": "a site's own logs, site folder, server's and scheduler's logs",
     "python -m predictor ingest /var/spool/pbs/server_priv/accounting": "a PBS server's own logs",
     "python -m predictor ingest --follow /var/spool/pbs/server_priv/accounting": "follows for ever",
     "python -m replay TRACE.swf --at submit --predictors user,v3,v3-deployed,tang,tang:percentile=80,"

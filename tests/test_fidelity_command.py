@@ -115,6 +115,33 @@ def test_the_servers_log_orders_the_whole_run_and_is_named_in_the_report(tmp_pat
     assert len(err) == 1 and "--server-log" in err[0] and "missing" in err[0] and "Traceback" not in err[0]
 
 
+def test_the_schedulers_log_compares_the_orders(tmp_path, capsys):
+    """--sched-log reads the scheduler's log of the same days: the figures give how many agreeing decisions'
+    cycles considered the jobs in its order, the text shows each differing order from where it differs, with the
+    users, and the JSON holds them whole; without it the order figures are null; a missing log is one line and
+    exit 2."""
+    folder = os.path.join(RECORDINGS, "fairshare-seed6-mom-updates")
+    argv = ["fidelity", os.path.join(folder, "accounting"), "--site", os.path.join(folder, "site"),
+            "--server-log", os.path.join(folder, "server.log")]
+    assert main(argv + ["--json", "-"]) == 0
+    without = json.loads(capsys.readouterr().out)
+    assert (without["orders_compared"], without["orders_agreeing"], without["orders_differing"]) == (None, None, None)
+    assert main(argv + ["--sched-log", os.path.join(folder, "sched.log"), "--show", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "orders as the scheduler's  54 / 55" in text
+    assert "Order 1 at 2026-11-28 22:20:12 UTC: PBS started 278.pbshost" in text
+    assert " 1  244.pbshost  fid_cai  238.pbshost  fid_ben" in text
+    assert main(argv + ["--sched-log", os.path.join(folder, "sched.log"), "--json", "-"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["orders_compared"], document["orders_agreeing"]) == (55, 54)
+    (item,) = document["orders_differing"]
+    assert item["pbs_considered"][:2] == ["244.pbshost", "238.pbshost"] and item["pbs_only"] == []
+    assert sorted(item["pbs_considered"]) == sorted(item["model_considered"])
+    assert main(argv + ["--sched-log", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "--sched-log" in err[0] and "missing" in err[0]
+
+
 def test_json_to_an_input_is_refused(tmp_path, capsys):
     """--json naming one of the logs is refused before any work."""
     path = log(tmp_path, busy_log())

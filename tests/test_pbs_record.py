@@ -446,11 +446,11 @@ def test_totals_count_equal_waits_as_within():
 
 def test_totals_of_one_recording_are_its_fidelity():
     """One recording's line holds what ``python -m replay fidelity`` reports for it; with a server.log, also what
-    it reports given ``--server-log``."""
+    it reports given ``--server-log``, and with a sched.log, given ``--sched-log`` too."""
     assert fidelity_totals.check(os.path.join(RECORDINGS, "sortkey-seed5")) == (
         "sortkey-seed5", fidelity_totals.KINDS[0], 52, 52, 60, 60, True, True, None, [], None)
     assert fidelity_totals.check(os.path.join(RECORDINGS, "vnodes-light-seed10"))[5:] == (
-        52, True, True, None, [], (60, 60, True, True, None, (58, 58, fidelity_totals.KINDS[0])))
+        52, True, True, None, [], (60, 60, True, True, None, (58, 58, fidelity_totals.KINDS[0]), (58, 58)))
 
 
 def test_totals_count_how_near_the_fairshare_disagreements_were(capsys):

@@ -17,7 +17,7 @@ __all__ = ["SUMMARY", "EXAMPLES", "add_arguments", "run"]
 SUMMARY = "check the PBS scheduler model against a real server's accounting logs"
 EXAMPLES = ("python -m replay fidelity /var/spool/pbs/server_priv/accounting --site site/",
             "python -m replay fidelity 20261126 --json fidelity.json --show 3",
-            "python -m replay fidelity accounting/ --site site/ --server-log server_logs/ --jobs-csv starts.csv")
+            "python -m replay fidelity accounting/ --site site/ --server-log server_logs/ --sched-log sched_logs/")
 
 
 def add_arguments(parser):
@@ -37,6 +37,11 @@ def add_arguments(parser):
                              "repeatable): the decisions are its scheduler cycles, and the whole-run replay takes "
                              "each second's releases and ends in its order; kept with log_events 1535 or 2047, the "
                              "decisions take fairshare usage from its MoM updates")
+    parser.add_argument("--sched-log", dest="sched_logs", action="append", metavar="PATH",
+                        help="the scheduler's own log of the same days (sched_logs/YYYYMMDD files or that directory; "
+                             "repeatable): each agreeing decision's cycle is compared with its \"Considering job "
+                             "to run\" lines, the order in which it took the jobs (written at log_events 767, the "
+                             "default)")
     parser.add_argument("--latency", dest="latency_s", type=whole_number(0, 3600), default=0, metavar="SECONDS",
                         help="whole-run replay: seconds between a job's end and the reuse of its resources "
                              "(default 0; the report gives the logs' median)")
@@ -52,21 +57,24 @@ def run(args):
     from .measure import measure
     from .records import read_records
     from .report import fidelity_report, job_table
+    from .sched_log import check_orders, read_sched_log
     from .server_log import log_days, read_server_log
-    server_paths = args.server_logs or []
+    server_paths, sched_paths = args.server_logs or [], args.sched_logs or []
     outputs = check_outputs(OutputPaths(json=args.json, jobs_csv=args.jobs_csv),
-                            args.paths + ([args.site] if args.site else []) + server_paths)
+                            args.paths + ([args.site] if args.site else []) + server_paths + sched_paths)
     problem = nothing_to_load(args.paths)  # an SWF trace, a missing or empty path: one line, as ingest says it
     if problem:
         raise TraceError(problem)
-    problem = nothing_to_load(server_paths) if server_paths else None
-    if problem:
-        raise TraceError("--server-log: " + problem)
+    for option, paths in (("--server-log", server_paths), ("--sched-log", sched_paths)):
+        problem = nothing_to_load(paths) if paths else None
+        if problem:
+            raise TraceError(option + ": " + problem)
     rejects = RejectPrinter(args.max_errors)
     try:
         accounting = read_records(args.paths, rejects)
-        server_log = (read_server_log(server_paths, rejects, log_days(accounting.first_time, accounting.last_time))
-                      if server_paths and accounting.first_time is not None else None)
+        days = None if accounting.first_time is None else log_days(accounting.first_time, accounting.last_time)
+        server_log = read_server_log(server_paths, rejects, days) if server_paths and days else None
+        sched_cycles = read_sched_log(sched_paths, rejects, days) if sched_paths and days else None
     finally:
         rejects.close()
     if not accounting.starts:
@@ -89,6 +97,14 @@ def run(args):
             notes += ("decisions: fairshare usage charged at the server's {} cycles, with the {} updates of "
                       "resources_used its log records".format(
                           len(server_log.cycles), sum(len(lines) for lines in server_log.updates.values())),)
-    publish(outputs, fidelity_report(title, notes, fidelity, site, args.show), job_table(fidelity),
+    orders = None
+    if sched_cycles is not None:
+        orders = check_orders(fidelity.checks, sched_cycles)
+        notes += ("orders: {} of the {} agreeing decisions ran the jobs of exactly one of the {} cycles of the "
+                  "scheduler's log".format(len(orders), fidelity.decisions.agreeing, len(sched_cycles)),)
+        if not any(cycle.considered for cycle in sched_cycles):
+            notes += ("orders: the scheduler's log has no \"Considering job to run\" line (its log_events leaves out "
+                      "128, debug): no order to compare",)
+    publish(outputs, fidelity_report(title, notes, fidelity, site, args.show, orders), job_table(fidelity),
             wide=bool(args.wide))
     return 1 if rejects.count else 0

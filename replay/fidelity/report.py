@@ -8,14 +8,16 @@ from ..pbs.cycle import NEVER_RUN, NO_ROOM, NO_SHARES, STRICT_ORDERING, UNDER_TH
 from ..pbs.jobs import EXITING_TIME_S, planned_end
 from .outcomes import relative_difference
 
-__all__ = ["fidelity_report", "disagreement", "fairshare_parting", "job_table", "FIGURE_KEYS", "JOB_HEADER"]
+__all__ = ["fidelity_report", "disagreement", "fairshare_parting", "job_table", "order_difference", "FIGURE_KEYS",
+           "JOB_HEADER"]
 
 FIGURE_KEYS = ("decisions", "decisions_agreeing", "decisions_agreeing_share", "decisions_ambiguous",
                "decisions_agreeing_on_another_reading", "jobs", "starts_within_2s",
                "starts_within_2s_share", "mean_abs_start_error_s", "wait_mean_real_s", "wait_mean_sim_s",
                "wait_mean_difference", "wait_median_real_s", "wait_median_sim_s", "wait_median_difference",
-               "jobs_not_started_sim", "latency_s", "log_reuse_latency_median_s")
-"""The figures at the top of the JSON document, before ``disagreements`` and ``not_modelled``."""
+               "jobs_not_started_sim", "latency_s", "log_reuse_latency_median_s", "orders_compared", "orders_agreeing")
+"""The figures at the top of the JSON document, before ``disagreements``, ``orders_differing`` and
+``not_modelled``."""
 
 _FIGURES = (Column("figure", "figure"), Column("value", "value"), Column("detail", "detail"))
 _STATE = (Column("job", "job"), Column("state", "state"), Column("user", "user"),
@@ -24,6 +26,9 @@ _STATE = (Column("job", "job"), Column("state", "state"), Column("user", "user")
           Column("since", "since"), Column("planned_end", "planned end", wide=True),
           Column("top_job_start", "top job at"), Column("sort_value", "sort value", wide=True),
           Column("pbs", "PBS"), Column("model", "model"), Column("reason", "model's reason"))
+
+_ORDER = (Column("position", "#", "count"), Column("pbs", "PBS"), Column("pbs_user", "user"),
+          Column("model", "model"), Column("model_user", "user"))
 
 _SHORT_REASONS = {NO_ROOM: "no room", STRICT_ORDERING: "strict ordering", NEVER_RUN: "never fits",
                   NO_SHARES: "no shares", UNDER_THRESHOLD: "under threshold"}
@@ -53,8 +58,9 @@ def _clock(epoch):
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(epoch))
 
 
-def figures(fidelity):
-    """``(key, value)`` of the check's figures, in ``FIGURE_KEYS`` order."""
+def figures(fidelity, orders=None):
+    """``(key, value)`` of the check's figures, in ``FIGURE_KEYS`` order; ``orders``: the ``sched_log.OrderCheck``
+    list, None without the scheduler's log."""
     decisions, outcomes = fidelity.decisions, fidelity.outcomes
     values = {
         "decisions": decisions.decisions, "decisions_agreeing": decisions.agreeing,
@@ -70,6 +76,8 @@ def figures(fidelity):
         "wait_median_difference": relative_difference(outcomes.wait_median_sim_s, outcomes.wait_median_real_s),
         "jobs_not_started_sim": outcomes.not_started_sim, "latency_s": fidelity.latency_s,
         "log_reuse_latency_median_s": fidelity.log_latency_s,
+        "orders_compared": None if orders is None else len(orders),
+        "orders_agreeing": None if orders is None else sum(1 for order in orders if order.in_order),
     }
     return tuple((key, values[key]) for key in FIGURE_KEYS)
 
@@ -92,7 +100,37 @@ def _figure_rows(values):
          "{} difference".format(_percent(values["wait_median_difference"]))),
         ("latency end -> reuse", "{} s".format(values["latency_s"]),
          "the logs' median: {}".format(_seconds(values["log_reuse_latency_median_s"]))),
-    ]
+    ] + ([] if values["orders_compared"] is None else [
+        ("orders as the scheduler's", "{} / {}".format(values["orders_agreeing"], values["orders_compared"]),
+         "{} of the agreeing decisions' cycles considered the jobs in its order".format(
+             _share_percent(values["orders_agreeing"], values["orders_compared"])))])
+
+
+ORDER_ROWS = 12
+"""Positions of a differing order shown in the text report, from the first that differs (--json: all)."""
+
+
+def order_difference(order):
+    """A ``sched_log.OrderCheck`` whose orders differ, as a dict: when, the jobs PBS started, the jobs each side
+    considered in its order, and those considered by one side only."""
+    state = order.check.state
+    return {"time": state.now, "time_utc": _clock(state.now), "pbs_started": list(order.check.group.started),
+            "pbs_considered": list(order.real), "model_considered": list(order.model),
+            "pbs_only": list(order.real_only), "model_only": list(order.model_only)}
+
+
+def _order_table(number, item, users):
+    real, model = item["pbs_considered"], item["model_considered"]
+    first = next((position for position, pair in enumerate(zip(real, model)) if pair[0] != pair[1]),
+                 min(len(real), len(model)))
+    rows = []
+    for position in range(first, min(max(len(real), len(model)), first + ORDER_ROWS)):
+        pbs = real[position] if position < len(real) else None
+        ours = model[position] if position < len(model) else None
+        rows.append((position + 1, pbs, users.get(pbs), ours, users.get(ours)))
+    title = "Order {} at {} UTC: PBS started {}; the jobs considered, from the first place the orders differ".format(
+        number, item["time_utc"], " ".join(item["pbs_started"]))
+    return Table("order", title, _ORDER, rows)
 
 
 def _sort_values(policy, jobs, now, fairshare, accrual=None):
@@ -218,18 +256,28 @@ def job_table(fidelity):
     return JOB_HEADER, rows()
 
 
-def fidelity_report(title, notes, fidelity, site, show):
-    """The ``Report``: figures, then the first ``show`` disagreements, each as its state table."""
-    values = figures(fidelity)
+def fidelity_report(title, notes, fidelity, site, show, orders=None):
+    """The ``Report``: figures, then the first ``show`` disagreements, each as its state table, and, given the
+    scheduler's log (``orders``, a ``sched_log.OrderCheck`` list), the first ``show`` orders that differ."""
+    values = figures(fidelity, orders)
     disagreements = [disagreement(site.policy, check) for check in fidelity.checks if not check.agrees]
+    differing = None if orders is None else [order_difference(order) for order in orders if not order.in_order]
     tables = (Table("figures", "Model against the real server", _FIGURES, _figure_rows(dict(values))),)
     tables += tuple(_state_table(number, item) for number, item in enumerate(disagreements[:show], 1))
+    if differing:
+        users = {job.name: job.user for order in orders for job in order.check.state.queued}
+        tables += tuple(_order_table(number, item, users) for number, item in enumerate(differing[:show], 1))
     all_notes = tuple(notes) + fidelity.notes  # the site's notes name each setting not modelled
     if len(disagreements) > show:
         all_notes += ("{} disagreeing decisions, the first {} shown (--show N; all in --json)".format(
             len(disagreements), show),)
-    figures_json = values + (("disagreements", disagreements), ("not_modelled", list(site.not_modelled)))
-    return Report(title, all_notes, tables, _LEGEND, figures_json)
+    if differing and len(differing) > show:
+        all_notes += ("{} orders differing from the scheduler's, the first {} shown (--show N; all in --json)".format(
+            len(differing), show),)
+    figures_json = values + (("disagreements", disagreements), ("orders_differing", differing),
+                             ("not_modelled", list(site.not_modelled)))
+    legend = _LEGEND + (_ORDER_LEGEND if orders is not None else ())
+    return Report(title, all_notes, tables, legend, figures_json)
 
 
 _LEGEND = (
@@ -247,4 +295,11 @@ _LEGEND = (
     "not run), never fits (larger than the machine), no shares (the entity has no fairshare shares, "
     "enforce_no_shares), under threshold (job_sort_formula value at or below job_sort_formula_threshold); else "
     "the run limit that stopped the job; --json holds every reason whole",
+)
+
+_ORDER_LEGEND = (
+    "orders (given the scheduler's log): for each agreeing decision whose jobs one cycle of that log ran, the jobs "
+    "the model's cycle considered, in its order, against the cycle's \"Considering job to run\" lines, those that "
+    "could not run too; a job only the model considered is left out if it became eligible that very second",
+    "order tables: the jobs each side considered, from the first place they differ, with their users",
 )

@@ -27,7 +27,7 @@ from typing import Dict, List, NamedTuple, Tuple
 from ..traces.files import accounting_files, raw_lines
 from ..traces.trace import ReadStats
 
-__all__ = ["ServerLog", "log_days", "read_server_log"]
+__all__ = ["ServerLog", "log_days", "log_files", "read_server_log"]
 
 DAY_S = 86400
 
@@ -75,6 +75,16 @@ def _day(path):
     return match.group(1) if match else None
 
 
+def log_files(paths, days=None):
+    """The files of ``paths`` (files, and directories of ``YYYYMMDD`` files) to read, in date order when all are
+    named for their day, however they were given; with ``days`` (``log_days``), none named for another day: a
+    log directory may hold years."""
+    found = [(path, _day(path)) for path in accounting_files(paths, ReadStats())]
+    if all(day for _, day in found):
+        found.sort(key=lambda item: item[1])
+    return [path for path, day in found if days is None or not day or day in days]
+
+
 def read_server_log(paths, on_reject, days=None):
     """Read server log files and directories of ``YYYYMMDD`` files into a ``ServerLog``; TraceError if a file
     cannot be read at all. A damaged compressed file goes to ``on_reject(path, line_no, message)``. Files all named
@@ -82,12 +92,7 @@ def read_server_log(paths, on_reject, days=None):
     named for another day is not read: a server's log directory may hold years."""
     released, obit, finished, cycles, position, files, queued = {}, {}, {}, [], 0, 0, {}
     cycle_seconds, runs, updates, finished_seconds, seconds = [], {}, {}, {}, _Seconds()
-    found = [(path, _day(path)) for path in accounting_files(paths, ReadStats())]
-    if all(day for _, day in found):
-        found.sort(key=lambda item: item[1])  # the days in date order, however they were given
-    for path, day in found:
-        if days is not None and day and day not in days:
-            continue
+    for path in log_files(paths, days):
         files += 1
         for _, raw in raw_lines(path, on_reject):
             position += 1

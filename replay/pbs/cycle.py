@@ -80,13 +80,15 @@ class State(NamedTuple):
 
 class Decision(NamedTuple):
     """What one cycle does: jobs started in order with their vnodes, top jobs with their estimated start
-    and vnodes, for every job considered but not started, why; and the names of the jobs left waiting
-    that accrue ineligible time from now on (empty unless ``accrual.tracks_accrual``)."""
+    and vnodes, for every job considered but not started, why; the names of the jobs left waiting
+    that accrue ineligible time from now on (empty unless ``accrual.tracks_accrual``); and the names of the
+    jobs the cycle considered, in its order (the scheduler's "Considering job to run" lines)."""
 
     started: Tuple[Tuple[PbsJob, Allocation], ...]
     top_jobs: Tuple[Tuple[PbsJob, int, Allocation], ...]
     reasons: Mapping[str, str]
     ineligible: frozenset = frozenset()
+    considered: Tuple[str, ...] = ()
 
 
 NEVER_RUN = "can never run: larger than the machine"
@@ -100,7 +102,8 @@ def decide(policy, machine: Machine, state: State) -> Decision:
     """The jobs PBS starts now, and its top jobs, under ``policy`` on ``machine`` (see the module text)."""
     cycle = _Cycle(policy, machine, state)
     cycle.run()
-    return Decision(tuple(cycle.started), tuple(cycle.top_jobs), dict(cycle.reasons), frozenset(cycle.ineligible))
+    return Decision(tuple(cycle.started), tuple(cycle.top_jobs), dict(cycle.reasons), frozenset(cycle.ineligible),
+                    tuple(cycle.considered))
 
 
 def placed(policy, machine: Machine, jobs, now):
@@ -148,6 +151,7 @@ class _Cycle:
         self.top_jobs: List[Tuple[PbsJob, int, Allocation]] = []
         self.reasons: Dict[str, str] = {}
         self.walk = None
+        self.considered: List[str] = []
         self.failed_classes: Dict[tuple, _Failure] = {}
         self.server_top_jobs = 0
         self.queue_top_jobs: Dict[str, int] = {}
@@ -166,6 +170,7 @@ class _Cycle:
             job = self.walk.next_job()
             if job is None:
                 return
+            self.considered.append(job.name)
             if self._consider(job):
                 self.walk.resort(self.fairshare)
 

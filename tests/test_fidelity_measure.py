@@ -139,3 +139,24 @@ def test_given_the_servers_log_a_submission_is_eligible_at_its_queued_line(tmp_p
         starts[len(kept)] = {job.name: start for job, _, start in replay_outcomes(acc, site, server_log=log)[2]}
     assert starts[len(lines)] == {"1.s": 100, "2.s": 110, "3.s": 115}
     assert starts[len(lines) - 2]["3.s"] == 110
+
+
+def test_a_start_is_confirmed_from_the_first_submission_or_end_after_its_s_record(tmp_path):
+    """The server writes a job's S record once its execution host confirmed the start; its own log has no line for
+    that. The first Q or E record after the S record that the server's log has too ("Job Queued", "Exit_status")
+    places the confirmation there: 1.s's before 2.s was queued, 2.s's before 1.s was finished; a job that never
+    started has none."""
+    from test_fidelity_server_usage import server_line
+
+    from replay.fidelity.measure import _confirmations
+    from replay.fidelity.server_log import read_server_log
+    one = "(n1:ncpus=1)"
+    acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100), s("00:00", "1.s", 100, 100, 100, one),
+                             q("00:00", "2.s", 100, 100), q("00:00", "3.s", 100, 100),
+                             s("00:00", "2.s", 100, 100, 100, one), e("00:05", "1.s", 100, 100, 100, 105, one)])
+    queued = "Job Queued at request of ana@pbshost, owner = ana@pbshost, job name = STDIN, queue = workq"
+    lines = [(100, "1.s", queued), (100, "2.s", queued), (100, "3.s", queued), (105, "1.s", "Exit_status=0")]
+    path = tmp_path / "server.log"
+    path.write_text("".join(server_line(*line) + "\n" for line in lines))
+    log = read_server_log([str(path)], lambda *reject: None)
+    assert _confirmations(acc, log) == {"1.s": log.queued["2.s"], "2.s": log.finished["1.s"]}

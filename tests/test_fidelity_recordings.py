@@ -43,6 +43,7 @@ REACHED = {
     "vnodes-light-direct": (59, 60, 0.07, GOAL_WAIT),  # mean waits of 2.2 s and 2.1 s
     "vnodes-onehost-light-direct": (49, 58, GOAL_WAIT, 1.0),  # median waits of 1 s and 0 s
     "vnodes-onehost-light-queuejob": (51, 58, 0.07, GOAL_WAIT),  # mean waits of 3.1 s and 3.3 s
+    "vnodes-light-queuejob": (55, 60, 0.08, GOAL_WAIT),  # every start within 2 s; mean waits of 2.07 s and 1.92 s
     "formula": (51, 68, GOAL_WAIT, GOAL_WAIT),
     "sortkey": (43, 31, 0.08, 0.13),  # busy: the whole run drifts as strict-depth3's
     "fairshare": (45, 32, 0.11, 0.10),  # busy: a report or an end a second off reorders entities
@@ -407,8 +408,9 @@ WITH_SERVER_LOG_REACHED = {
     "fairshare-light-seed6-again": (56, GOAL_WAIT, GOAL_WAIT),
     # at 17:17:58 a job started by the cycle of one end was still unconfirmed by its MoM when the next end's cycle
     # planned the top job (its start taken as a second later, the top job's estimate crossed into the next
-    # opt_backfill_fuzzy window); at 17:17:44 another such job was already confirmed; the server's log does not say
-    # which, and the replay takes each as unconfirmed
+    # opt_backfill_fuzzy window); at 17:17:44 another such job was already confirmed; neither S record came before the
+    # E record of the next end, so the logs do not say which (WithinSecond.confirmed), and the replay takes both as
+    # unconfirmed
     "limits-again3": (32, 0.06, 0.25),
     # jobs submitted without a hold, their soft walltime set by the manager's qalter right after: whether the
     # cycle the submission asked for saw it no log says (vnodes-light-seed7-direct at 01:06:50: PBS left job 74
@@ -420,18 +422,17 @@ WITH_SERVER_LOG_REACHED = {
     "strict-depth3-direct": (50, GOAL_WAIT, GOAL_WAIT),  # busy: 50 of 70, both waits within 0.2 %
     # busy fairshare runs: the whole run's own fairshare usage orders two users otherwise at some cycle (a
     # measurement seen a second earlier or later), and later starts move with it
-    "fairshare-seed3-again": (36, GOAL_WAIT, 0.06),
-    "fairshare-seed6-again": (27, GOAL_WAIT, 0.17),
+    "fairshare-seed3-again": (57, GOAL_WAIT, GOAL_WAIT),
+    "fairshare-seed6-again": (40, GOAL_WAIT, 0.31),
     "fairshare-seed8-again": (26, 0.12, 3.63),  # median waits of 8 s and 37 s
-    "fairshare-2-again": (43, GOAL_WAIT, 0.31),
+    "fairshare-2-again": (45, GOAL_WAIT, 0.31),
     "fairshare-seed5-again": (41, GOAL_WAIT, 0.11),
     # with the MoMs' updates of their server's log: a job at its real start is charged what they carried
     "fairshare-seed5-mom-updates": (44, 0.12, 0.33),
-    "fairshare-2-mom-updates": (41, GOAL_WAIT, 0.10),
-    "fairshare-seed6-mom-updates": (28, GOAL_WAIT, 0.21),
+    "fairshare-2-mom-updates": (39, GOAL_WAIT, GOAL_WAIT),
     "fairshare-vnodes-seed2-mom-updates": (41, GOAL_WAIT, GOAL_WAIT),
     "fairshare-long-default-poll-mom-updates": (56, GOAL_WAIT, GOAL_WAIT),  # jobs of 10 to 50 s, busy
-    "fairshare-seed7-mom-updates": (23, 0.12, GOAL_WAIT),  # 32 given the log without its updates: chaotic
+    "fairshare-seed7-mom-updates": (51, GOAL_WAIT, 0.10),
 }
 """Figures reached, given the server's log, where not every start is the server's."""
 
@@ -522,17 +523,10 @@ def test_given_the_servers_log_its_cycles_agree(config):
 
 
 def _scheduler_cycles(path):
-    """The jobs each cycle of a scheduler's own log ran ("Starting Scheduling Cycle", "Job run"), cycles that ran
-    none left out."""
-    cycles = []
-    with open(path, encoding="utf-8", errors="replace") as log:
-        for line in log:
-            fields = line.rstrip("\n").split(";", 5)
-            if len(fields) == 6 and fields[5].startswith("Starting Scheduling Cycle"):
-                cycles.append([])
-            elif len(fields) == 6 and fields[5] == "Job run" and cycles:
-                cycles[-1].append(fields[4])
-    return [jobs for jobs in cycles if jobs]
+    """The jobs each cycle of a scheduler's own log ran, cycles that ran none left out."""
+    from predictor.cmdline.rejects import RejectPrinter
+    from replay.fidelity.sched_log import read_sched_log
+    return [cycle.run for cycle in read_sched_log([path], RejectPrinter(10)) if cycle.run]
 
 
 SPLIT_CYCLES = {
@@ -566,6 +560,52 @@ def test_the_servers_cycles_are_the_schedulers(config):
     shared = Counter(cycle for jobs in cycles for cycle in jobs)
     assert sum(1 for jobs in cycles if len(jobs) > 1 or None in jobs or shared[next(iter(jobs))] > 1) == \
         SPLIT_CYCLES.get(config, 0)
+
+
+ORDERS_DIFFERING = {
+    # busy fairshare runs: where the replayed usage of two users is near, the model ranks them otherwise than PBS
+    # in a few cycles (the jobs that run are the same); given the MoMs' updates, in one cycle or none
+    "fairshare-seed8-again": 10,
+    "fairshare-seed3-again": 6,
+    "fairshare-seed5-again": 5,
+    "fairshare-2-again": 4,
+    "fairshare-light-seed6-again": 3,
+    # one of them at 17:06:19: PBS considered 779 then 778, released that second, and ran 779; the model, which put
+    # 778 first, agrees only on the reading without 778
+    "fairshare-light-seed3-again": 3,
+    "fairshare-light-seed3-queuejob": 1,
+    "fairshare-light-seed6-mom-updates": 1,
+    "fairshare-seed6-mom-updates": 1,  # the cycle at 22:20:12, fid_cai first (see WITH_MOM_UPDATES_REACHED)
+    "fairshare-vnodes-mom-updates": 1,
+    "fairshare-vnodes-seed2-mom-updates": 1,
+}
+"""Decisions given the server's log, agreeing, whose cycle considered the jobs in another order than the
+scheduler's log shows, where there are any."""
+
+
+@pytest.mark.parametrize("config", [name for name in WITH_SERVER_LOG
+                                    if os.path.exists(os.path.join(DATA, name, "sched.log"))])
+def test_cycles_consider_the_jobs_in_the_schedulers_order(config):
+    """Where a decision given the server's log agrees, the cycle the model answered considered the jobs in the
+    order of the scheduler's own log ("Considering job to run"), those that could not run too: the job sort
+    itself, on every recording without fairshare; jobs the model considered and the scheduler did not are only
+    ones eligible that very second (``replay.fidelity.sched_log``). Nearly every decision is compared."""
+    from predictor.cmdline.rejects import RejectPrinter
+    from replay.fidelity.decisions import check_decisions
+    from replay.fidelity.machine import site_model
+    from replay.fidelity.records import read_records
+    from replay.fidelity.sched_log import check_orders, read_sched_log
+    from replay.fidelity.server_log import read_server_log
+    folder = os.path.join(DATA, config)
+    accounting = read_records([os.path.join(folder, "accounting")], RejectPrinter(10))
+    site = site_model(os.path.join(folder, "site"), accounting)
+    server_log = read_server_log([os.path.join(folder, "server.log")], RejectPrinter(10))
+    checks = check_decisions(accounting, site, server_log=server_log)
+    orders = check_orders(checks, read_sched_log([os.path.join(folder, "sched.log")], RejectPrinter(10)))
+    assert len(orders) >= sum(check.agrees for check in checks) - 2 - SPLIT_CYCLES.get(config, 0)
+    assert sum(not order.in_order for order in orders) <= ORDERS_DIFFERING.get(config, 0)
+    if site.policy.fairshare is None:
+        assert all(order.in_order for order in orders)
 
 
 USAGE_RECORDINGS = [name for name in RECORDINGS

@@ -219,6 +219,25 @@ def test_starts_of_an_earlier_cycle_of_the_instant_are_seen_a_second_later():
     assert starts(runs)["1.svr"] == 10 and starts(runs)["3.svr"] == 10
 
 
+def test_a_start_confirmed_before_the_event_of_a_later_cycle_is_planned_from_itself():
+    """With ``within_second``, a job an earlier cycle of the instant started at its real start is planned from that
+    start in a later cycle asked for by an event its confirmation came before (its S record before that event's
+    record): the top job is planned a second earlier and the job ending at that second no longer backfills; with
+    the confirmation after the event, it is still seen a second later."""
+    jobs = [job(0, 2, 10, walltime=10), job(1, 2, 3, eligible=10, walltime=3), job(2, 4, 5, eligible=10),
+            job(3, 2, 4, eligible=10, walltime=4)]
+    order = WithinSecond(released={"1.svr": 1, "2.svr": 2, "3.svr": 3}, obit={}, finished={"0.svr": 5},
+                         start={"1.svr": 10}, end={"0.svr": 10}, confirmed={"1.svr": 4})
+    confirmed = simulate_run(STRICT, machine(4), jobs, cycle_per_event=True, within_second=order)
+    later = simulate_run(STRICT, machine(4), jobs, cycle_per_event=True,
+                         within_second=order._replace(confirmed={"1.svr": 6}))
+    assert starts(confirmed)["1.svr"] == 10 and starts(confirmed)["3.svr"] > 10
+    assert starts(later)["3.svr"] == 10
+    elsewhere = order._replace(start={"1.svr": 11})  # the job really started in another second: it does not apply
+    assert starts(simulate_run(STRICT, machine(4), jobs, cycle_per_event=True, within_second=elsewhere)) == \
+        starts(later)
+
+
 def test_a_job_at_its_real_start_is_charged_what_its_moms_updates_carried():
     """With ``within_second`` holding the MoMs' updates from the server's log, a job that started at its real start
     is charged what its last update before the cycle carried, not what the MoM model gives. ana's job 0 runs from

@@ -137,7 +137,9 @@ def _submissions_in_log_order(accounting):
     return WithinSecond({name: position for name, (_, position) in submitted.items()}, {},
                         {name: run.end_order for name, run in ended.items()},
                         {record.job.name: record.runs[0].start for record in accounting.jobs if record.runs},
-                        {name: run.end for name, run in ended.items()})
+                        {name: run.end for name, run in ended.items()},
+                        confirmed={record.job.name: record.runs[0].start_order for record in accounting.jobs
+                                   if record.runs})
 
 
 def _eligible_at_submission(record):
@@ -155,7 +157,28 @@ def _within_second(accounting, server_log, jobs, starts, offset):
     eligible.update(server_log.released)
     return WithinSecond(eligible, server_log.obit, server_log.finished, starts,
                         {job.name: starts[job.name] + job.runtime_s for job in jobs}, server_log.cycles,
-                        reported_walltimes(accounting, server_log, offset))
+                        reported_walltimes(accounting, server_log, offset), _confirmations(accounting, server_log))
+
+
+def _confirmations(accounting, server_log):
+    """Job name -> the position in the server's log from which its start was confirmed: that of the first Q or E
+    record after its S record in the accounting log that the server's log has too ("Job Queued", "Exit_status");
+    the server writes the S record once the execution host has confirmed the start, and its log has no line of its
+    own for that."""
+    import bisect
+    queued, finished = server_log.queued, server_log.finished
+    events = sorted([(record.queued_order, queued[record.job.name]) for record in accounting.jobs
+                     if record.job.name in queued] +
+                    [(record.runs[0].end_order, finished[record.job.name]) for record in accounting.jobs
+                     if record.runs and record.runs[0].end_order is not None and record.job.name in finished])
+    orders = [order for order, _ in events]
+    confirmed = {}
+    for record in accounting.jobs:
+        if record.runs:
+            after = bisect.bisect_right(orders, record.runs[0].start_order)
+            if after < len(events):
+                confirmed[record.job.name] = events[after][1]
+    return confirmed
 
 
 def repeat_outcomes(first, second):

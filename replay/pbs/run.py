@@ -56,6 +56,10 @@ class WithinSecond(NamedTuple):
     """Job name -> ``(epoch second, position, walltime)`` of each update of its ``resources_used`` the server
     received from its MoM, in order, with the walltime it carried (a log kept at ``log_events`` 2047;
     ``replay.fidelity.server_usage``)."""
+    confirmed: Mapping[str, int] = {}
+    """Job name -> the position from which its start was confirmed by its execution host (its S record written):
+    a later cycle of the second its start, asked for by an event at or after that position, plans the job from
+    its start, not from one second later."""
 
 
 class SimulatedRun(NamedTuple):
@@ -163,7 +167,8 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                 _mark_exiting(now, running, exiting_after_s or {}, within_second, position)
                 used = None if fairshare is None or not within_second or not within_second.updates else \
                     _reported(fairshare, within_second, now, position)
-                for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks, unconfirmed,
+                for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks,
+                                  _unconfirmed(unconfirmed, running, within_second, position),
                                   exiting_after_s or {}, accrual, used):
                     clock.push(now + job.runtime_s + latency_s, Event.END, job)
                     unconfirmed.add(job.name)
@@ -217,6 +222,16 @@ def _position(now, batch, within_second):
         else:
             return None
     return None if not positions or None in positions else max(positions)
+
+
+def _unconfirmed(names, running, within_second, position):
+    """The jobs of ``names`` (started by an earlier cycle of this second) whose start the server had not had
+    confirmed when it asked for this cycle (at ``position`` in its log): all of them, but those started at their
+    real start whose confirmation ``within_second`` places before ``position``."""
+    if position is None or not within_second.confirmed:
+        return names
+    return {name for name in names if within_second.start.get(name) != running[name].start
+            or within_second.confirmed.get(name, math.inf) > position}
 
 
 def _mark_exiting(now, running, exiting_after_s, within_second=None, position=None):

@@ -19,6 +19,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -243,6 +244,7 @@ def main():
     finally:
         if "predictor.server.runtime" in sys.modules:
             fresh_runtime()  # closes the cached connections before the database is dropped
+        shutil.rmtree(site.scratch, ignore_errors=True)  # its hook configs: nothing of the run is left in /tmp
     print("{} check(s) failed".format(len(failures)) if failures else "all checks passed")
     return 1 if failures else 0
 

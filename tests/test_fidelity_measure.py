@@ -6,6 +6,9 @@ from test_fidelity_records import e, q, read, s
 from replay.fidelity.measure import repeat_outcomes
 from replay.shared.errors import TraceError
 
+QUEUED = "Job Queued at request of ana@pbshost, owner = ana@pbshost, job name = STDIN, queue = workq"
+"""A server's log line: a job submitted (qsub)."""
+
 
 def _recording(folder, first_id, shift, waits, runtime=10):
     """Jobs queued and eligible one second apart from ``shift``, each waiting ``waits[i]`` seconds."""
@@ -125,10 +128,10 @@ def test_given_the_servers_log_a_submission_is_eligible_at_its_queued_line(tmp_p
     acc = direct_second(tmp_path, submitted_first=False)
     site = site_model(None, acc)._replace(policy=SchedulingPolicy(job_sort_formula="ncpus"))
     run = "Job Run at request of Scheduler@pbshost on exec_vnode (n1:ncpus=2)"
-    lines = [(100, "1.s", "Job Queued at request of ana@pbshost, owner = ana@pbshost, job name = STDIN, queue = workq"),
+    lines = [(100, "1.s", QUEUED),
              (100, None, "Scheduler sent command 1"), (100, "1.s", run),
              (110, "1.s", "Exit_status=0"), (110, None, "Scheduler sent command 2"), (110, "2.s", run),
-             (110, "3.s", "Job Queued at request of ana@pbshost, owner = ana@pbshost, job name = STDIN, queue = workq"),
+             (110, "3.s", QUEUED),
              (110, None, "Scheduler sent command 1"), (115, "2.s", "Exit_status=0"),
              (115, None, "Scheduler sent command 2"), (115, "3.s", run), (120, "3.s", "Exit_status=0")]
     starts = {}
@@ -154,8 +157,7 @@ def test_a_start_is_confirmed_from_the_first_submission_or_end_after_its_s_recor
     acc, _ = read(tmp_path, [q("00:00", "1.s", 100, 100), s("00:00", "1.s", 100, 100, 100, one),
                              q("00:00", "2.s", 100, 100), q("00:00", "3.s", 100, 100),
                              s("00:00", "2.s", 100, 100, 100, one), e("00:05", "1.s", 100, 100, 100, 105, one)])
-    queued = "Job Queued at request of ana@pbshost, owner = ana@pbshost, job name = STDIN, queue = workq"
-    lines = [(100, "1.s", queued), (100, "2.s", queued), (100, "3.s", queued), (105, "1.s", "Exit_status=0")]
+    lines = [(100, "1.s", QUEUED), (100, "2.s", QUEUED), (100, "3.s", QUEUED), (105, "1.s", "Exit_status=0")]
     path = tmp_path / "server.log"
     path.write_text("".join(server_line(*line) + "\n" for line in lines))
     log = read_server_log([str(path)], lambda *reject: None)

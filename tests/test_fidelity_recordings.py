@@ -464,6 +464,9 @@ def _records_mom_updates(config):
         return any("Received the same SID as before" in line for line in log)
 
 
+WITH_SCHED_LOG = [name for name in WITH_SERVER_LOG if os.path.exists(os.path.join(DATA, name, "sched.log"))]
+"""Recordings that kept the scheduler's own log too."""
+
 WITH_MOM_UPDATES = [name for name in WITH_SERVER_LOG if _records_mom_updates(name)]
 """Recordings whose server's log records each update of a job's resources_used from its MoM (``log_events``
 2047)."""
@@ -507,14 +510,11 @@ WITH_SERVER_LOG_DECISIONS_REACHED = {
 """Decisions agreeing, given the server's log without the MoMs' updates, where that is under 98 %."""
 
 
-@pytest.mark.parametrize("config", [name for name in WITH_SERVER_LOG if name not in WITH_MOM_UPDATES])
-def test_given_the_servers_log_its_cycles_agree(config):
-    """Given the server's log, each of its scheduler cycles is a decision (the starts whose "Job Run" lines come
-    between two "Scheduler sent command" lines), a job an earlier cycle of the same second ran is planned from a
-    second later first, and at least 98 % of the decisions agree (or what ``WITH_SERVER_LOG_DECISIONS_REACHED``
-    holds): every one, on each recording without fairshare."""
+def _given_server_log(config):
+    """``(accounting, site, server_log, checks)`` of a recording that kept the server's log: its decisions checked
+    given that log."""
     from predictor.cmdline.rejects import RejectPrinter
-    from replay.fidelity.decisions import check_decisions, server_cycles, summarise
+    from replay.fidelity.decisions import check_decisions
     from replay.fidelity.machine import site_model
     from replay.fidelity.records import read_records
     from replay.fidelity.server_log import read_server_log
@@ -522,9 +522,20 @@ def test_given_the_servers_log_its_cycles_agree(config):
     accounting = read_records([os.path.join(folder, "accounting")], RejectPrinter(10))
     site = site_model(os.path.join(folder, "site"), accounting)
     server_log = read_server_log([os.path.join(folder, "server.log")], RejectPrinter(10))
+    return accounting, site, server_log, check_decisions(accounting, site, server_log=server_log)
+
+
+@pytest.mark.parametrize("config", [name for name in WITH_SERVER_LOG if name not in WITH_MOM_UPDATES])
+def test_given_the_servers_log_its_cycles_agree(config):
+    """Given the server's log, each of its scheduler cycles is a decision (the starts whose "Job Run" lines come
+    between two "Scheduler sent command" lines), a job an earlier cycle of the same second ran is planned from a
+    second later first, and at least 98 % of the decisions agree (or what ``WITH_SERVER_LOG_DECISIONS_REACHED``
+    holds): every one, on each recording without fairshare."""
+    from replay.fidelity.decisions import server_cycles, summarise
+    accounting, site, server_log, checks = _given_server_log(config)
     cycle_of = server_cycles(server_log)
     assert all(cycle_of(start.name) is not None for start in accounting.starts)
-    summary = summarise(check_decisions(accounting, site, server_log=server_log))
+    summary = summarise(checks)
     if site.policy.fairshare is None:
         assert summary.agreeing == summary.decisions
     assert summary.agreeing >= WITH_SERVER_LOG_DECISIONS_REACHED.get(config, GOAL_DECISIONS * summary.decisions)
@@ -555,8 +566,7 @@ SPLIT_CYCLES = {
 there are any."""
 
 
-@pytest.mark.parametrize("config", [name for name in WITH_SERVER_LOG
-                                    if os.path.exists(os.path.join(DATA, name, "sched.log"))])
+@pytest.mark.parametrize("config", WITH_SCHED_LOG)
 def test_the_servers_cycles_are_the_schedulers(config):
     """The cycles the decisions check reads from the server's log (``server_cycles``) are those of the scheduler's
     own log: the jobs each of its cycles ran are the jobs of one of the server's, which holds no other (or, where
@@ -595,25 +605,16 @@ ORDERS_DIFFERING = {
 scheduler's log shows, where there are any."""
 
 
-@pytest.mark.parametrize("config", [name for name in WITH_SERVER_LOG
-                                    if os.path.exists(os.path.join(DATA, name, "sched.log"))])
+@pytest.mark.parametrize("config", WITH_SCHED_LOG)
 def test_cycles_consider_the_jobs_in_the_schedulers_order(config):
     """Where a decision given the server's log agrees, the cycle the model answered considered the jobs in the
     order of the scheduler's own log ("Considering job to run"), those that could not run too: the job sort
     itself, on every recording without fairshare; jobs the model considered and the scheduler did not are only
     ones eligible that very second (``replay.fidelity.sched_log``). Nearly every decision is compared."""
     from predictor.cmdline.rejects import RejectPrinter
-    from replay.fidelity.decisions import check_decisions
-    from replay.fidelity.machine import site_model
-    from replay.fidelity.records import read_records
     from replay.fidelity.sched_log import check_orders, read_sched_log
-    from replay.fidelity.server_log import read_server_log
-    folder = os.path.join(DATA, config)
-    accounting = read_records([os.path.join(folder, "accounting")], RejectPrinter(10))
-    site = site_model(os.path.join(folder, "site"), accounting)
-    server_log = read_server_log([os.path.join(folder, "server.log")], RejectPrinter(10))
-    checks = check_decisions(accounting, site, server_log=server_log)
-    orders = check_orders(checks, read_sched_log([os.path.join(folder, "sched.log")], RejectPrinter(10)))
+    _, site, _, checks = _given_server_log(config)
+    orders = check_orders(checks, read_sched_log([os.path.join(DATA, config, "sched.log")], RejectPrinter(10)))
     assert len(orders) >= sum(check.agrees for check in checks) - 2 - SPLIT_CYCLES.get(config, 0)
     assert sum(not order.in_order for order in orders) <= ORDERS_DIFFERING.get(config, 0)
     if site.policy.fairshare is None:

@@ -74,8 +74,7 @@ def check_orders(checks, cycles):
     found = []
     for check in checks:
         matching = by_run.get(frozenset(check.group.started), []) if check.agrees else []
-        if len(matching) != 1 or check.decision is None or \
-                {job.name for job, _ in check.decision.started} != set(check.group.started):
+        if len(matching) != 1 or {job.name for job, _ in check.decision.started} != set(check.group.started):
             continue
         found.append(_order_check(check, matching[0].considered))
     return found

@@ -9,7 +9,9 @@ the totals count its decisions under one of three kinds: without fairshare, with
 ships it (``$max_check_poll`` left at 120 s in its ``mom_config``); then the starts within 2 s over all jobs,
 the recordings whose mean wait, and whose mean and median waits, are within 5 % of the real ones
 (equal medians count as within, as when both are 0 s), and the lightly loaded recordings (``-light``
-in their name) with fewer than 95 % of their starts within 2 s; then the same figures with the server's own log
+in their name) with fewer than 95 % of their starts within 2 s; then, per configuration (``configuration_of``), the
+jobs of all its recordings together: starts within 2 s, and the mean and median waits, real and simulated; then the
+same figures with the server's own log
 (``--server-log``) on the recordings that kept it (``server.log``), the decisions given that log (its scheduler
 cycles), without fairshare and with it, and the fairshare decisions given the MoMs'
 updates that log records (kept at ``log_events`` 2047) against those from the accounting log alone, and their
@@ -25,8 +27,10 @@ part in the tree (what the check's report gives in each such disagreement's titl
 import argparse
 import json
 import os
+import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from typing import NamedTuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -35,7 +39,7 @@ from predictor.cmdline.rejects import RejectPrinter  # noqa: E402
 from replay.fidelity.decisions import check_decisions, new_fairshare, summarise, usage_at_end  # noqa: E402
 from replay.fidelity.machine import site_model  # noqa: E402
 from replay.fidelity.measure import measure, replay_outcomes  # noqa: E402
-from replay.fidelity.outcomes import relative_difference  # noqa: E402
+from replay.fidelity.outcomes import median, relative_difference  # noqa: E402
 from replay.fidelity.records import read_records  # noqa: E402
 from replay.fidelity.report import fairshare_parting  # noqa: E402
 from replay.fidelity.sched_log import check_orders, read_sched_log  # noqa: E402
@@ -97,7 +101,90 @@ def check(folder):
     return (os.path.basename(folder), kind_of(site), decisions.decisions, decisions.agreeing, outcomes.jobs,
             outcomes.starts_within_2s, mean, both, usage_errors(folder, accounting, site),
             [parting["apart"] for parting in partings if parting is not None],
-            with_server_log(folder, accounting, site))
+            with_server_log(folder, accounting, site), waits(fidelity.starts), configuration_of(folder))
+
+
+def waits(starts):
+    """``[(real wait, simulated wait)]`` of each job the replay started, from ``Fidelity.starts``: a wait runs from
+    the job's eligible time, as in the check's outcomes."""
+    return [(real - job.eligible_time, simulated - job.eligible_time) for job, real, simulated in starts
+            if simulated is not None]
+
+
+def configuration_of(folder):
+    """The configuration a recording is of: its workload's name in ``recording.json``, without a ``-seedN``
+    (another draw of the same configuration's jobs) or a submission suffix (``-queuejob``, ``-direct``: the same
+    configuration, its jobs submitted another way); the folder's name when it has no ``recording.json``."""
+    try:
+        with open(os.path.join(folder, "recording.json")) as handle:
+            workload = json.load(handle)["workload"]
+        name, submission = workload["name"], workload.get("submission")
+    except (OSError, ValueError, KeyError, TypeError):
+        return os.path.basename(folder)
+    if submission and name.endswith("-" + submission):
+        name = name[:-len(submission) - 1]
+    return re.sub(r"-seed\d+$", "", name)
+
+
+class Pooled(NamedTuple):
+    """One configuration's recordings taken together: every job replayed, its real and simulated waits."""
+
+    configuration: str
+    recordings: int
+    jobs: int
+    starts_within_2s: int
+    wait_mean_real_s: float
+    wait_mean_sim_s: float
+    wait_median_real_s: float
+    wait_median_sim_s: float
+
+
+def recording_waits(folder):
+    """``(configuration, starts within 2 s, waits)`` of the recording in ``folder``, its whole run replayed from the
+    accounting log alone (``configuration_of``, ``waits``): what ``pooled`` takes, without the decisions."""
+    accounting = read_records([os.path.join(folder, "accounting")], RejectPrinter(0))
+    outcomes, _, starts = replay_outcomes(accounting, site_model(os.path.join(folder, "site"), accounting))
+    return configuration_of(folder), outcomes.starts_within_2s, waits(starts)
+
+
+def pooled(recordings_waits):
+    """A ``Pooled`` per configuration, by name, from ``(configuration, starts within 2 s, waits)`` of each
+    recording."""
+    by_configuration = {}
+    for configuration, within_2s, pairs in recordings_waits:
+        by_configuration.setdefault(configuration, []).append((within_2s, pairs))
+    result = []
+    for configuration, of_it in sorted(by_configuration.items()):
+        pairs = [pair for _, waits_of in of_it for pair in waits_of]
+        if not pairs:
+            continue
+        real, simulated = [wait for wait, _ in pairs], [wait for _, wait in pairs]
+        result.append(Pooled(configuration, len(of_it), len(pairs), sum(within_2s for within_2s, _ in of_it),
+                             sum(real) / len(real), sum(simulated) / len(simulated), median(real), median(simulated)))
+    return result
+
+
+def print_pooled(configurations):
+    """The table of ``pooled``: per configuration, its recordings' jobs together."""
+    print("per configuration, all its recordings' jobs together (waits in s, simulated against real):")
+    print("  {:<30} {:>10} {:>6} {:>10}  {:>21}  {:>21}".format("configuration", "recordings", "jobs", "within 2 s",
+                                                               "mean wait real / sim", "median wait real / sim"))
+    for item in configurations:
+        print("  {:<30} {:>10} {:>6} {:>10}  {:>21}  {:>21}".format(
+            item.configuration, item.recordings, item.jobs, item.starts_within_2s,
+            _real_sim(item.wait_mean_real_s, item.wait_mean_sim_s),
+            _real_sim(item.wait_median_real_s, item.wait_median_sim_s)))
+    means = sum(1 for item in configurations if within(item.wait_mean_sim_s, item.wait_mean_real_s))
+    both = sum(1 for item in configurations if within(item.wait_mean_sim_s, item.wait_mean_real_s)
+               and within(item.wait_median_sim_s, item.wait_median_real_s))
+    print("configurations with the mean wait within 5 %: {} of {}; mean and median: {}".format(
+        means, len(configurations), both))
+
+
+def _real_sim(real, simulated):
+    difference = relative_difference(simulated, real)
+    return "{:.1f} / {:.1f}{}".format(real, simulated, "" if difference is None else " ({:+.1f} %)".format(
+        100 * difference))
 
 
 def with_server_log(folder, accounting, site):
@@ -146,7 +233,7 @@ def main(argv=None):
         rows = list(pool.map(check, folders))
     print("{:<34} {:>10} {:>6} {:>11}  {:<6} {}".format("recording", "decisions", "jobs", "within 2 s", "mean",
                                                          "mean and median"))
-    for name, _, decisions, agreeing, jobs, within_2s, mean, both, _, _, _ in rows:
+    for name, _, decisions, agreeing, jobs, within_2s, mean, both, *_ in rows:
         print("{:<34} {:>10} {:>6} {:>11}  {:<6} {}".format(name, "{}/{}".format(agreeing, decisions), jobs,
                                                              within_2s, "yes" if mean else "no",
                                                              "yes" if both else "no"))
@@ -166,6 +253,7 @@ def main(argv=None):
     short = [row[0] for row in light if row[5] < LIGHT_WITHIN_2S * row[4]]
     print("lightly loaded with under 95 % of starts within 2 s: {} of {}{}".format(
         len(short), len(light), " ({})".format(", ".join(short)) if short else ""))
+    print_pooled(pooled([(row[12], row[5], row[11]) for row in rows]))
     logged = [(row[0], row[10]) for row in rows if row[10] is not None]
     if logged:
         short = [name for name, (jobs, within_2s, _, _, _, _, _) in logged

@@ -5,10 +5,13 @@
 Each workload is a scheduler configuration (``strict-depth1-light``,
 ``formula``, ``fairshare``, ``vnodes``, ``eligibility`` with job arrays and
 dependencies, ``roundrobin`` with queues of equal priority and run limits,
-``resources`` with mem, ``node_sort_key`` and a formula threshold, ``aging`` with
-a formula that reads ``eligible_time`` (``aging-limits``: and a run limit per user;
-``aging-groups``: run limits per group, per user's ncpus on the queue and for everyone), ``queue-depth`` with
-a ``backfill_depth`` of each queue's own, ``no-strict`` with PBS's default ``sched_config``, ``direct`` with
+``resources`` with mem, ``node_sort_key`` and a formula threshold, ``limits-legacy`` with
+old-style limits (``max_user_run``, ``max_group_res``, ``max_running``) and one on mem,
+``limits-projects`` with limits per project (``qsub -P``), ``aging`` with a formula that
+reads ``eligible_time`` (``aging-limits``: and a run limit per user; ``aging-groups``: run
+limits per group, per user's ncpus on the queue and for everyone), ``queue-depth`` with a
+``backfill_depth`` of each queue's own, ``fuzzy-off`` with exact top-job estimates
+(``opt_backfill_fuzzy``), ``no-strict`` with PBS's default ``sched_config``, ``direct`` with
 jobs submitted as they come rather than held and released, some of them deleted, ``vnodes-onehost`` with the
 four vnodes on one host, ``mixed`` with a formula over two queues, run limits and vnodes at once, ``gpus`` with a
 custom ``ngpus`` resource on two of the vnodes, ...) and
@@ -147,6 +150,13 @@ def strict_heavy(rng):
 def strict_depth3(rng):
     return workload("strict-depth3", "strict ordering, backfill_depth 3, one 8-ncpu vnode, a queue builds",
                     make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8), server={"backfill_depth": 3})
+
+
+def fuzzy_off(rng):
+    return workload("fuzzy-off", "as strict-depth3, with opt_backfill_fuzzy off: the top jobs' estimated starts are "
+                    "exact seconds, not rounded up to the next minute (low, PBS's default)",
+                    make_jobs(rng, 70, single_chunk, MIXED_CPUS, (2, 15), HEAVY, 8), server={"backfill_depth": 3},
+                    sched={"opt_backfill_fuzzy": "off"})
 
 
 def formula(rng):
@@ -514,13 +524,49 @@ def aging_groups(rng):
                     queues={"workq": {"max_run_res.ncpus": "[u:PBS_GENERIC=6]"}})
 
 
+PROJECTS = ("fid_atlas", "fid_comet", "fid_delta")
+"""The projects (``qsub -P``) of ``limits-projects``' jobs."""
+LEGACY_SHAPES = (("1:ncpus=1:mem=1gb", "pack", 3), ("1:ncpus=1:mem=4gb", "pack", 2), ("1:ncpus=2:mem=2gb", "pack", 3),
+                 ("1:ncpus=2:mem=6gb", "pack", 1), ("1:ncpus=3:mem=3gb", "pack", 1), ("1:ncpus=4:mem=2gb", "pack", 1),
+                 ("1:ncpus=4:mem=8gb", "pack", 1), ("1:ncpus=1", "pack", 1))
+"""One-chunk jobs of up to 4 ncpus (under a group's 5, and within fid_atlas's 4) and 8gb (a user's limit on the queue)
+on ONE_VNODE_MEM."""
+ONE_VNODE_MEM = [{"ncpus": 8, "mem": "16gb"}]
+
+
+def legacy_chunk(rng, _cpu_weights):
+    """``(select, place)`` of a job with mem for ONE_VNODE_MEM."""
+    return shaped(rng, LEGACY_SHAPES)
+
+
+def limits_legacy(rng):
+    return workload("limits-legacy", "run limits as older sites set them: max_user_run 2 and max_group_res.ncpus 5 "
+                    "(server), max_running 6 and max_user_res.mem 8gb (queue); one vnode of 8 ncpus and 16gb, jobs "
+                    "with mem, strict ordering",
+                    make_jobs(rng, 66, legacy_chunk, None, (2, 12), HEAVY, 8), vnodes=ONE_VNODE_MEM,
+                    server={"max_user_run": 2, "max_group_res.ncpus": 5},
+                    queues={"workq": {"max_running": 6, "max_user_res.mem": "8gb"}})
+
+
+def limits_projects(rng):
+    jobs = make_jobs(rng, 66, legacy_chunk, None, (2, 12), HEAVY, 8)
+    for job in jobs:
+        job["project"] = PROJECTS[rng.randrange(len(PROJECTS))]
+    return workload("limits-projects", "run limits per project: max_run 2 for each project and max_run_res.ncpus 4 "
+                    "for fid_atlas (server), max_run_res.mem 8gb per user (queue); one vnode of 8 ncpus and 16gb, "
+                    "jobs with mem in three projects (qsub -P), strict ordering (PBS refuses old-style limits beside "
+                    "these)", jobs, vnodes=ONE_VNODE_MEM,
+                    server={"max_run": "[p:PBS_GENERIC=2]", "max_run_res.ncpus": "[p:fid_atlas=4]"},
+                    queues={"workq": {"max_run_res.mem": "[u:PBS_GENERIC=8gb]"}})
+
+
 CONFIGURATIONS = {builder(random.Random(0))["name"]: builder for builder in (
     strict_light, strict_heavy, strict_depth3, formula, sortkey, fairshare, fairshare_egroup, fairshare_long,
     fairshare_long_default_poll, limits,
     vnodes, queues, eligibility, roundrobin, resources, aging, aging_limits, aging_groups, queue_depth, no_strict,
     no_strict_heavy, fairshare_vnodes, formula_fairshare, vnodes_light, fairshare_light, direct, vnodes_onehost, mixed,
     gpus, vnodes_onehost_light, no_strict_onehost, vnodes_onehost_scatter, strict_depth10, strict_depth10_onehost,
-    onehost_node_sort, onehost_node_sort_low)}
+    onehost_node_sort, onehost_node_sort_low, limits_legacy, limits_projects, fuzzy_off)}
 
 
 def generate(name, seed):

@@ -277,14 +277,16 @@ def ended_jobs(lines, job_ids):
 
 
 def qsub_arguments(job, job_ids=None, held=True, soft_walltime_variable=False):
-    """qsub's arguments for a job (held unless ``held`` is false) that sleeps for its runtime: a job array for an
-    ``array`` range, after an earlier job (its id in ``job_ids``, by name) for a ``depend``; its soft walltime in
-    the variable the queuejob hook reads if ``soft_walltime_variable``."""
+    """qsub's arguments for a job (held unless ``held`` is false) that sleeps for its runtime: in its ``project``
+    if it names one, a job array for an ``array`` range, after an earlier job (its id in ``job_ids``, by name)
+    for a ``depend``; its soft walltime in the variable the queuejob hook reads if ``soft_walltime_variable``."""
     arguments = ["qsub"] + (["-h"] if held else []) + (
         ["-v", "{}={}".format(SOFT_WALLTIME_VARIABLE, job["soft_walltime"])]
         if soft_walltime_variable and job.get("soft_walltime") is not None else []) + [
         "-N", job["name"], "-q", job["queue"], "-o", "/dev/null", "-e", "/dev/null",
         "-l", "select=" + job["select"], "-l", "place=" + job["place"], "-l", "walltime={}".format(job["walltime"])]
+    if job.get("project") is not None:
+        arguments += ["-P", job["project"]]
     if job.get("array") is not None:
         arguments += ["-J", job["array"]]
     if job.get("depend") is not None:
@@ -552,19 +554,30 @@ def restore_files(server, saved):
 
 
 def restore_vnodes(server, saved, workload):
-    """The MoM's vnodes as they were: its configuration removed, extra vnodes deleted, sizes unset."""
+    """The MoM's vnodes as they were: its configuration removed, extra vnodes deleted, sizes unset. Without a
+    configuration, the sizes set with qmgr are unset before the MoM is told to report again: what it finds
+    itself (its ``mem``, say) comes back only with its next report, and a later recording would save the
+    vnode without it."""
     mom = server.mom()
-    if VNODE_CONFIG in server.run("pbs_mom", "-s", "list").split():
+    sized = set(resource for vnode in workload.get("vnodes", []) for resource in vnode) | {"ncpus"}
+    configured = VNODE_CONFIG in server.run("pbs_mom", "-s", "list").split()
+    if not configured:
+        unset_sizes(server, mom, sized)
+        server.hup("mom", settle_s=1.0)
+    else:
         server.run("pbs_mom", "-s", "remove", VNODE_CONFIG)
         restart_mom(server)
-    else:
-        server.hup("mom", settle_s=1.0)
     for name in sorted(set(server.nodes()) - set(saved["nodes"])):
         server.qmgr("delete node " + name)
-    sized = set(resource for vnode in workload.get("vnodes", []) for resource in vnode) | {"ncpus"}
-    for resource in sorted(sized):
-        server.qmgr("unset node {} resources_available.{}".format(mom, resource), check=False)
+    if configured:
+        unset_sizes(server, mom, sized)
     wait_for_vnodes(server, [mom])
+
+
+def unset_sizes(server, mom, resources):
+    """Unset the MoM's own vnode's ``resources_available`` of each of ``resources``."""
+    for resource in sorted(resources):
+        server.qmgr("unset node {} resources_available.{}".format(mom, resource), check=False)
 
 
 def restore_resources(server, saved, workload, job_ids):

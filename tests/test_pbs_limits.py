@@ -131,6 +131,29 @@ def test_look_ahead_counts_planned_ends():
     assert over_limit(policy, job(walltime=100), [ending], now=0, events=events) is None
 
 
+def test_look_ahead_takes_an_uncounted_end_off_only_what_the_entity_has():
+    """PBS's look-ahead takes an ending job's resources off its entity's counts only where the entity already
+    has an amount of that resource. An exiting job is not counted, yet its end (now + 1 s) is in the calendar:
+    when none of the user's counted jobs asked for mem, that end takes no mem off, and the top job's 8gb then
+    fill the user's 8gb limit; when one did, the end takes its 8gb off the user's mem and the job may run.
+    Seen on a real OpenPBS 23.06.06 (max_user_res.mem 8gb on the queue): fid_cai's 1gb job of walltime 43 s
+    "per-user limit reached on resource mem", her identical job of 12 s run beside it."""
+    gb = 1024 * 1024
+    policy = server(Limit("max_run_res.mem", "u", "PBS_GENERIC", 8 * gb))
+
+    def asking(mem, walltime=100, user="cai"):
+        return job(user=user, walltime=walltime)._replace(chunks=parse_select("1:ncpus=1:mem={}".format(mem)))
+
+    exiting, top = asking("8gb"), asking("8gb")
+    events = [LimitEvent(1, exiting, False), LimitEvent(15, top, True), LimitEvent(20, top, False)]
+    without_mem = [job(user="cai", walltime=22)]
+    assert over_limit(policy, asking("1gb", walltime=43), without_mem, now=0, events=events) is not None
+    assert over_limit(policy, asking("1gb", walltime=12), without_mem, now=0, events=events) is None
+    with_mem = [asking("512mb", walltime=22)]
+    assert over_limit(policy, asking("1gb", walltime=43), with_mem, now=0, events=events) is None
+    assert over_limit(policy, asking("1gb", walltime=43, user="dan"), without_mem, now=0, events=events) is None
+
+
 @given(st.integers(0, 6), st.integers(0, 6), st.integers(1, 5))
 def test_individual_limit_decides_whenever_set(generic, individual, running):
     """With both set, the result for ana depends only on her individual limit."""

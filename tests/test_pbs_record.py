@@ -203,6 +203,17 @@ def test_qsub_of_a_queuejob_workload_carries_the_soft_walltime_to_the_hook():
     assert pbs_record.SOFT_WALLTIME_VARIABLE in pbs_record.SOFT_WALLTIME_HOOK_BODY
 
 
+def test_qsub_of_a_job_in_a_project():
+    """A job naming a project is submitted in it (``-P``), as ``limits-projects``' are, each job in one of three."""
+    job = {"name": "j001", "queue": "workq", "select": "1:ncpus=2", "place": "pack", "walltime": 40, "runtime": 12}
+    assert pbs_record.qsub_arguments(dict(job, project="fid_atlas"))[-5:] == [
+        "-P", "fid_atlas", "--", "/bin/sleep", "12"]
+    assert "-P" not in pbs_record.qsub_arguments(job)
+    workload = fidelity_workloads.generate("limits-projects", 22)
+    pbs_record.check_workload(workload, "limits-projects")
+    assert {job["project"] for job in workload["jobs"]} == set(fidelity_workloads.PROJECTS)
+
+
 def test_direct_workload_deletes_some_jobs_and_submits_as_they_come():
     """``direct`` asks for submission as the jobs come, deletes a few of them, and holds an array or two."""
     for seed in (5, 22):
@@ -447,10 +458,24 @@ def test_totals_count_equal_waits_as_within():
 def test_totals_of_one_recording_are_its_fidelity():
     """One recording's line holds what ``python -m replay fidelity`` reports for it; with a server.log, also what
     it reports given ``--server-log``, and with a sched.log, given ``--sched-log`` too."""
-    assert fidelity_totals.check(os.path.join(RECORDINGS, "sortkey-seed5")) == (
-        "sortkey-seed5", fidelity_totals.KINDS[0], 52, 52, 60, 60, True, True, None, [], None)
-    assert fidelity_totals.check(os.path.join(RECORDINGS, "vnodes-light-seed10"))[5:] == (
+    line = fidelity_totals.check(os.path.join(RECORDINGS, "sortkey-seed5"))
+    assert line[:11] == ("sortkey-seed5", fidelity_totals.KINDS[0], 52, 52, 60, 60, True, True, None, [], None)
+    assert (len(line[11]), line[12]) == (60, "sortkey")
+    assert line[11] == fidelity_totals.recording_waits(os.path.join(RECORDINGS, "sortkey-seed5"))[2]
+    assert fidelity_totals.check(os.path.join(RECORDINGS, "vnodes-light-seed10"))[5:11] == (
         52, True, True, None, [], (60, 60, True, True, None, (58, 58, fidelity_totals.KINDS[0]), (58, 58)))
+
+
+def test_totals_take_a_configurations_recordings_together(tmp_path):
+    """A recording is of its workload's configuration, seed and submission suffixes dropped (a folder without
+    recording.json: its own name); the jobs of one configuration's recordings are taken together."""
+    assert [fidelity_totals.configuration_of(os.path.join(RECORDINGS, name)) for name in (
+        "sortkey-seed5", "sortkey-queuejob", "vnodes-light-seed7-direct", "fairshare-2", "strict-depth3-again")] == [
+        "sortkey", "sortkey", "vnodes-light", "fairshare", "strict-depth3"]
+    assert fidelity_totals.configuration_of(str(tmp_path / "mine")) == "mine"
+    (one, other) = fidelity_totals.pooled([("b", 3, [(10, 12), (0, 0)]), ("a", 1, [(4, 4)]), ("b", 2, [(2, 2)])])
+    assert one == fidelity_totals.Pooled("a", 1, 1, 1, 4.0, 4.0, 4.0, 4.0)
+    assert other == fidelity_totals.Pooled("b", 2, 3, 5, 4.0, 14 / 3, 2.0, 2.0)
 
 
 def test_totals_count_how_near_the_fairshare_disagreements_were(capsys):

@@ -9,7 +9,7 @@ import pytest
 
 from replay.pbs.policy import FairsharePolicy, Limit, QueuePolicy, SchedulingPolicy, ShareGroup, SortKey
 from replay.shared.errors import SiteError
-from replay.site.limits import run_limits
+from replay.site.limits import is_run_limit, run_limits
 from replay.site.sched_config import PBS_SETTINGS, read_sched_config
 from replay.site.settings import (
     CATEGORIES,
@@ -392,8 +392,9 @@ def test_custom_resource_flags_as_print_server_writes_them(tmp_path, definition,
 
 
 def _expected_limits(settings):
-    return sorted(limit for attribute, value in settings.items() if attribute.startswith("max_run")
-                  for limit in run_limits(attribute, value))
+    """The run limits a workload's server or queue settings make, old-style attributes read as PBS reads them."""
+    return sorted(limit for attribute, value in settings.items() if is_run_limit(attribute)
+                  for limit in run_limits(attribute, str(value)))
 
 
 @pytest.mark.skipif(not RECORDINGS, reason="no fidelity recording with a site folder yet")
@@ -426,6 +427,7 @@ def test_recordings_site_folders_match_their_workloads(folder):
         assert policy.by_queue is sched_config["by_queue"].lower().startswith("true")
     for name, attributes in workload["queues"].items():
         assert policy.queue(name).priority == attributes.get("priority", 0)
+        assert sorted(policy.queue(name).limits) == _expected_limits(attributes)
     keys = sched_config.get("job_sort_key", [])
     assert [(key.name, key.high_first) for key in policy.job_sort_key] == [
         (key.split()[0].strip('"'), key.split()[1].strip('"').lower() == "high") for key in keys]

@@ -23,7 +23,8 @@ How PBS applies them:
   a job that fits the limits now but would push an entity past them once a top job starts does not
   run. ``events`` carries that calendar. Seen on a real 23.06.06 server with ``[u:PBS_GENERIC=1]``: a
   user running nothing, whose top job was planned to start in 100 s, could not backfill a 300 s job
-  ("User has reached server running job limit"), while another user's identical job ran.
+  ("User has reached server running job limit"), while another user's identical job ran. An end met on the
+  way takes a resource off an entity only where the entity already has an amount of it (``_add_at``).
 - Soft limits (``max_run_soft``, ...) never stop a job from running; they only matter to preemption and
   are not checked here. ``max_queued`` is enforced by the server at submission, not by the scheduler.
 
@@ -131,14 +132,18 @@ def _add(counts, job, resources, sign):
 
 
 def _add_at(counts, key, job, resources, sign):
-    """Count ``job`` (sign 1) or uncount it (sign -1) under ``key`` (scope, kind, name) of ``counts``."""
+    """Count ``job`` (sign 1) or uncount it (sign -1) under ``key`` (scope, kind, name) of ``counts``. Uncounting
+    takes a resource off only where the entity already has an amount of it, as PBS's ``update_counts_on_end`` does
+    (it finds the entity's count of that resource and leaves it alone when there is none): an exiting job, not
+    counted, whose end the look-ahead passes, takes nothing off an entity none of whose counted jobs asked for
+    that resource."""
     fields = counts.get(key)
     if fields is None:
         fields = counts[key] = {}
     fields[None] = fields.get(None, 0) + sign
     for resource in resources:
         amount = _amount(job, resource)
-        if amount is not None:
+        if amount is not None and (sign > 0 or resource in fields):
             fields[resource] = fields.get(resource, 0) + sign * amount
 
 

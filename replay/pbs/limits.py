@@ -38,7 +38,9 @@ its own check (``update_total_counts``; one quirk kept: such a job is counted in
 when the server has limits, else in its queue's). ``Totals`` keeps these counts; the kind of the first
 limit a job breaks decides whether it accrues eligible time (``accrual``).
 
-Not modelled: ``max_run_subjobs`` of job arrays and limits inside reservations.
+Not modelled: ``max_run_subjobs`` of job arrays (``qsub -J 1-10%2``: qsub makes the ``%2`` a job attribute,
+and the accounting log, whose Q record holds ``array_indices=1-10`` only, never says it) and limits inside
+reservations.
 """
 
 import functools

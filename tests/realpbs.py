@@ -9,6 +9,7 @@ fails: a skipped real-PBS test is a failed one.
 Jobs are submitted as the unprivileged ``pbsuser`` (PBS refuses root's jobs).
 """
 
+import contextlib
 import json
 import os
 import re
@@ -79,6 +80,18 @@ class Pbs:
 
     def qmgr(self, command, check=True):
         return self.run("qmgr", "-c", command, check=check)
+
+    @contextlib.contextmanager
+    def job_history(self):
+        """Finished jobs kept a while (``job_history_enable``) for the ``with`` block, and the server's own setting
+        back afterwards, so that the tests leave the server as they found it."""
+        was_on = "job_history_enable = True" in self.qmgr("print server").stdout
+        self.qmgr("set server job_history_enable = True")
+        try:
+            yield self
+        finally:
+            if not was_on:
+                self.qmgr("unset server job_history_enable", check=False)
 
     def qsub(self, arguments, check=True):
         """Submit as the job user: ``(returncode, job id or error text)``."""

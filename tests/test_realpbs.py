@@ -53,8 +53,8 @@ def deployment(pbs, tmp_path_factory):
         pbs.shell(installdoc.script(["hooks"], **settings))
         doctor = pbs.shell(installdoc.script(["doctor"], **settings), check=False)
         pbs.qmgr("set server log_events = 2047")
-        pbs.qmgr("set server job_history_enable = True")
-        yield settings, doctor
+        with pbs.job_history():
+            yield settings, doctor
     finally:
         _undeploy(pbs, settings)
 

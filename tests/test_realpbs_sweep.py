@@ -33,8 +33,8 @@ ARRAY_TIMEOUT_S = 300
 def pbs():
     """The server, keeping finished jobs a while: the test waits for the array's F state."""
     server = Pbs(require_pbs())
-    server.qmgr("set server job_history_enable = True")
-    return server
+    with server.job_history():
+        yield server
 
 
 @pytest.fixture(scope="module")

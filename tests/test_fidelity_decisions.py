@@ -544,3 +544,21 @@ def test_a_cycles_last_run_request_handled_after_the_next_command(tmp_path):
     checks = check_decisions(acc, site_model(None, acc), server_log=with_server_log(tmp_path, events))
     assert [(check.group.started, check.model_started, check.agrees) for check in checks[1:]] == [
         (("a.s",), ("a.s", "b.s"), True), (("b.s",), ("b.s",), True)]
+
+
+def test_of_the_readings_that_agree_the_one_with_fewest_changes_is_kept():
+    """limits-legacy-seed3 at 07:36:39, the fourth cycle of four releases in one second (the server's log): PBS
+    considered 873 to 876 and ran 876, the others held back by their group's and users' limits. Two readings
+    start 876: all four seen with job 872 still running (its obit not yet in, one change), and 873 to 875 not
+    yet seen with 872 exiting (three changes). The check keeps the first, the state the scheduler's log shows."""
+    from predictor.cmdline.rejects import RejectPrinter
+    from replay.fidelity.server_log import read_server_log
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "fidelity", "limits-legacy-seed3")
+    acc = read_records([os.path.join(folder, "accounting")], RejectPrinter(0))
+    checks = check_decisions(acc, site_model(os.path.join(folder, "site"), acc),
+                             server_log=read_server_log([os.path.join(folder, "server.log")], RejectPrinter(0)))
+    check = next(check for check in checks if check.group.started == ("876.pbshost",))
+    assert check.agrees and check.left_out == 1
+    assert [job.name for job in check.state.queued] == ["873.pbshost", "874.pbshost", "875.pbshost", "876.pbshost"]
+    assert [(item.job.name, item.exiting) for item in check.state.running] == [
+        ("871.pbshost", False), ("872.pbshost", False)]

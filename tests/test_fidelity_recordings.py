@@ -324,6 +324,9 @@ REACHED = {
     "limits-projects-seed2": (54, 19, 0.10, 0.27),  # median waits of 15 s and 11 s
     "fuzzy-off": (52, 42, 0.07, 0.09),
     "fuzzy-off-seed2": (50, 39, GOAL_WAIT, GOAL_WAIT),
+    "limits-legacy-seed3": (55, 27, 0.06, 0.20),  # median waits of 10 s and 8 s
+    "limits-projects-seed3": (55, 28, 0.07, 0.11),
+    "fuzzy-off-seed3": (50, 23, GOAL_WAIT, 0.07),
 }
 """What the model reaches per recording (None: the figure means nothing there)."""
 
@@ -448,6 +451,10 @@ WITH_SERVER_LOG_REACHED = {
     "fairshare-vnodes-seed2-mom-updates": (41, GOAL_WAIT, GOAL_WAIT),
     "fairshare-long-default-poll-mom-updates": (56, GOAL_WAIT, GOAL_WAIT),  # jobs of 10 to 50 s, busy
     "fairshare-seed7-mom-updates": (51, GOAL_WAIT, 0.10),
+    # at 07:37:49 the scheduler ran 923 (its log), the server's "Job Run" line and the S record say :50: the replay
+    # starts it at :49, it ends a second early, and later starts move (8 of the 4,338 jobs of the recordings that
+    # kept both logs were run in the second after their cycle)
+    "limits-legacy-seed3": (61, GOAL_WAIT, 0.10),  # median waits of 10 s and 9 s
 }
 """Figures reached, given the server's log, where not every start is the server's."""
 
@@ -569,6 +576,8 @@ SPLIT_CYCLES = {
     # at 04:36:42 the request for 300 came after a submission's command; at 04:38:39 the two cycles the two ends asked
     # for each ran one job, both requests logged after the second command
     "formula-queuejob": 3,
+    "limits-projects-seed3": 1,
+    "fuzzy-off-seed3": 1,
 }
 """Cycles of the scheduler's own log whose jobs the server's log does not group as one of its cycles alone, where
 there are any."""
@@ -828,8 +837,8 @@ POOLED_MEAN_REACHED = {
     "no-strict-onehost": 0.09,  # 16.1 s and 14.7 s: one recording
     "onehost-node-sort-low": 0.09,  # 16.1 s and 14.7 s: one recording
     "vnodes-onehost-scatter": 0.12,  # 5.7 s and 5.1 s: 83 jobs on 2 recordings
-    "limits-legacy": 0.09,  # 27.8 s and 25.5 s on 2 recordings
-    "limits-projects": 0.13,  # 25.9 s and 22.8 s on 2 recordings
+    "limits-legacy": 0.08,  # 24.7 s and 22.9 s on 3 recordings
+    "limits-projects": 0.11,  # 25.9 s and 23.3 s on 3 recordings
 }
 """Configurations whose recordings, taken together, miss the goal on the mean wait, and what they reach."""
 

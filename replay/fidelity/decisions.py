@@ -609,7 +609,8 @@ def _ask(model, situation, now, running, queued):
 
 
 def _compare(model, situation, max_splits=MAX_SPLITS):
-    """The ``DecisionCheck`` of one group: the first reading that gives PBS's set, else the likeliest one;
+    """The ``DecisionCheck`` of one group: of the readings that give PBS's set, the one with the fewest changes
+    from the likeliest (the first of those in ``_readings``' order), else the likeliest one;
     when a reading gives part of PBS's set and jobs ended or became eligible that second, the rest may be a
     later cycle of the same second, checked with the part started (and so on: each end or release of the
     second may ask for one, as it does on the server; up to ``max_splits`` parts here, one in each later
@@ -619,7 +620,7 @@ def _compare(model, situation, max_splits=MAX_SPLITS):
     released_now = any(job.eligible_time == group.time for job in situation.queued)
     ambiguous = bool(situation.unsure_exiting or situation.ended_now) or any(
         job.eligible_time == group.time and job.name not in group.started for job in situation.queued)
-    for changes, now, running, queued, back in _readings(situation):
+    for changes, now, running, queued, back in sorted(_readings(situation), key=lambda reading: reading[0]):
         state, decision, started = _ask(model, situation, now, running, queued)
         agrees = sorted(started) == sorted(group.started)
         check = DecisionCheck(group, started, agrees, ambiguous, changes, state, decision)

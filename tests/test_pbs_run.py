@@ -109,6 +109,17 @@ def test_an_exiting_job_frees_the_way_for_a_top_job():
     assert starts(plain)["4.svr"] == 2 and starts(exiting)["4.svr"] == 15 and starts(exiting)["3.svr"] == 10
 
 
+def test_a_job_is_exiting_from_its_obit_when_given():
+    """With ``obit_after_s`` the job is exiting once the server hears of its end, not from its process's end: until
+    then the top job is planned on its walltime and the short job backfills."""
+    jobs = [job(1, 4, 10, walltime=100), job(2, 2, 10, walltime=100), job(3, 7, 5, eligible=1),
+            job(4, 2, 3, eligible=2, walltime=5)]
+    ended = {"1.svr": 1, "2.svr": 1}
+    heard_later = simulate_run(STRICT, machine(8), jobs, exiting_after_s=ended, obit_after_s={"1.svr": 3, "2.svr": 3})
+    heard_then = simulate_run(STRICT, machine(8), jobs, exiting_after_s=ended, obit_after_s={"1.svr": 2, "2.svr": 2})
+    assert starts(heard_later)["4.svr"] == 2 and starts(heard_then)["4.svr"] == 15
+
+
 class _Reservations(Hooks):
     def __init__(self):
         self.seen = []

@@ -67,7 +67,8 @@ def measure(accounting, site, latency_s=0, decide=None, server_log=None):
 def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None):
     """``(outcomes, notes, starts)``: the whole run replayed by the model, each job's start against the logs';
     notes on the jobs left out; ``(PbsJob, real start, replayed start or None)`` of each job replayed. Ends of
-    one second go in the order of their E records; with ``server_log``, each second's releases and ends go in
+    one second go in the order of their E records, and a job is exiting from its E record's second (the server
+    hears of most ends then); with ``server_log``, each second's releases and ends go in
     the server's order, a job is exiting from its obit, holds its vnodes from its "Job Run" line to its
     "Exit_status" line, and is charged fairshare usage from its MoM's updates when the log records them
     (``replay.pbs.run.WithinSecond``)."""
@@ -75,7 +76,12 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
     jobs, compared, notes = replayed_jobs(accounting)
     exiting = {record.job.name: record.runs[0].used_s for record in accounting.jobs
                if record.runs and record.runs[0].used_s is not None}
+    obit = None
     if server_log is None:
+        # The server hears of a job's end (its obit) in the second of its E record for most jobs, often a second
+        # after the process ended (docs/fidelity.md, "Exiting jobs"): exiting from then.
+        obit = {record.job.name: record.runs[0].end - record.runs[0].start for record in accounting.jobs
+                if record.job.name in exiting}
         within_second = _submissions_in_log_order(accounting)
     else:
         from .server_usage import log_offset_s
@@ -90,7 +96,7 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
     runs = simulate_run(site.policy, machine_of(site), jobs, site.scheduler_iteration_s, latency_s,
                         new_fairshare(site.policy, site.vnodes), decide, exiting_after_s=exiting,
                         cycle_per_event=True, end_order=end_order,
-                        within_second=within_second)
+                        within_second=within_second, obit_after_s=obit)
     replayed = {name: run.start for name, run in runs.items()}
     starts = tuple((job, real_start, replayed.get(job.name)) for job, (_, _, real_start) in zip(jobs, compared))
     return compare_outcomes(compared, replayed), notes, starts

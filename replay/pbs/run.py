@@ -114,14 +114,16 @@ class _Clock:
 
 def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, fairshare=None, decide=None,
                  hooks=None, exiting_after_s=None, cycle_per_event=False, running_at_start=(), end_order=None,
-                 within_second=None):
+                 within_second=None, obit_after_s=None):
     """Run ``jobs`` (``PbsJob``s with their ``runtime_s``) under ``policy`` on ``machine``; a dict job name
     -> ``SimulatedRun`` for each job the model started (a job it never started is not in it).
 
     ``decide`` is the cycle (default ``cycle.decide``); ``fairshare`` a ``fairshare.Fairshare`` to charge;
     ``hooks`` a ``Hooks`` whose calls may change a job's soft walltime as PBS server hooks do;
     ``exiting_after_s`` maps a job's name to how long after its start its process ends: from then until
-    its ``runtime_s`` is over the job is exiting (PBS plans its end one second from now).
+    its ``runtime_s`` is over the job is exiting (PBS plans its end one second from now). ``obit_after_s``, if
+    given, maps a job's name to how long after its start the server hears of that end (its obit): the job is
+    exiting from then instead, its process still ending at ``exiting_after_s``.
 
     ``running_at_start``: ``Running`` items of jobs already running when the run starts (not simulated: they
     hold their vnodes until ``start + runtime_s`` and are left out of the result and of ``hooks``).
@@ -164,7 +166,7 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                     clock.push(now + scheduler_iteration_s, Event.ITERATION)
             if queued:
                 position = _position(now, batch, within_second) if cycle_per_event else None
-                _mark_exiting(now, running, exiting_after_s or {}, within_second, position)
+                _mark_exiting(now, running, obit_after_s or exiting_after_s or {}, within_second, position)
                 used = None if fairshare is None or not within_second or not within_second.updates else \
                     _reported(fairshare, within_second, now, position)
                 for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks,

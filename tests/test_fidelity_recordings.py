@@ -53,11 +53,11 @@ REACHED = {
     "queues-queuejob": (47, 50, GOAL_WAIT, 0.08),
     "roundrobin-queuejob": (59, 33, 0.11, 0.19),
     "fairshare-seed5-queuejob": (56, 57, GOAL_WAIT, GOAL_WAIT),  # busy fairshare: 56 of 59 decisions
-    "formula": (51, 25, GOAL_WAIT, 0.48),
+    "formula": (51, 70, GOAL_WAIT, GOAL_WAIT),
     "sortkey": (43, 31, 0.08, 0.13),  # busy: the whole run drifts
     "fairshare": (45, 32, 0.11, 0.10),  # busy: a report or an end a second off reorders entities
     "fairshare-egroup": (44, 28, GOAL_WAIT, 1.11),  # as fairshare, by group
-    "fairshare-2": (50, 28, 0.06, 0.16),  # the fairshare workload again, with mom_config and usage; busy, drifts
+    "fairshare-2": (50, 30, GOAL_WAIT, 0.11),  # the fairshare workload again, with mom_config and usage; busy, drifts
     "fairshare-egroup-2": (44, 31, 0.11, 0.11),  # the fairshare-egroup workload again, with mom_config and usage
     # the same configurations with workloads drawn from another seed (fidelity_workloads.py --seed 2)
     "strict-depth1-light-seed2": (40, 60, 0.10, None),  # mean waits of 0.4 s and 0.3 s; median 0 s
@@ -70,7 +70,7 @@ REACHED = {
     "queues-seed2": (45, 31, GOAL_WAIT, GOAL_WAIT),
     "limits": (45, 27, 0.09, 0.19),  # busy: the whole run drifts
     "vnodes": (50, 43, GOAL_WAIT, GOAL_WAIT),  # the replay's own vnode choices differ, and later starts with them
-    "queues": (45, 18, GOAL_WAIT, 0.27),  # busy: the whole run drifts
+    "queues": (45, 36, GOAL_WAIT, GOAL_WAIT),  # busy: the whole run drifts
     # a third seed (fidelity_workloads.py --seed 3), recorded to check the model on workloads it was not built on
     "strict-depth1-light-seed3": (50, 60, GOAL_WAIT, None),  # one job waited 1 s, in both; median 0 s
     "strict-depth1-heavy-seed3": (51, 70, GOAL_WAIT, GOAL_WAIT),
@@ -78,48 +78,48 @@ REACHED = {
     "formula-seed3": (62, 22, GOAL_WAIT, 0.17),
     "limits-seed3": (48, 60, GOAL_WAIT, GOAL_WAIT),
     "vnodes-seed3": (40, 50, GOAL_WAIT, GOAL_WAIT),  # median waits of 3.5 s and 3.5 s
-    "queues-seed3": (46, 25, GOAL_WAIT, 0.32),
-    "eligibility-seed3": (73, 38, GOAL_WAIT, GOAL_WAIT),  # job arrays and dependencies
-    "fairshare-seed3": (45, 12, GOAL_WAIT, 0.58),  # busy: a report or an end a second off reorders entities
+    "queues-seed3": (46, 60, GOAL_WAIT, GOAL_WAIT),
+    "eligibility-seed3": (73, 64, GOAL_WAIT, GOAL_WAIT),  # job arrays and dependencies
+    "fairshare-seed3": (45, 17, GOAL_WAIT, GOAL_WAIT),  # busy: a report or an end a second off reorders entities
     "fairshare-egroup-seed3": (47, 20, GOAL_WAIT, 0.59),
     # two more configurations (fidelity_workloads.py --seed 1)
     "roundrobin": (52, 17, GOAL_WAIT, 0.72),  # busy: the whole run drifts
     "resources": (52, 33, 0.07, 0.50),  # busy, the whole run drifts
     # the same two with another seed, eligibility with seed 1 and aging (eligible_time in the formula), recorded to
     # check the model on workloads it was not built on; eligibility and aging meet every goal
-    "roundrobin-seed2": (52, 26, 0.10, 0.60),  # busy: the whole run drifts
+    "roundrobin-seed2": (52, 28, GOAL_WAIT, 0.26),  # busy: the whole run drifts
     "resources-seed2": (53, 60, GOAL_WAIT, GOAL_WAIT),
     # aging with a per-user max_run: PBS stops a job's eligible time while its user is at the limit (30 decisions
     # agreed while the model counted it from etime)
     "aging-limits": (54, 34, GOAL_WAIT, GOAL_WAIT),
     # recorded after the model of accrual was written: limits per group, per user's ncpus on the queue and for
     # everyone; busy, the whole run drifts
-    "aging-groups": (58, 23, GOAL_WAIT, GOAL_WAIT),
+    "aging-groups": (58, 47, GOAL_WAIT, GOAL_WAIT),
     "aging-limits-seed2": (55, 48, GOAL_WAIT, GOAL_WAIT),  # recorded after the model of accrual was written
-    "aging-groups-seed2": (56, 32, GOAL_WAIT, 0.29),  # median waits of 7 s and 9 s
+    "aging-groups-seed2": (56, 66, GOAL_WAIT, GOAL_WAIT),  # median waits of 7 s and 7 s
     # roundrobin and resources drawn with a third seed, aging and eligibility with a second, recorded after the rest
-    "roundrobin-seed3": (55, 30, 0.09, 0.12),  # busy: the whole run drifts
-    "resources-seed3": (50, 32, 0.06, 0.10),
-    "eligibility-seed2": (56, 30, GOAL_WAIT, 0.16),  # busy, drifts; aging-seed2 meets every goal
+    "roundrobin-seed3": (55, 57, GOAL_WAIT, GOAL_WAIT),  # busy: the whole run drifts
+    "resources-seed3": (50, 60, GOAL_WAIT, GOAL_WAIT),
+    "eligibility-seed2": (56, 57, GOAL_WAIT, 0.08),  # busy, drifts; aging-seed2 meets every goal
     # ten workloads recorded a second time, with the same jobs (test_the_server_against_itself compares the
     # server's two runs); busy, the whole runs drift
-    "eligibility-seed3-again": (69, 19, GOAL_WAIT, 0.45),
-    "formula-seed2-again": (61, 12, 0.12, 0.19),
+    "eligibility-seed3-again": (69, 50, GOAL_WAIT, GOAL_WAIT),
+    "formula-seed2-again": (61, 70, GOAL_WAIT, GOAL_WAIT),
     "limits-again": (48, 29, GOAL_WAIT, 0.15),
     "queues-again": (44, 53, 0.06, GOAL_WAIT),
-    "resources-again": (54, 34, 0.14, GOAL_WAIT),
-    "roundrobin-again": (52, 33, 0.13, 0.33),
+    "resources-again": (54, 63, GOAL_WAIT, GOAL_WAIT),
+    "roundrobin-again": (52, 40, 0.09, 0.11),
     "sortkey-again": (50, 18, GOAL_WAIT, 0.10),
     "strict-depth1-heavy-seed3-again": (53, 26, 0.07, 0.14),
-    "strict-depth3-again": (52, 30, 0.12, 0.44),
-    "vnodes-again": (48, 33, 0.13, 0.10),
+    "strict-depth3-again": (52, 70, GOAL_WAIT, GOAL_WAIT),
+    "vnodes-again": (48, 60, GOAL_WAIT, GOAL_WAIT),
     # the same ten recorded a third time, and two more a second time, with nothing else running on the machine
-    "eligibility-seed3-again2": (73, 34, GOAL_WAIT, GOAL_WAIT),
-    "formula-seed2-again2": (57, 34, 0.09, 0.12),
+    "eligibility-seed3-again2": (73, 57, GOAL_WAIT, GOAL_WAIT),
+    "formula-seed2-again2": (57, 70, GOAL_WAIT, GOAL_WAIT),
     "limits-again2": (47, 30, GOAL_WAIT, 0.29),
     "resources-again2": (52, 39, 0.07, 1.00),  # median waits of 1 s and 2 s
     "roundrobin-again2": (60, 28, 0.10, 0.71),
-    "sortkey-again2": (51, 17, 0.11, GOAL_WAIT),
+    "sortkey-again2": (51, 23, 0.10, 0.17),
     "vnodes-again2": (47, 60, GOAL_WAIT, GOAL_WAIT),
     "strict-depth1-light-again": (43, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     # fairshare with jobs of 10 to 50 s (fidelity_workloads.py, fairshare-long, --seed 22, 2 and 3): the MoM's
@@ -131,35 +131,36 @@ REACHED = {
     # backfill_depth of each queue's own (queue-depth), PBS's default sched_config without strict
     # ordering (no-strict), and fairshare without strict ordering on four vnodes (fairshare-vnodes); busy, the
     # whole runs drift
-    "no-strict": (49, 29, 0.09, 0.06),
-    "no-strict-seed2": (52, 20, GOAL_WAIT, 0.09),
+    "no-strict": (49, 42, 0.07, GOAL_WAIT),
+    "no-strict-seed2": (52, 54, GOAL_WAIT, GOAL_WAIT),
     "no-strict-seed3": (46, 21, GOAL_WAIT, 0.24),  # median waits of 13 s and 10 s
     "no-strict-heavy": (57, 70, GOAL_WAIT, GOAL_WAIT),  # with strict ordering read in, 41 would agree
     "fairshare-vnodes": (46, 42, GOAL_WAIT, GOAL_WAIT),  # two orders of entities 3 and 4 % apart in usage per share
-    "fairshare-vnodes-seed2": (50, 21, GOAL_WAIT, 0.06),  # two orders between groups 4 and 6 % apart
-    "formula-fairshare": (53, 33, GOAL_WAIT, 0.29),  # job_sort_formula reading fairshare_factor: every decision agrees
-    "formula-fairshare-seed2": (53, 22, 0.07, 0.34),  # a job of fid_ben 0.08 above one of fid_ana in formula value
+    "fairshare-vnodes-seed2": (50, 39, GOAL_WAIT, GOAL_WAIT),  # two orders between groups 4 and 6 % apart
+    "formula-fairshare": (53, 60, GOAL_WAIT, GOAL_WAIT),  # job_sort_formula reading fairshare_factor
+    # a job of fid_ben 0.08 above one of fid_ana in formula value
+    "formula-fairshare-seed2": (53, 60, GOAL_WAIT, GOAL_WAIT),
     # fid_ana's usage replayed 12 % above the server's: four decisions order fid_cai's jobs first, PBS fid_ana's
     "formula-fairshare-seed3": (44, 55, GOAL_WAIT, GOAL_WAIT),
-    "vnodes-light": (49, 55, 0.12, None),  # mean waits of 2.1 s and 1.8 s; median 0 s
+    "vnodes-light": (49, 60, GOAL_WAIT, None),  # mean waits of 2.1 s and 2.1 s; median 0 s
     "fairshare-light": (50, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "fairshare-light-seed2": (51, 58, GOAL_WAIT, None),  # median wait real and simulated: 0 s
-    "vnodes-light-seed2": (49, 33, 0.24, 0.60),  # median waits of 5 s and 2 s
+    "vnodes-light-seed2": (49, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 5 s and 5 s
     "vnodes-light-seed3": (52, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
-    "fairshare-light-seed3": (50, 45, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "fairshare-light-seed3": (50, 51, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     # a fourth seed (fidelity_workloads.py --seed=4) of twelve configurations without fairshare, recorded to check
     # the model on workloads it was not built on: every decision agrees on each; sortkey-seed4 and formula-seed4 meet
     # every goal; the others are busy and drift
-    "limits-seed4": (49, 24, GOAL_WAIT, 0.34),  # median waits of 9 s and 12 s
-    "queues-seed4": (48, 22, 0.10, 0.40),
-    "vnodes-seed4": (52, 49, GOAL_WAIT, GOAL_WAIT),  # median waits of 5 s and 5 s
+    "limits-seed4": (49, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 9 s and 9 s
+    "queues-seed4": (48, 36, 0.07, 0.11),
+    "vnodes-seed4": (52, 46, GOAL_WAIT, GOAL_WAIT),  # median waits of 5 s and 5 s
     "roundrobin-seed4": (54, 24, GOAL_WAIT, 0.17),
     "resources-seed4": (53, 18, 0.13, 0.64),
     "eligibility-seed4": (72, 73, GOAL_WAIT, GOAL_WAIT),
     "queue-depth-seed4": (39, 20, 0.12, 0.46),
     # and four more with the fourth seed: formula-fairshare-seed4 meets every goal
     "fairshare-seed4": (51, 32, GOAL_WAIT, 0.07),  # busy: a report or an end a second off reorders entities
-    "vnodes-light-seed4": (49, 56, GOAL_WAIT, 0.67),  # median waits of 3 s and 1 s
+    "vnodes-light-seed4": (49, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 3 s and 3 s
     "strict-depth1-light-seed4": (47, 60, GOAL_WAIT, None),  # mean waits of 2.6 s and 2.6 s; median 0 s
     # a fifth seed (--seed=5) of fifteen configurations without fairshare, recorded after every change above, the
     # model unchanged since: every decision agrees on each; aging-groups-seed5 and sortkey-seed5 meet every goal,
@@ -168,18 +169,18 @@ REACHED = {
     "formula-seed5": (51, 38, 0.07, 0.09),
     "vnodes-seed5": (44, 26, GOAL_WAIT, 0.14),
     "roundrobin-seed5": (54, 35, 0.07, 0.15),
-    "resources-seed5": (44, 34, GOAL_WAIT, 0.15),  # mean waits of 22.4 s and 22 s
+    "resources-seed5": (44, 52, GOAL_WAIT, GOAL_WAIT),  # mean waits of 22.4 s and 22.5 s
     "queue-depth-seed5": (41, 31, 0.07, 0.09),  # median waits of 22.5 s and 24.5 s
     "eligibility-seed5": (56, 42, GOAL_WAIT, 0.10),
-    "limits-seed5": (53, 26, 0.09, 0.34),  # median waits of 13.5 s and 9 s
+    "limits-seed5": (53, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 13.5 s and 13.5 s
     "queues-seed5": (48, 26, 0.08, 0.27),
     "aging-limits-seed5": (53, 43, GOAL_WAIT, GOAL_WAIT),
-    "no-strict-heavy-seed5": (60, 24, 0.12, 0.65),
-    "vnodes-light-seed5": (44, 58, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "no-strict-heavy-seed5": (60, 70, GOAL_WAIT, GOAL_WAIT),
+    "vnodes-light-seed5": (44, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "strict-depth1-heavy-seed5": (57, 44, GOAL_WAIT, 0.12),  # median waits of 9 s and 10 s
     # and fairshare with the fifth seed: 54 of 55 and 49 of 50 decisions agree (the others order two users
     # close in usage per share)
-    "fairshare-seed5": (55, 41, GOAL_WAIT, GOAL_WAIT),
+    "fairshare-seed5": (55, 70, GOAL_WAIT, GOAL_WAIT),
     "fairshare-light-seed5": (50, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     # jobs submitted as they come (no hold), soft walltimes set right after qsub, four jobs deleted while queued:
     # every decision agrees, and both waits are within 5 %
@@ -190,21 +191,21 @@ REACHED = {
     "no-strict-heavy-seed3": (62, 38, GOAL_WAIT, 0.54),  # median waits of 25 s and 11.5 s
     "no-strict-heavy-seed4": (62, 70, GOAL_WAIT, GOAL_WAIT),  # median waits of 23.5 s and 23.5 s
     "queue-depth-seed2": (39, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 10.5 s and 10.5 s
-    "queue-depth-seed3": (40, 31, 0.08, GOAL_WAIT),  # median waits of 51 s and 50.5 s
+    "queue-depth-seed3": (40, 27, 0.10, 0.07),  # median waits of 51 s and 54.5 s
     "strict-depth3-again2": (55, 70, GOAL_WAIT, GOAL_WAIT),  # median waits of 30 s and 30 s
     # a sixth seed (--seed=6) of eleven configurations, recorded after the replay gave each end its own cycle, with
     # the model unchanged since: every decision without fairshare agrees (468 of 468); queues-seed6 meets every
     # goal and strict-depth1-light-seed6 has all its starts within 2 s; the busy ones drift
-    "fairshare-seed6": (41, 27, GOAL_WAIT, 0.23),  # busy: a report or an end a second off reorders entities
-    "fairshare-light-seed6": (45, 49, GOAL_WAIT, 0.25),  # median waits of 2 s and 1.5 s
-    "formula-seed6": (60, 27, 0.07, 0.22),
+    "fairshare-seed6": (41, 27, 0.07, 0.16),  # busy: a report or an end a second off reorders entities
+    "fairshare-light-seed6": (45, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 2 s and 2 s
+    "formula-seed6": (60, 70, GOAL_WAIT, GOAL_WAIT),
     "limits-seed6": (52, 27, 0.08, GOAL_WAIT),
-    "sortkey-seed6": (49, 7, 0.09, 0.37),
+    "sortkey-seed6": (49, 60, GOAL_WAIT, GOAL_WAIT),
     "strict-depth1-heavy-seed6": (65, 70, GOAL_WAIT, GOAL_WAIT),
-    "strict-depth1-light-seed6": (46, 60, 0.09, None),  # mean waits of 0.4 s and 0.3 s; median 0 s
+    "strict-depth1-light-seed6": (46, 60, GOAL_WAIT, None),  # mean waits of 0.4 s and 0.4 s; median 0 s
     "strict-depth3-seed6": (53, 58, GOAL_WAIT, 0.07),
-    "vnodes-seed6": (46, 34, 0.13, 0.25),
-    "vnodes-light-seed6": (44, 52, 0.16, None),  # mean waits of 2.5 s and 2.1 s; median 0 s
+    "vnodes-seed6": (46, 60, GOAL_WAIT, GOAL_WAIT),
+    "vnodes-light-seed6": (44, 60, GOAL_WAIT, None),  # mean waits of 2.5 s and 2.5 s; median 0 s
     # fairshare-long with the MoM polling as PBS ships it, recorded to check the model of when the MoM measures its
     # jobs (23 of 45 decisions agreed when usage was taken to lag by half of $max_check_poll); busy, the run drifts
     "fairshare-long-default-poll": (40, 18, 0.14, GOAL_WAIT),
@@ -217,123 +218,131 @@ REACHED = {
     # a seventh seed, recorded to check the model on workloads it was not built on (strict-depth3-seed7 and
     # fairshare-long-default-poll-seed7 meet every goal); the busy ones drift as their earlier seeds do
     "fairshare-seed7": (52, 32, GOAL_WAIT, 0.13),  # jobs of seconds: two decisions order two users otherwise
-    "formula-seed7": (54, 26, 0.09, 0.06),
+    "formula-seed7": (54, 70, GOAL_WAIT, GOAL_WAIT),
     "limits-seed7": (47, 30, GOAL_WAIT, 0.24),
     "queues-seed7": (46, 9, 0.13, 0.42),
-    "strict-depth1-light-seed7": (49, 57, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "strict-depth1-light-seed7": (49, 60, 0.09, None),  # median wait real and simulated: 0 s
     "vnodes-light-seed7": (47, 43, 0.22, GOAL_WAIT),
     # an eighth seed, recorded with the model of the seventh; limits-seed8's decision at 09:00:30 agrees on a reading
     # whose part of PBS's set comes first in the log (tests/test_fidelity_decisions.py); strict-depth1-heavy-seed8,
     # strict-depth3-seed8, sortkey-seed8, vnodes-seed8 and fairshare-light-seed8 meet every goal
     "limits-seed8": (46, 47, 0.09, 0.14),
-    "fairshare-seed8": (47, 24, GOAL_WAIT, 0.25),  # jobs of seconds: six decisions order two users otherwise
+    "fairshare-seed8": (47, 45, GOAL_WAIT, GOAL_WAIT),  # jobs of seconds: six decisions order two users otherwise
     "formula-seed8": (56, 49, GOAL_WAIT, 0.09),
-    "queues-seed8": (47, 29, GOAL_WAIT, 0.19),
+    "queues-seed8": (47, 60, GOAL_WAIT, GOAL_WAIT),
     "strict-depth1-light-seed8": (47, 60, 0.50, None),  # mean waits of 0.1 s and 0.1 s (6 s and 3 s in all); median 0
     "vnodes-light-seed8": (44, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     # a ninth seed of six of them, recorded with the model of the eighth: every decision agrees on each; formula-seed9
     # meets every goal; the busy ones drift as their earlier seeds do
     "limits-seed9": (48, 60, GOAL_WAIT, GOAL_WAIT),
-    "strict-depth3-seed9": (57, 43, 0.11, 0.06),
-    "vnodes-seed9": (49, 26, GOAL_WAIT, 0.14),
+    "strict-depth3-seed9": (57, 52, GOAL_WAIT, GOAL_WAIT),
+    "vnodes-seed9": (49, 32, 0.06, GOAL_WAIT),
     "queues-seed9": (54, 24, 0.09, 0.42),
     "sortkey-seed9": (50, 60, GOAL_WAIT, GOAL_WAIT),
     # three configurations no earlier recording had, three seeds each: the four vnodes on one host, a formula over two
     # queues with run limits and vnodes at once, a custom ngpus resource; every decision agrees once two placement
     # rules the first of them showed were modelled (tests/test_pbs_placement.py); busy runs, the starts drift
-    "vnodes-onehost": (41, 27, GOAL_WAIT, 0.15),
-    "vnodes-onehost-seed2": (48, 36, GOAL_WAIT, 0.45),
+    "vnodes-onehost": (41, 47, 0.06, GOAL_WAIT),
+    "vnodes-onehost-seed2": (48, 60, GOAL_WAIT, GOAL_WAIT),
     "vnodes-onehost-seed3": (49, 60, GOAL_WAIT, GOAL_WAIT),
-    "mixed": (51, 17, GOAL_WAIT, 0.07),
+    "mixed": (51, 30, 0.06, GOAL_WAIT),
     "mixed-seed2": (51, 29, GOAL_WAIT, 0.38),
-    "mixed-seed3": (50, 25, 0.17, 0.17),
+    "mixed-seed3": (50, 31, GOAL_WAIT, 0.12),
     "gpus": (43, 54, 0.06, GOAL_WAIT),
     "gpus-seed2": (45, 37, 0.07, 0.50),
-    "gpus-seed3": (38, 39, 0.11, 0.13),
+    "gpus-seed3": (38, 47, 0.10, 0.25),
     # the four vnodes on one host, lightly loaded (vnodes-onehost-light-seed2 met every goal while the ends of one
     # second went in the order the jobs started) and with PBS's default sched_config
-    "vnodes-onehost-light": (37, 40, 0.09, None),  # median wait real and simulated: 0 s
-    "vnodes-onehost-light-seed2": (41, 59, 0.07, None),  # median wait real and simulated: 0 s
+    "vnodes-onehost-light": (37, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "vnodes-onehost-light-seed2": (41, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "no-strict-onehost": (47, 25, 0.07, 0.36),
     # the four vnodes on one host with the jobs of vnodes: those scattering two chunks or more never run (one host),
     # and take no top job's place; the others are compared
     "vnodes-onehost-scatter": (26, 39, GOAL_WAIT, GOAL_WAIT),
-    "vnodes-onehost-scatter-seed2": (30, 40, GOAL_WAIT, GOAL_WAIT),
+    "vnodes-onehost-scatter-seed2": (30, 43, GOAL_WAIT, GOAL_WAIT),
     # backfill_depth 10 under a long queue: ten top jobs, each planned around the ones before it
     "strict-depth10": (45, 36, 0.07, 0.06),
     "strict-depth10-onehost": (47, 60, GOAL_WAIT, GOAL_WAIT),
     # node_sort_key ncpus HIGH unused on the four vnodes of one host: 39 and 43 of 45 agreed until the model ordered
     # a host's vnodes as PBS's host sets are (sorted when the cycle begins and after every end, simulated ones too,
     # not when a job runs; tests/test_pbs_calendar.py)
-    "onehost-node-sort": (45, 25, GOAL_WAIT, 0.19),
-    "onehost-node-sort-seed2": (45, 36, 0.14, 0.34),
+    "onehost-node-sort": (45, 60, GOAL_WAIT, GOAL_WAIT),
+    "onehost-node-sort-seed2": (45, 46, 0.14, GOAL_WAIT),
     # recorded with that rule in place: ncpus LOW unused agrees on every decision; the third seed on 44 of 45 once the
     # check tries every combination of five same-second ends (MAX_UNSURE); its decision at 13:08:58 is not explained
     "onehost-node-sort-low": (49, 60, GOAL_WAIT, GOAL_WAIT),
-    "onehost-node-sort-seed3": (44, 30, GOAL_WAIT, 0.29),
+    "onehost-node-sort-seed3": (44, 48, GOAL_WAIT, GOAL_WAIT),
     # recorded after the replay took the ends of one second in the accounting log's order, with server.log and
     # sched.log beside each: every decision agrees; vnodes-seed10 meets every goal (26 of 60 starts within 2 s with the
     # ends in the order the jobs started), the light ones every goal that means something there but vnodes-light-seed10
     "vnodes-light-seed9": (45, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "vnodes-light-seed10": (46, 52, GOAL_WAIT, None),  # median wait real and simulated: 0 s
-    "vnodes-light-seed11": (46, 59, GOAL_WAIT, None),  # median wait real and simulated: 0 s
-    "vnodes-onehost-light-seed3": (48, 58, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "vnodes-light-seed11": (46, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "vnodes-onehost-light-seed3": (48, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "strict-depth1-heavy-seed10": (61, 70, GOAL_WAIT, GOAL_WAIT),  # median waits of 6.5 s and 6.5 s
     # light workloads short of the goal recorded again, with the server's log: from the accounting log alone the
     # replay drifts as on the first recordings (the server itself repeated its first run to 2 s for 33 to 60 of the 60
     # jobs, REPEATED); with the server's log it starts every job at its real start (test_with_the_servers_log_...)
-    "vnodes-light-seed2-again": (49, 22, 0.19, 0.40),  # median waits of 5 s and 3 s
-    "vnodes-light-seed7-again": (45, 40, 0.06, 0.25),  # median waits of 2 s and 2.5 s
-    "vnodes-onehost-light-again": (40, 55, 0.13, None),  # median waits of 0 s and 0.5 s
-    "vnodes-light-again": (50, 53, 0.23, None),  # median wait real and simulated: 0 s
+    "vnodes-light-seed2-again": (49, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 5 s and 5 s
+    "vnodes-light-seed7-again": (45, 34, 0.13, 0.75),  # median waits of 2 s and 0.5 s
+    "vnodes-onehost-light-again": (40, 60, GOAL_WAIT, None),  # median waits of 0 s and 0 s
+    "vnodes-light-again": (50, 56, 0.09, None),  # median wait real and simulated: 0 s
     "vnodes-light-seed4-again": (49, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 2.5 s and 2.5 s
-    "vnodes-light-seed6-again": (43, 50, 0.31, None),  # median wait real and simulated: 0 s
-    "fairshare-light-seed3-again": (49, 44, GOAL_WAIT, None),  # median wait real and simulated: 0 s
+    "vnodes-light-seed6-again": (43, 55, 0.26, None),  # median wait real and simulated: 0 s
+    "fairshare-light-seed3-again": (49, 50, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "fairshare-light-seed6-again": (46, 45, GOAL_WAIT, 0.50),  # median waits of 2 s and 1 s
     # busy workloads recorded a fourth time, with the server's log
-    "strict-depth3-again3": (55, 69, GOAL_WAIT, GOAL_WAIT),
-    "limits-again3": (47, 22, 0.07, 0.25),  # median waits of 8 s and 6 s
+    "strict-depth3-again3": (55, 70, GOAL_WAIT, GOAL_WAIT),
+    "limits-again3": (47, 32, 0.10, 0.07),  # median waits of 8 s and 8.5 s
     "queues-again3": (44, 40, 0.06, 0.17),  # median waits of 12 s and 14 s
     "sortkey-again3": (48, 35, GOAL_WAIT, GOAL_WAIT),
-    "formula-seed2-again3": (60, 36, GOAL_WAIT, GOAL_WAIT),
+    "formula-seed2-again3": (60, 70, GOAL_WAIT, GOAL_WAIT),
     "roundrobin-again3": (55, 46, 0.08, 0.15),
     # busy fairshare workloads recorded a second time, with the server's log (fairshare-seed5-again with the MoM's
     # measurements too): a report or an end a second off reorders entities, and the whole run drifts
-    "fairshare-seed3-again": (53, 15, 0.12, 1.37),
-    "fairshare-seed6-again": (55, 21, GOAL_WAIT, 0.47),  # median waits of 21.5 s and 31.5 s
-    "fairshare-seed8-again": (53, 28, 0.18, 0.94),  # median waits of 8 s and 15.5 s
-    "fairshare-2-again": (57, 48, 0.08, 0.15),
-    "fairshare-seed5-again": (46, 39, GOAL_WAIT, 0.16),
+    "fairshare-seed3-again": (53, 35, 0.08, 0.23),
+    "fairshare-seed6-again": (55, 27, GOAL_WAIT, 0.17),  # median waits of 21.5 s and 18 s
+    "fairshare-seed8-again": (53, 26, 0.14, 1.13),  # median waits of 8 s and 17 s
+    "fairshare-2-again": (57, 40, GOAL_WAIT, GOAL_WAIT),
+    "fairshare-seed5-again": (46, 41, GOAL_WAIT, 0.11),
     # fairshare workloads recorded again with log_events 2047, their server's log recording each MoM update: from
     # the accounting log alone, as the others (given that log, test_given_the_moms_updates_fairshare_decisions_agree)
-    "fairshare-seed5-mom-updates": (44, 20, 0.18, 0.56),
+    "fairshare-seed5-mom-updates": (44, 39, 0.11, 0.37),
     "fairshare-seed8-mom-updates": (42, 30, GOAL_WAIT, 0.12),
-    "fairshare-2-mom-updates": (55, 32, GOAL_WAIT, GOAL_WAIT),
-    "fairshare-seed6-mom-updates": (50, 15, GOAL_WAIT, 0.42),
+    "fairshare-2-mom-updates": (55, 39, GOAL_WAIT, GOAL_WAIT),
+    "fairshare-seed6-mom-updates": (50, 26, GOAL_WAIT, 0.38),
     "fairshare-egroup-mom-updates": (39, 16, GOAL_WAIT, 0.25),
     "formula-fairshare-seed2-mom-updates": (50, 36, 0.08, GOAL_WAIT),
-    "fairshare-vnodes-seed2-mom-updates": (52, 24, 0.11, 0.40),
-    "fairshare-light-seed6-mom-updates": (46, 49, 0.09, 0.50),  # median waits of 1 s and 1.5 s
+    "fairshare-vnodes-seed2-mom-updates": (52, 41, GOAL_WAIT, GOAL_WAIT),
+    "fairshare-light-seed6-mom-updates": (46, 57, GOAL_WAIT, GOAL_WAIT),  # median waits of 1 s and 1 s
     "fairshare-long-default-poll-mom-updates": (40, 18, GOAL_WAIT, 0.15),
-    "fairshare-seed3-mom-updates": (42, 17, 0.16, 0.49),
-    "fairshare-seed7-mom-updates": (48, 16, 0.10, 0.07),
+    "fairshare-seed3-mom-updates": (42, 27, 0.06, 0.50),
+    "fairshare-seed7-mom-updates": (48, 23, 0.13, 0.07),
     # run limits as older sites set them and per project, and exact top-job estimates (opt_backfill_fuzzy off), each
     # with the server's log, given which the starts are the server's (WITH_SERVER_LOG_REACHED: all but five)
-    "limits-legacy": (57, 28, GOAL_WAIT, GOAL_WAIT),  # median waits of 22.5 s and 21.5 s
-    "limits-legacy-seed2": (49, 13, GOAL_WAIT, GOAL_WAIT),  # median waits of 22.5 s and 22 s
+    "limits-legacy": (57, 32, GOAL_WAIT, 0.25),  # median waits of 22.5 s and 17 s
+    "limits-legacy-seed2": (49, 34, GOAL_WAIT, GOAL_WAIT),  # median waits of 22.5 s and 23.5 s
     "limits-projects": (53, 24, 0.13, 0.38),  # median waits of 13.5 s and 8.5 s
-    "limits-projects-seed2": (54, 16, 0.09, 0.27),  # median waits of 15 s and 19 s
-    "fuzzy-off": (52, 39, 0.08, 0.18),
+    "limits-projects-seed2": (54, 34, GOAL_WAIT, 0.10),  # median waits of 15 s and 16.5 s
+    "fuzzy-off": (52, 70, GOAL_WAIT, GOAL_WAIT),
     "fuzzy-off-seed2": (50, 43, GOAL_WAIT, GOAL_WAIT),
-    "limits-legacy-seed3": (55, 28, GOAL_WAIT, 0.35),  # median waits of 10 s and 6.5 s
+    "limits-legacy-seed3": (55, 61, GOAL_WAIT, 0.10),  # median waits of 10 s and 9 s
     "limits-projects-seed3": (55, 23, GOAL_WAIT, 0.07),
     "fuzzy-off-seed3": (50, 70, GOAL_WAIT, GOAL_WAIT),
     # busy runs that met the wait goals while a job was taken as exiting from the end of its process, and drift
     # as much the other way since it is exiting from its E record's second
-    "aging-seed2-again": (55, 17, GOAL_WAIT, 0.09),
+    "aging-seed2-again": (55, 47, GOAL_WAIT, GOAL_WAIT),
     "limits-queuejob": (52, 23, GOAL_WAIT, 0.06),
-    "queue-depth": (39, 55, GOAL_WAIT, 0.11),
+    "queue-depth": (39, 60, GOAL_WAIT, GOAL_WAIT),
     "sortkey-seed3": (47, 13, GOAL_WAIT, 0.07),
+    # busy runs that met the wait goals while a job was taken as exiting from the end of its process, and drift
+    # as much the other way since it is exiting from its E record's second
+    # busy runs that met the wait goals while a job was taken as exiting from the end of its process, and drift
+    # as much the other way since it is exiting from its E record's second
+    # busy runs that met the wait goals while a job was taken as exiting from the end of its process, and drift
+    # as much the other way since it is exiting from its E record's second
+    # busy runs that met the wait goals while a job was taken as exiting from the end of its process, and drift
+    # as much the other way since it is exiting from its E record's second
 }
 """What the model reaches per recording (None: the figure means nothing there)."""
 
@@ -372,43 +381,22 @@ def test_recording(config, tmp_path, capsys):
 
 
 LIGHT_REACHED = {
-    # a cascade from one second: a job released in the second a job's end reached the server gets its own cycle
-    # first in the replay, before that end, and takes the vnode the server gave to an earlier job
-    "vnodes-light": 55,
-    # half busy by ncpus, yet jobs queue for vnodes held exclusively and for scatter (mean wait 8.8 s): busy-run drift
-    "vnodes-light-seed2": 33,
     "vnodes-light-seed7-direct": 47,  # a soft walltime set by qalter after the cycle of the job's qsub (see REACHED)
     # two bursts of jobs released in one second, ordered by fairshare between users whose replayed usage is near
     # nothing after a minute's decays: the replay runs them in another order than the server (every decision agrees)
-    "fairshare-light-seed3": 45,
-    # recorded with the fourth seed, after the model was written: every decision agrees, yet at 15:17:16 the server
-    # took three ends before that second's release and started 1337, 1338 and 1340 on what they freed; the replay
-    # takes the release first, starts the released 1341 there, and 1337 waits
-    "vnodes-light-seed4": 56,
-    # the sixth seed: in vnodes-light-seed6, at 21:40:31 the server took a job's end between the releases of one
-    # second (the replay takes the releases first); fairshare-light-seed6 orders two users otherwise, as above
-    "vnodes-light-seed6": 52,
-    "fairshare-light-seed6": 49,
+    "fairshare-light-seed3": 51,
+    "fairshare-light-seed3-again": 50,
+    "fairshare-light-seed6-again": 45,  # as fairshare-light-seed3, two users ordered otherwise
     # the seventh seed: at 05:42:24 the server took one job's end, started a job on the vnodes it freed, then took
-    # two more ends; the replay sees those two jobs, whose processes ended in that second, as exiting already, plans
+    # two more ends; the replay sees those two jobs, whose E records are of that second, as exiting already, plans
     # the top job earlier, and the job the server backfilled waits
     "vnodes-light-seed7": 43,
-    # the four vnodes on one host: at 12:17:19 the server took a job's end before that second's release, and
-    # started a job wanting a vnode to itself (excl) on the vnode the end freed and the released job elsewhere; the
-    # replay takes the release first and puts the released job on that vnode, and later starts move
-    "vnodes-onehost-light": 40,
+    "vnodes-light-seed7-again": 34,
     # at 16:25:50 the server finished two jobs whose ends it had received in the second before (its server.log), then
-    # released three jobs and started one of them on the vnodes those ends freed; the replay takes the releases of a
-    # second before its ends, puts that job on other vnodes, and a later top job's start moves
+    # released three jobs and started one of them on the vnodes those ends freed
     "vnodes-light-seed10": 52,
-    "vnodes-light-seed2-again": 22,  # recorded again with the server's log, as those after it (see REACHED)
-    "vnodes-light-seed7-again": 40,
-    "vnodes-onehost-light-again": 55,
-    "vnodes-light-again": 53,
-    "vnodes-light-seed6-again": 50,
-    "fairshare-light-seed3-again": 44,
-    "fairshare-light-seed6-again": 45,
-    "fairshare-light-seed6-mom-updates": 49,  # as fairshare-light-seed6; with its server's log, 60 of 60
+    "vnodes-light-again": 56,
+    "vnodes-light-seed6-again": 55,
 }
 """Starts within 2 s reached on the lightly loaded recordings that fall short of the goal."""
 
@@ -840,10 +828,8 @@ def test_the_server_against_itself(first, second):
 POOLED_MEAN_REACHED = {
     # configuration: |mean wait difference| at most, over all its recordings' jobs together
     "fairshare-long": 0.09,  # 131.9 s real, 121.1 s simulated, jobs of 10 to 50 s on 3 recordings
-    "mixed": 0.06,  # 30.9 s and 29.2 s
     "no-strict-onehost": 0.07,  # 16.1 s and 15.0 s: one recording
-    "onehost-node-sort": 0.07,  # 14.3 s and 13.5 s on 3 recordings
-    "roundrobin": 0.06,  # 29.4 s and 27.9 s on 9 recordings
+    "roundrobin": 0.06,  # 29.4 s and 27.8 s on 9 recordings
     "strict-depth10": 0.07,  # 70.7 s and 75.5 s: one recording
 }
 """Configurations whose recordings, taken together, miss the goal on the mean wait, and what they reach."""
@@ -853,11 +839,11 @@ def test_each_configurations_recordings_together_keep_the_mean_wait():
     """Over all the recordings of a configuration (``fidelity_totals.configuration_of``), the mean of every replayed
     job's wait is within 5 % of the real one, unless ``POOLED_MEAN_REACHED`` says otherwise: the replay's waits drift
     from one busy run's, both ways (the server's own do, "The server against itself"); over every job of every
-    recording, within 1.5 % (no bias: 38.2 s real, 37.8 s simulated)."""
+    recording, within 1 % (no bias: 38.2 s real, 37.9 s simulated)."""
     recordings = [fidelity_totals.recording_waits(os.path.join(DATA, name)) for name in RECORDINGS]
     configurations = fidelity_totals.pooled(recordings)
     (everything,) = fidelity_totals.pooled([("all", within_2s, waits) for _, within_2s, waits in recordings])
-    assert abs(everything.wait_mean_sim_s - everything.wait_mean_real_s) <= 0.015 * everything.wait_mean_real_s
+    assert abs(everything.wait_mean_sim_s - everything.wait_mean_real_s) <= 0.01 * everything.wait_mean_real_s
     assert len(configurations) == 40
     missed = [(item.configuration, round(item.wait_mean_real_s, 1), round(item.wait_mean_sim_s, 1))
               for item in configurations
@@ -872,7 +858,7 @@ def test_each_configurations_recordings_together_keep_the_mean_wait():
     both = [item for item in of_repeated if item.configuration in within_goal
             and fidelity_totals.within(item.wait_median_sim_s, item.wait_median_real_s)]
     assert (len(of_repeated), sum(1 for item in of_repeated if item.configuration in within_goal), len(both)) == (
-        17, 16, 6)  # docs/fidelity.md: the model on the configurations the server was recorded again on
+        17, 16, 10)  # docs/fidelity.md: the model on the configurations the server was recorded again on
 
 
 def test_the_server_against_itself_each_configuration_together():

@@ -7,7 +7,7 @@ from replay.pbs.jobs import PbsJob
 from replay.pbs.placement import Machine
 from replay.pbs.policy import SchedulingPolicy
 from replay.pbs.resources import Place, parse_select
-from replay.pbs.run import Hooks, WithinSecond, simulate_run
+from replay.pbs.run import Hooks, RealRuns, WithinSecond, simulate_run
 from replay.pbs.vnodes import Vnode
 
 STRICT = SchedulingPolicy(strict_ordering=True, backfill_fuzzy_s=0)
@@ -275,3 +275,19 @@ def test_a_job_at_its_real_start_is_charged_what_its_moms_updates_carried():
     assert run({})["2.svr"] == 20 and run({})["1.svr"] == 25
     assert run({"0.svr": [(25, 50, 23)]})["1.svr"] == 20
     assert run({"0.svr": [(12, 40, 10), (25, 50, 23)]})["2.svr"] == 20
+
+
+def test_a_release_and_an_end_of_one_second_go_in_the_order_that_starts_what_the_server_started():
+    """Released at the second a job ends, a short job backfills before the top job if its release is taken first;
+    given the real runs, the replay takes the end first when only that order starts what the server started then,
+    and keeps the releases first when the state at that second is not the server's."""
+    jobs = [job(1, 3, 10, walltime=100), job(2, 4, 5, eligible=1), job(3, 1, 1, eligible=10, walltime=1)]
+    ended = dict(exiting_after_s={"1.svr": 10}, obit_after_s={"1.svr": 10}, cycle_per_event=True)
+    assert starts(simulate_run(STRICT, machine(4), jobs, **ended)) == {"1.svr": 0, "2.svr": 11, "3.svr": 10}
+    end_first = {"1.svr": (0, 10, ()), "2.svr": (10, 15, ()), "3.svr": (15, 16, ())}
+    assert starts(simulate_run(STRICT, machine(4), jobs, real_runs=RealRuns(end_first), **ended)) == {
+        "1.svr": 0, "2.svr": 10, "3.svr": 15}
+    release_first = {"1.svr": (0, 10, ()), "2.svr": (11, 16, ()), "3.svr": (10, 11, ())}
+    other_state = dict(end_first, **{"1.svr": (0, 9, ())})  # the server had ended 1 a second before: not its state
+    for real in (release_first, other_state):
+        assert starts(simulate_run(STRICT, machine(4), jobs, real_runs=RealRuns(real), **ended))["3.svr"] == 10

@@ -72,17 +72,21 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
     the server's order, a job is exiting from its obit, holds its vnodes from its "Job Run" line to its
     "Exit_status" line, and is charged fairshare usage from its MoM's updates when the log records them
     (``replay.pbs.run.WithinSecond``)."""
-    from ..pbs.run import simulate_run
+    from ..pbs.run import RealRuns, simulate_run
     jobs, compared, notes = replayed_jobs(accounting)
     exiting = {record.job.name: record.runs[0].used_s for record in accounting.jobs
                if record.runs and record.runs[0].used_s is not None}
-    obit = None
+    obit = real_runs = None
     if server_log is None:
         # The server hears of a job's end (its obit) in the second of its E record for most jobs, often a second
         # after the process ended (docs/fidelity.md, "Exiting jobs"): exiting from then.
         obit = {record.job.name: record.runs[0].end - record.runs[0].start for record in accounting.jobs
                 if record.job.name in exiting}
         within_second = _submissions_in_log_order(accounting)
+        # The log has no record of a release: where one shares its second with ends, their order is the one under
+        # which the model starts what the server started in that second (docs/fidelity.md).
+        real_runs = RealRuns({record.job.name: (record.runs[0].start, record.runs[0].end, record.runs[0].allocation)
+                              for record in accounting.jobs if record.runs})
     else:
         from .server_usage import log_offset_s
         offset = log_offset_s(accounting, server_log)
@@ -96,7 +100,11 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
     runs = simulate_run(site.policy, machine_of(site), jobs, site.scheduler_iteration_s, latency_s,
                         new_fairshare(site.policy, site.vnodes), decide, exiting_after_s=exiting,
                         cycle_per_event=True, end_order=end_order,
-                        within_second=within_second, obit_after_s=obit)
+                        within_second=within_second, obit_after_s=obit, real_runs=real_runs)
+    if real_runs is not None and real_runs.seconds:
+        notes += ("whole-run replay: {} seconds with a release and an end, the replay's state the server's; at {} of "
+                  "them the release taken after one or more ends, the order in which the model starts what the server "
+                  "started then".format(real_runs.seconds, real_runs.reordered),)
     replayed = {name: run.start for name, run in runs.items()}
     starts = tuple((job, real_start, replayed.get(job.name)) for job, (_, _, real_start) in zip(jobs, compared))
     return compare_outcomes(compared, replayed), notes, starts

@@ -24,7 +24,7 @@ from typing import Mapping, NamedTuple, Sequence, Tuple
 from .accrual import Accrual, tracks_accrual
 from .cycle import Running, State
 
-__all__ = ["Event", "SimulatedRun", "Hooks", "WithinSecond", "simulate_run"]
+__all__ = ["Event", "SimulatedRun", "Hooks", "WithinSecond", "RealRuns", "simulate_run"]
 
 
 class Event(enum.IntEnum):
@@ -114,7 +114,7 @@ class _Clock:
 
 def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, fairshare=None, decide=None,
                  hooks=None, exiting_after_s=None, cycle_per_event=False, running_at_start=(), end_order=None,
-                 within_second=None, obit_after_s=None):
+                 within_second=None, obit_after_s=None, real_runs=None):
     """Run ``jobs`` (``PbsJob``s with their ``runtime_s``) under ``policy`` on ``machine``; a dict job name
     -> ``SimulatedRun`` for each job the model started (a job it never started is not in it).
 
@@ -123,7 +123,10 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
     ``exiting_after_s`` maps a job's name to how long after its start its process ends: from then until
     its ``runtime_s`` is over the job is exiting (PBS plans its end one second from now). ``obit_after_s``, if
     given, maps a job's name to how long after its start the server hears of that end (its obit): the job is
-    exiting from then instead, its process still ending at ``exiting_after_s``.
+    exiting from then instead, its process still ending at ``exiting_after_s``. ``real_runs`` (per event only),
+    if given, maps a job's name to the ``(start, end)`` a real server ran it: at an instant where releases and
+    ends share the second with no log to order them and the replay's state is the server's, they go in the order
+    under which the instant's cycles start the jobs the server started then (``_as_started``).
 
     ``running_at_start``: ``Running`` items of jobs already running when the run starts (not simulated: they
     hold their vnodes until ``start + runtime_s`` and are left out of the result and of ``hooks``).
@@ -150,11 +153,10 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
         clock.push(job.eligible_time, Event.ELIGIBLE, job)
     if scheduler_iteration_s and jobs:
         clock.push(min(job.eligible_time for job in jobs) + scheduler_iteration_s, Event.ITERATION)
-    while clock.heap:
-        now, happened = clock.pop_instant()
-        unconfirmed = set()
-        for batch in (_per_event(now, happened, running, exiting_after_s or {}, end_order or {}, within_second)
-                      if cycle_per_event else [happened]):
+    def instant(now, batches, queued, running, runs, fairshare, accrual, push):
+        """The events and cycles of one instant, in ``batches``; ``(name, vnodes)`` of each job its cycles started."""
+        unconfirmed, started = set(), []
+        for batch in batches:
             for event, job in batch:
                 if event == Event.END:
                     del running[job.name]
@@ -163,7 +165,7 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                 elif event == Event.ELIGIBLE:
                     queued[job.name] = hooks.queued(job, now)
                 elif running or clock.waiting_events:
-                    clock.push(now + scheduler_iteration_s, Event.ITERATION)
+                    push(now + scheduler_iteration_s, Event.ITERATION)
             if queued:
                 position = _position(now, batch, within_second) if cycle_per_event else None
                 _mark_exiting(now, running, obit_after_s or exiting_after_s or {}, within_second, position)
@@ -172,9 +174,96 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                 for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks,
                                   _unconfirmed(unconfirmed, running, within_second, position),
                                   exiting_after_s or {}, accrual, used):
-                    clock.push(now + job.runtime_s + latency_s, Event.END, job)
+                    push(now + job.runtime_s + latency_s, Event.END, job)
                     unconfirmed.add(job.name)
+                    started.append((job.name, _vnodes(runs[job.name].allocation)))
+        return started
+
+    while clock.heap:
+        now, happened = clock.pop_instant()
+        if not cycle_per_event:
+            instant(now, [happened], queued, running, runs, fairshare, accrual, clock.push)
+            continue
+        batches = _per_event(now, happened, running, exiting_after_s or {}, end_order or {}, within_second)
+        if real_runs is not None and (within_second is None or
+                                      None in [_position(now, batch, within_second) for batch in batches]):
+            batches = _as_started(now, batches, real_runs, queued, running, lambda order: instant(
+                now, order, dict(queued), dict(running), dict(runs), None if fairshare is None else fairshare.copy(),
+                None if accrual is None else accrual.copy(), lambda *event: None))
+        instant(now, batches, queued, running, runs, fairshare, accrual, clock.push)
     return runs
+
+
+def _as_started(now, batches, real_runs, queued, running, trial):
+    """``batches`` (each release's own first, then each end's), or the releases after the first few ends, the
+    fewest that make the instant's cycles start the jobs the server started then (``real_runs``, a ``RealRuns``)
+    among those the replay could start (``queued`` and the
+    released), on the vnodes it started them on, else that start those jobs; the releases first when no order
+    does better. Only where releases and ends share the instant and the replay's state is the server's: every
+    running job (``running``) started when it did and is one the server was running, and every queued job one the
+    server had not started yet. ``trial(batches)``: ``(name, vnodes)`` of each job the instant's cycles would start
+    in that order."""
+    releases = [batch for batch in batches if all(event == Event.ELIGIBLE for event, _ in batch)]
+    ends = [batch for batch in batches if all(event == Event.END for event, _ in batch)]
+    if not releases or not ends:
+        return batches
+    if not _state_is_the_servers(now, real_runs, queued, running):
+        return batches
+    real_runs.seconds += 1
+    candidates = set(queued) | {job.name for batch in releases for _, job in batch}
+    runs = real_runs.runs
+    really = {name: _vnodes(runs[name][2]) for name in candidates if runs.get(name, (None,))[0] == now}
+
+    def agreement(order):
+        started = dict(trial(order))
+        return 0 if set(started) != set(really) else 2 if started == really else 1
+
+    rest = [batch for batch in batches if batch not in releases and batch not in ends]
+    best, chosen = agreement(batches), batches
+    for after in range(1, len(ends) + 1):
+        if best == 2:
+            break
+        order = ends[:after] + releases + ends[after:] + rest
+        score = agreement(order)
+        if score > best:
+            best, chosen = score, order
+    if chosen is not batches:
+        real_runs.reordered += 1
+    return chosen
+
+
+def _state_is_the_servers(now, real_runs, queued, running):
+    """Whether the replay at ``now`` runs exactly the jobs the server was running (``real_runs.running_at``), each
+    started when it did, and queues none the server had started."""
+    runs = real_runs.runs
+    for name, item in running.items():
+        start, end, _ = runs.get(name, (None, None, None))
+        if start != item.start or end < now:
+            return False
+    if any(name not in runs or runs[name][0] < now for name in queued):
+        return False
+    return real_runs.running_at(now) == len(running)
+
+
+class RealRuns:
+    """Job name -> ``(start, end, allocation)`` as a real server ran each job (end None: still running when the
+    logs end), with how many it was running at an instant (started before it, ended at it or after) found by
+    bisection."""
+
+    def __init__(self, runs):
+        self.runs = {name: (start, math.inf if end is None else end, allocation)  # None: still running
+                     for name, (start, end, allocation) in runs.items()}
+        self.seconds = self.reordered = 0  # the seconds a replay read with them, and those it took ends first in
+        self._starts = sorted(start for start, _, _ in self.runs.values())
+        self._ends = sorted(end for _, end, _ in self.runs.values())
+
+    def running_at(self, now):
+        return bisect.bisect_left(self._starts, now) - bisect.bisect_left(self._ends, now)
+
+
+def _vnodes(allocation):
+    """The vnodes of an ``exec_vnode`` allocation, sorted, each once."""
+    return tuple(sorted({vnode for vnode, _ in allocation}))
 
 
 def _per_event(now, happened, running, exiting_after_s, end_order, within_second=None):

@@ -49,7 +49,7 @@ REACHED = {
     # busy, submitted as they come: from the accounting log alone a job whose process ended in the second of a cycle
     # is read as exiting, which the server's log (its obit) shows it was not yet, at some cycle; given that log every
     # start of these is the server's
-    "sortkey-queuejob": (51, 17, 0.07, 0.11),
+    "sortkey-queuejob": (51, 60, GOAL_WAIT, GOAL_WAIT),
     "queues-queuejob": (47, 50, GOAL_WAIT, 0.08),
     "roundrobin-queuejob": (59, 33, 0.11, 0.19),
     "fairshare-seed5-queuejob": (56, 57, GOAL_WAIT, GOAL_WAIT),  # busy fairshare: 56 of 59 decisions
@@ -57,17 +57,17 @@ REACHED = {
     "sortkey": (43, 31, 0.08, 0.13),  # busy: the whole run drifts
     "fairshare": (45, 32, 0.11, 0.10),  # busy: a report or an end a second off reorders entities
     "fairshare-egroup": (44, 28, GOAL_WAIT, 1.11),  # as fairshare, by group
-    "fairshare-2": (50, 30, GOAL_WAIT, 0.11),  # the fairshare workload again, with mom_config and usage; busy, drifts
+    "fairshare-2": (50, 41, GOAL_WAIT, 0.32),  # the fairshare workload again, with mom_config and usage; busy, drifts
     "fairshare-egroup-2": (44, 31, 0.11, 0.11),  # the fairshare-egroup workload again, with mom_config and usage
     # the same configurations with workloads drawn from another seed (fidelity_workloads.py --seed 2)
     "strict-depth1-light-seed2": (40, 60, 0.10, None),  # mean waits of 0.4 s and 0.3 s; median 0 s
     "strict-depth3-seed2": (44, 70, GOAL_WAIT, GOAL_WAIT),
-    "formula-seed2": (54, 8, GOAL_WAIT, GOAL_WAIT),  # waits right, yet starts drift by seconds after an early one
+    "formula-seed2": (54, 32, 0.07, 0.08),  # waits right, yet starts drift by seconds after an early one
     "fairshare-seed2": (49, 37, GOAL_WAIT, 0.10),  # busy: a report or an end a second off reorders entities
     "fairshare-egroup-seed2": (42, 26, GOAL_WAIT, 0.29),
     "limits-seed2": (42, 18, GOAL_WAIT, 0.55),
     "vnodes-seed2": (42, 40, GOAL_WAIT, GOAL_WAIT),
-    "queues-seed2": (45, 31, GOAL_WAIT, GOAL_WAIT),
+    "queues-seed2": (45, 60, GOAL_WAIT, GOAL_WAIT),
     "limits": (45, 27, 0.09, 0.19),  # busy: the whole run drifts
     "vnodes": (50, 43, GOAL_WAIT, GOAL_WAIT),  # the replay's own vnode choices differ, and later starts with them
     "queues": (45, 36, GOAL_WAIT, GOAL_WAIT),  # busy: the whole run drifts
@@ -80,7 +80,7 @@ REACHED = {
     "vnodes-seed3": (40, 50, GOAL_WAIT, GOAL_WAIT),  # median waits of 3.5 s and 3.5 s
     "queues-seed3": (46, 60, GOAL_WAIT, GOAL_WAIT),
     "eligibility-seed3": (73, 64, GOAL_WAIT, GOAL_WAIT),  # job arrays and dependencies
-    "fairshare-seed3": (45, 17, GOAL_WAIT, GOAL_WAIT),  # busy: a report or an end a second off reorders entities
+    "fairshare-seed3": (45, 54, GOAL_WAIT, GOAL_WAIT),  # busy: a report or an end a second off reorders entities
     "fairshare-egroup-seed3": (47, 20, GOAL_WAIT, 0.59),
     # two more configurations (fidelity_workloads.py --seed 1)
     "roundrobin": (52, 17, GOAL_WAIT, 0.72),  # busy: the whole run drifts
@@ -98,12 +98,12 @@ REACHED = {
     "aging-limits-seed2": (55, 48, GOAL_WAIT, GOAL_WAIT),  # recorded after the model of accrual was written
     "aging-groups-seed2": (56, 66, GOAL_WAIT, GOAL_WAIT),  # median waits of 7 s and 7 s
     # roundrobin and resources drawn with a third seed, aging and eligibility with a second, recorded after the rest
-    "roundrobin-seed3": (55, 57, GOAL_WAIT, GOAL_WAIT),  # busy: the whole run drifts
+    "roundrobin-seed3": (55, 66, GOAL_WAIT, GOAL_WAIT),  # busy: the whole run drifts
     "resources-seed3": (50, 60, GOAL_WAIT, GOAL_WAIT),
     "eligibility-seed2": (56, 57, GOAL_WAIT, 0.08),  # busy, drifts; aging-seed2 meets every goal
     # ten workloads recorded a second time, with the same jobs (test_the_server_against_itself compares the
     # server's two runs); busy, the whole runs drift
-    "eligibility-seed3-again": (69, 50, GOAL_WAIT, GOAL_WAIT),
+    "eligibility-seed3-again": (69, 71, GOAL_WAIT, GOAL_WAIT),
     "formula-seed2-again": (61, 70, GOAL_WAIT, GOAL_WAIT),
     "limits-again": (48, 29, GOAL_WAIT, 0.15),
     "queues-again": (44, 53, 0.06, GOAL_WAIT),
@@ -119,23 +119,23 @@ REACHED = {
     "limits-again2": (47, 30, GOAL_WAIT, 0.29),
     "resources-again2": (52, 39, 0.07, 1.00),  # median waits of 1 s and 2 s
     "roundrobin-again2": (60, 28, 0.10, 0.71),
-    "sortkey-again2": (51, 23, 0.10, 0.17),
+    "sortkey-again2": (51, 37, 0.09, GOAL_WAIT),
     "vnodes-again2": (47, 60, GOAL_WAIT, GOAL_WAIT),
     "strict-depth1-light-again": (43, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     # fairshare with jobs of 10 to 50 s (fidelity_workloads.py, fairshare-long, --seed 22, 2 and 3): the MoM's
     # polling a smaller share of each job's usage; the decisions left are where entities are close in usage per share
     "fairshare-long": (47, 23, 0.12, 0.12),
-    "fairshare-long-seed2": (43, 23, GOAL_WAIT, 0.21),
+    "fairshare-long-seed2": (43, 28, 0.07, 0.15),
     "fairshare-long-seed3": (46, 36, 0.10, 0.06),
     # settings recorded after the model of them was written (fidelity_workloads.py, --seed 22, 2 and 3): a
     # backfill_depth of each queue's own (queue-depth), PBS's default sched_config without strict
     # ordering (no-strict), and fairshare without strict ordering on four vnodes (fairshare-vnodes); busy, the
     # whole runs drift
-    "no-strict": (49, 42, 0.07, GOAL_WAIT),
+    "no-strict": (49, 43, GOAL_WAIT, 0.11),
     "no-strict-seed2": (52, 54, GOAL_WAIT, GOAL_WAIT),
     "no-strict-seed3": (46, 21, GOAL_WAIT, 0.24),  # median waits of 13 s and 10 s
     "no-strict-heavy": (57, 70, GOAL_WAIT, GOAL_WAIT),  # with strict ordering read in, 41 would agree
-    "fairshare-vnodes": (46, 42, GOAL_WAIT, GOAL_WAIT),  # two orders of entities 3 and 4 % apart in usage per share
+    "fairshare-vnodes": (46, 60, GOAL_WAIT, GOAL_WAIT),  # two orders of entities 3 and 4 % apart in usage per share
     "fairshare-vnodes-seed2": (50, 39, GOAL_WAIT, GOAL_WAIT),  # two orders between groups 4 and 6 % apart
     "formula-fairshare": (53, 60, GOAL_WAIT, GOAL_WAIT),  # job_sort_formula reading fairshare_factor
     # a job of fid_ben 0.08 above one of fid_ana in formula value
@@ -157,7 +157,7 @@ REACHED = {
     "roundrobin-seed4": (54, 24, GOAL_WAIT, 0.17),
     "resources-seed4": (53, 18, 0.13, 0.64),
     "eligibility-seed4": (72, 73, GOAL_WAIT, GOAL_WAIT),
-    "queue-depth-seed4": (39, 20, 0.12, 0.46),
+    "queue-depth-seed4": (39, 30, GOAL_WAIT, 0.10),
     # and four more with the fourth seed: formula-fairshare-seed4 meets every goal
     "fairshare-seed4": (51, 32, GOAL_WAIT, 0.07),  # busy: a report or an end a second off reorders entities
     "vnodes-light-seed4": (49, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 3 s and 3 s
@@ -177,7 +177,7 @@ REACHED = {
     "aging-limits-seed5": (53, 43, GOAL_WAIT, GOAL_WAIT),
     "no-strict-heavy-seed5": (60, 70, GOAL_WAIT, GOAL_WAIT),
     "vnodes-light-seed5": (44, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
-    "strict-depth1-heavy-seed5": (57, 44, GOAL_WAIT, 0.12),  # median waits of 9 s and 10 s
+    "strict-depth1-heavy-seed5": (57, 70, GOAL_WAIT, GOAL_WAIT),  # median waits of 9 s and 9 s
     # and fairshare with the fifth seed: 54 of 55 and 49 of 50 decisions agree (the others order two users
     # close in usage per share)
     "fairshare-seed5": (55, 70, GOAL_WAIT, GOAL_WAIT),
@@ -191,7 +191,7 @@ REACHED = {
     "no-strict-heavy-seed3": (62, 38, GOAL_WAIT, 0.54),  # median waits of 25 s and 11.5 s
     "no-strict-heavy-seed4": (62, 70, GOAL_WAIT, GOAL_WAIT),  # median waits of 23.5 s and 23.5 s
     "queue-depth-seed2": (39, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 10.5 s and 10.5 s
-    "queue-depth-seed3": (40, 27, 0.10, 0.07),  # median waits of 51 s and 54.5 s
+    "queue-depth-seed3": (40, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 51 s and 51 s
     "strict-depth3-again2": (55, 70, GOAL_WAIT, GOAL_WAIT),  # median waits of 30 s and 30 s
     # a sixth seed (--seed=6) of eleven configurations, recorded after the replay gave each end its own cycle, with
     # the model unchanged since: every decision without fairshare agrees (468 of 468); queues-seed6 meets every
@@ -208,7 +208,7 @@ REACHED = {
     "vnodes-light-seed6": (44, 60, GOAL_WAIT, None),  # mean waits of 2.5 s and 2.5 s; median 0 s
     # fairshare-long with the MoM polling as PBS ships it, recorded to check the model of when the MoM measures its
     # jobs (23 of 45 decisions agreed when usage was taken to lag by half of $max_check_poll); busy, the run drifts
-    "fairshare-long-default-poll": (40, 18, 0.14, GOAL_WAIT),
+    "fairshare-long-default-poll": (40, 23, 0.15, 0.35),
     # the same with the second seed, recorded after the model of the MoM's measurements was written (24 of 42 with the
     # mean lag): one decision orders fid_ana and fid_ben otherwise; 59 of 60 starts within 2 s
     "fairshare-long-default-poll-seed2": (41, 59, GOAL_WAIT, GOAL_WAIT),
@@ -220,13 +220,13 @@ REACHED = {
     "fairshare-seed7": (52, 32, GOAL_WAIT, 0.13),  # jobs of seconds: two decisions order two users otherwise
     "formula-seed7": (54, 70, GOAL_WAIT, GOAL_WAIT),
     "limits-seed7": (47, 30, GOAL_WAIT, 0.24),
-    "queues-seed7": (46, 9, 0.13, 0.42),
+    "queues-seed7": (46, 48, GOAL_WAIT, GOAL_WAIT),
     "strict-depth1-light-seed7": (49, 60, 0.09, None),  # median wait real and simulated: 0 s
     "vnodes-light-seed7": (47, 43, 0.22, GOAL_WAIT),
     # an eighth seed, recorded with the model of the seventh; limits-seed8's decision at 09:00:30 agrees on a reading
     # whose part of PBS's set comes first in the log (tests/test_fidelity_decisions.py); strict-depth1-heavy-seed8,
     # strict-depth3-seed8, sortkey-seed8, vnodes-seed8 and fairshare-light-seed8 meet every goal
-    "limits-seed8": (46, 47, 0.09, 0.14),
+    "limits-seed8": (46, 60, GOAL_WAIT, GOAL_WAIT),
     "fairshare-seed8": (47, 45, GOAL_WAIT, GOAL_WAIT),  # jobs of seconds: six decisions order two users otherwise
     "formula-seed8": (56, 49, GOAL_WAIT, 0.09),
     "queues-seed8": (47, 60, GOAL_WAIT, GOAL_WAIT),
@@ -237,7 +237,7 @@ REACHED = {
     "limits-seed9": (48, 60, GOAL_WAIT, GOAL_WAIT),
     "strict-depth3-seed9": (57, 52, GOAL_WAIT, GOAL_WAIT),
     "vnodes-seed9": (49, 32, 0.06, GOAL_WAIT),
-    "queues-seed9": (54, 24, 0.09, 0.42),
+    "queues-seed9": (54, 60, GOAL_WAIT, GOAL_WAIT),
     "sortkey-seed9": (50, 60, GOAL_WAIT, GOAL_WAIT),
     # three configurations no earlier recording had, three seeds each: the four vnodes on one host, a formula over two
     # queues with run limits and vnodes at once, a custom ngpus resource; every decision agrees once two placement
@@ -245,10 +245,10 @@ REACHED = {
     "vnodes-onehost": (41, 47, 0.06, GOAL_WAIT),
     "vnodes-onehost-seed2": (48, 60, GOAL_WAIT, GOAL_WAIT),
     "vnodes-onehost-seed3": (49, 60, GOAL_WAIT, GOAL_WAIT),
-    "mixed": (51, 30, 0.06, GOAL_WAIT),
+    "mixed": (51, 32, GOAL_WAIT, 0.07),
     "mixed-seed2": (51, 29, GOAL_WAIT, 0.38),
-    "mixed-seed3": (50, 31, GOAL_WAIT, 0.12),
-    "gpus": (43, 54, 0.06, GOAL_WAIT),
+    "mixed-seed3": (50, 66, GOAL_WAIT, GOAL_WAIT),
+    "gpus": (43, 60, GOAL_WAIT, GOAL_WAIT),
     "gpus-seed2": (45, 37, 0.07, 0.50),
     "gpus-seed3": (38, 47, 0.10, 0.25),
     # the four vnodes on one host, lightly loaded (vnodes-onehost-light-seed2 met every goal while the ends of one
@@ -290,11 +290,11 @@ REACHED = {
     "vnodes-light-seed4-again": (49, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 2.5 s and 2.5 s
     "vnodes-light-seed6-again": (43, 55, 0.26, None),  # median wait real and simulated: 0 s
     "fairshare-light-seed3-again": (49, 50, GOAL_WAIT, None),  # median wait real and simulated: 0 s
-    "fairshare-light-seed6-again": (46, 45, GOAL_WAIT, 0.50),  # median waits of 2 s and 1 s
+    "fairshare-light-seed6-again": (46, 46, GOAL_WAIT, 0.50),  # median waits of 2 s and 1 s
     # busy workloads recorded a fourth time, with the server's log
     "strict-depth3-again3": (55, 70, GOAL_WAIT, GOAL_WAIT),
     "limits-again3": (47, 32, 0.10, 0.07),  # median waits of 8 s and 8.5 s
-    "queues-again3": (44, 40, 0.06, 0.17),  # median waits of 12 s and 14 s
+    "queues-again3": (44, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 12 s and 12 s
     "sortkey-again3": (48, 35, GOAL_WAIT, GOAL_WAIT),
     "formula-seed2-again3": (60, 70, GOAL_WAIT, GOAL_WAIT),
     "roundrobin-again3": (55, 46, 0.08, 0.15),
@@ -316,7 +316,7 @@ REACHED = {
     "fairshare-vnodes-seed2-mom-updates": (52, 41, GOAL_WAIT, GOAL_WAIT),
     "fairshare-light-seed6-mom-updates": (46, 57, GOAL_WAIT, GOAL_WAIT),  # median waits of 1 s and 1 s
     "fairshare-long-default-poll-mom-updates": (40, 18, GOAL_WAIT, 0.15),
-    "fairshare-seed3-mom-updates": (42, 27, 0.06, 0.50),
+    "fairshare-seed3-mom-updates": (42, 40, GOAL_WAIT, 0.17),
     "fairshare-seed7-mom-updates": (48, 23, 0.13, 0.07),
     # run limits as older sites set them and per project, and exact top-job estimates (opt_backfill_fuzzy off), each
     # with the server's log, given which the starts are the server's (WITH_SERVER_LOG_REACHED: all but five)
@@ -325,9 +325,9 @@ REACHED = {
     "limits-projects": (53, 24, 0.13, 0.38),  # median waits of 13.5 s and 8.5 s
     "limits-projects-seed2": (54, 34, GOAL_WAIT, 0.10),  # median waits of 15 s and 16.5 s
     "fuzzy-off": (52, 70, GOAL_WAIT, GOAL_WAIT),
-    "fuzzy-off-seed2": (50, 43, GOAL_WAIT, GOAL_WAIT),
+    "fuzzy-off-seed2": (50, 70, GOAL_WAIT, GOAL_WAIT),
     "limits-legacy-seed3": (55, 61, GOAL_WAIT, 0.10),  # median waits of 10 s and 9 s
-    "limits-projects-seed3": (55, 23, GOAL_WAIT, 0.07),
+    "limits-projects-seed3": (55, 30, GOAL_WAIT, GOAL_WAIT),
     "fuzzy-off-seed3": (50, 70, GOAL_WAIT, GOAL_WAIT),
     # busy runs that met the wait goals while a job was taken as exiting from the end of its process, and drift
     # as much the other way since it is exiting from its E record's second
@@ -335,6 +335,10 @@ REACHED = {
     "limits-queuejob": (52, 23, GOAL_WAIT, 0.06),
     "queue-depth": (39, 60, GOAL_WAIT, GOAL_WAIT),
     "sortkey-seed3": (47, 13, GOAL_WAIT, 0.07),
+    # busy runs that met the wait goals while a job was taken as exiting from the end of its process, and drift
+    # as much the other way since it is exiting from its E record's second
+    # busy runs that met the wait goals while a job was taken as exiting from the end of its process, and drift
+    # as much the other way since it is exiting from its E record's second
     # busy runs that met the wait goals while a job was taken as exiting from the end of its process, and drift
     # as much the other way since it is exiting from its E record's second
     # busy runs that met the wait goals while a job was taken as exiting from the end of its process, and drift
@@ -386,7 +390,7 @@ LIGHT_REACHED = {
     # nothing after a minute's decays: the replay runs them in another order than the server (every decision agrees)
     "fairshare-light-seed3": 51,
     "fairshare-light-seed3-again": 50,
-    "fairshare-light-seed6-again": 45,  # as fairshare-light-seed3, two users ordered otherwise
+    "fairshare-light-seed6-again": 46,  # as fairshare-light-seed3, two users ordered otherwise
     # the seventh seed: at 05:42:24 the server took one job's end, started a job on the vnodes it freed, then took
     # two more ends; the replay sees those two jobs, whose E records are of that second, as exiting already, plans
     # the top job earlier, and the job the server backfilled waits
@@ -827,9 +831,9 @@ def test_the_server_against_itself(first, second):
 
 POOLED_MEAN_REACHED = {
     # configuration: |mean wait difference| at most, over all its recordings' jobs together
-    "fairshare-long": 0.09,  # 131.9 s real, 121.1 s simulated, jobs of 10 to 50 s on 3 recordings
+    "fairshare-long": 0.06,  # 131.9 s real, 125.0 s simulated, jobs of 10 to 50 s on 3 recordings
     "no-strict-onehost": 0.07,  # 16.1 s and 15.0 s: one recording
-    "roundrobin": 0.06,  # 29.4 s and 27.8 s on 9 recordings
+    "roundrobin": 0.06,  # 29.4 s and 27.9 s on 9 recordings
     "strict-depth10": 0.07,  # 70.7 s and 75.5 s: one recording
 }
 """Configurations whose recordings, taken together, miss the goal on the mean wait, and what they reach."""
@@ -839,7 +843,7 @@ def test_each_configurations_recordings_together_keep_the_mean_wait():
     """Over all the recordings of a configuration (``fidelity_totals.configuration_of``), the mean of every replayed
     job's wait is within 5 % of the real one, unless ``POOLED_MEAN_REACHED`` says otherwise: the replay's waits drift
     from one busy run's, both ways (the server's own do, "The server against itself"); over every job of every
-    recording, within 1 % (no bias: 38.2 s real, 37.9 s simulated)."""
+    recording, within 1 % (no bias: 38.2 s real, 38.0 s simulated)."""
     recordings = [fidelity_totals.recording_waits(os.path.join(DATA, name)) for name in RECORDINGS]
     configurations = fidelity_totals.pooled(recordings)
     (everything,) = fidelity_totals.pooled([("all", within_2s, waits) for _, within_2s, waits in recordings])

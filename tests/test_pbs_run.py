@@ -291,3 +291,17 @@ def test_a_release_and_an_end_of_one_second_go_in_the_order_that_starts_what_the
     other_state = dict(end_first, **{"1.svr": (0, 9, ())})  # the server had ended 1 a second before: not its state
     for real in (release_first, other_state):
         assert starts(simulate_run(STRICT, machine(4), jobs, real_runs=RealRuns(real), **ended))["3.svr"] == 10
+
+
+def test_a_job_ending_later_in_the_second_may_be_read_as_not_yet_exiting():
+    """Two jobs end in one second: in the first end's cycle the other is exiting (the top job planned a second
+    later, the short job waits) unless the server's starts of that second say it had not yet heard of that end."""
+    jobs = [job(1, 2, 10, walltime=100), job(2, 2, 10, walltime=100), job(3, 4, 5, eligible=1),
+            job(4, 2, 5, eligible=2, walltime=5)]
+    ended = dict(exiting_after_s={"1.svr": 10, "2.svr": 10}, obit_after_s={"1.svr": 10, "2.svr": 10},
+                 cycle_per_event=True, end_order={"1.svr": 1, "2.svr": 2})
+    assert starts(simulate_run(STRICT, machine(4), jobs, **ended)) == {"1.svr": 0, "2.svr": 0, "3.svr": 10, "4.svr": 15}
+    heard_later = RealRuns({"1.svr": (0, 10, ()), "2.svr": (0, 10, ()), "3.svr": (15, 20, ()), "4.svr": (10, 15, ())})
+    assert starts(simulate_run(STRICT, machine(4), jobs, real_runs=heard_later, **ended)) == {
+        "1.svr": 0, "2.svr": 0, "3.svr": 15, "4.svr": 10}
+    assert (heard_later.seconds, heard_later.reordered) == (1, 1)

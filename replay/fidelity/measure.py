@@ -83,8 +83,8 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
         obit = {record.job.name: record.runs[0].end - record.runs[0].start for record in accounting.jobs
                 if record.job.name in exiting}
         within_second = _submissions_in_log_order(accounting)
-        # The log has no record of a release: where one shares its second with ends, their order is the one under
-        # which the model starts what the server started in that second (docs/fidelity.md).
+        # The log has no record of a release, nor of when the server heard of an end: where a second leaves their
+        # order open, it is read the way in which the model starts what the server started then (docs/fidelity.md).
         real_runs = RealRuns({record.job.name: (record.runs[0].start, record.runs[0].end, record.runs[0].allocation)
                               for record in accounting.jobs if record.runs})
     else:
@@ -102,9 +102,9 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
                         cycle_per_event=True, end_order=end_order,
                         within_second=within_second, obit_after_s=obit, real_runs=real_runs)
     if real_runs is not None and real_runs.seconds:
-        notes += ("whole-run replay: {} seconds with a release and an end, the replay's state the server's; at {} of "
-                  "them the release taken after one or more ends, the order in which the model starts what the server "
-                  "started then".format(real_runs.seconds, real_runs.reordered),)
+        notes += ("whole-run replay: {} seconds with a release and an end, or several ends, on the server's state; {} "
+                  "of them read with the release after an end or the ends' jobs not yet exiting, the reading in which "
+                  "the model starts what the server started then".format(real_runs.seconds, real_runs.reordered),)
     replayed = {name: run.start for name, run in runs.items()}
     starts = tuple((job, real_start, replayed.get(job.name)) for job, (_, _, real_start) in zip(jobs, compared))
     return compare_outcomes(compared, replayed), notes, starts

@@ -153,7 +153,7 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
         clock.push(job.eligible_time, Event.ELIGIBLE, job)
     if scheduler_iteration_s and jobs:
         clock.push(min(job.eligible_time for job in jobs) + scheduler_iteration_s, Event.ITERATION)
-    def instant(now, batches, queued, running, runs, fairshare, accrual, push):
+    def instant(now, batches, queued, running, runs, fairshare, accrual, push, not_yet=()):
         """The events and cycles of one instant, in ``batches``; ``(name, vnodes)`` of each job its cycles started."""
         unconfirmed, started = set(), []
         for batch in batches:
@@ -168,7 +168,7 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                     push(now + scheduler_iteration_s, Event.ITERATION)
             if queued:
                 position = _position(now, batch, within_second) if cycle_per_event else None
-                _mark_exiting(now, running, obit_after_s or exiting_after_s or {}, within_second, position)
+                _mark_exiting(now, running, obit_after_s or exiting_after_s or {}, within_second, position, not_yet)
                 used = None if fairshare is None or not within_second or not within_second.updates else \
                     _reported(fairshare, within_second, now, position)
                 for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks,
@@ -187,47 +187,55 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
         batches = _per_event(now, happened, running, exiting_after_s or {}, end_order or {}, within_second)
         if real_runs is not None and (within_second is None or
                                       None in [_position(now, batch, within_second) for batch in batches]):
-            batches = _as_started(now, batches, real_runs, queued, running, lambda order: instant(
+            batches, not_yet = _as_started(now, batches, real_runs, queued, running, lambda order, later=(): instant(
                 now, order, dict(queued), dict(running), dict(runs), None if fairshare is None else fairshare.copy(),
-                None if accrual is None else accrual.copy(), lambda *event: None))
-        instant(now, batches, queued, running, runs, fairshare, accrual, clock.push)
+                None if accrual is None else accrual.copy(), lambda *event: None, later))
+        else:
+            not_yet = ()
+        instant(now, batches, queued, running, runs, fairshare, accrual, clock.push, not_yet)
     return runs
 
 
 def _as_started(now, batches, real_runs, queued, running, trial):
-    """``batches`` (each release's own first, then each end's), or the releases after the first few ends, the
-    fewest that make the instant's cycles start the jobs the server started then (``real_runs``, a ``RealRuns``)
-    among those the replay could start (``queued`` and the
-    released), on the vnodes it started them on, else that start those jobs; the releases first when no order
-    does better. Only where releases and ends share the instant and the replay's state is the server's: every
-    running job (``running``) started when it did and is one the server was running, and every queued job one the
-    server had not started yet. ``trial(batches)``: ``(name, vnodes)`` of each job the instant's cycles would start
-    in that order."""
+    """``(batches, not_yet)``: how the replay reads an instant whose order the accounting log leaves open, where
+    releases and ends, or several ends, share it and the replay's state is the server's (``real_runs``, a
+    ``RealRuns``: every running job, ``running``, started when it did and is one the server was running, and every
+    queued job one the server had not started yet). ``batches`` (each release's own first, then each end's), or
+    the releases after the first few ends; and the jobs whose process ended this second taken as exiting in the
+    cycles before their own end (``not_yet`` empty: the server heard of them first, as it mostly does) or not
+    (``not_yet`` those jobs). The first reading, in that order, that makes the instant's cycles start the jobs the
+    server started then among those the replay could start (``queued`` and the released), on the vnodes it started
+    them on, else that starts those jobs; the releases first and the jobs exiting when none does.
+    ``trial(batches, not_yet)``: ``(name, vnodes)`` of each job the instant's cycles would start so."""
     releases = [batch for batch in batches if all(event == Event.ELIGIBLE for event, _ in batch)]
     ends = [batch for batch in batches if all(event == Event.END for event, _ in batch)]
-    if not releases or not ends:
-        return batches
+    two_ends = len(ends) > 1
+    if not ends or not (releases or two_ends):
+        return batches, ()
     if not _state_is_the_servers(now, real_runs, queued, running):
-        return batches
+        return batches, ()
     real_runs.seconds += 1
     candidates = set(queued) | {job.name for batch in releases for _, job in batch}
     runs = real_runs.runs
     really = {name: _vnodes(runs[name][2]) for name in candidates if runs.get(name, (None,))[0] == now}
 
-    def agreement(order):
-        started = dict(trial(order))
+    def agreement(order, later=()):
+        started = dict(trial(order, later))
         return 0 if set(started) != set(really) else 2 if started == really else 1
 
     rest = [batch for batch in batches if batch not in releases and batch not in ends]
-    best, chosen = agreement(batches), batches
-    for after in range(1, len(ends) + 1):
+    orders = [batches] + ([ends[:after] + releases + ends[after:] + rest for after in range(1, len(ends) + 1)]
+                          if releases else [])
+    ending = frozenset(job.name for batch in ends for _, job in batch)
+    readings = [(order, ()) for order in orders] + [(order, ending) for order in orders]
+    best, chosen = agreement(batches), (batches, ())
+    for order, later in readings[1:]:
         if best == 2:
             break
-        order = ends[:after] + releases + ends[after:] + rest
-        score = agreement(order)
+        score = agreement(order, later)
         if score > best:
-            best, chosen = score, order
-    if chosen is not batches:
+            best, chosen = score, (order, later)
+    if chosen[0] is not batches or chosen[1]:
         real_runs.reordered += 1
     return chosen
 
@@ -325,13 +333,13 @@ def _unconfirmed(names, running, within_second, position):
             or within_second.confirmed.get(name, math.inf) > position}
 
 
-def _mark_exiting(now, running, exiting_after_s, within_second=None, position=None):
+def _mark_exiting(now, running, exiting_after_s, within_second=None, position=None, not_yet=()):
     """Running jobs whose process has ended by ``now`` are exiting; with ``within_second`` and the ``position`` in
     the server's log of the event this cycle follows, a job that started at its real start is exiting only once
     its obit comes before that position."""
     for name, item in running.items():
         after = exiting_after_s.get(name)
-        if item.exiting or after is None or item.start + after > now:
+        if item.exiting or after is None or item.start + after > now or name in not_yet:
             continue
         if position is not None and name in within_second.obit and within_second.start.get(name) == item.start:
             if within_second.obit[name] > position:

@@ -1,5 +1,6 @@
 """A whole run through the PBS model: events, one cycle per instant, latency, the scheduler timer."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -305,3 +306,9 @@ def test_a_job_ending_later_in_the_second_may_be_read_as_not_yet_exiting():
     assert starts(simulate_run(STRICT, machine(4), jobs, real_runs=heard_later, **ended)) == {
         "1.svr": 0, "2.svr": 0, "3.svr": 15, "4.svr": 10}
     assert (heard_later.seconds, heard_later.reordered) == (1, 1)
+
+
+def test_real_runs_are_not_read_with_hooks():
+    """An instant read several ways would call the hooks once for each: refused."""
+    with pytest.raises(ValueError):
+        simulate_run(STRICT, machine(4), [job(1, 1, 1)], hooks=Hooks(), real_runs=RealRuns({}), cycle_per_event=True)

@@ -123,10 +123,10 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
     ``exiting_after_s`` maps a job's name to how long after its start its process ends: from then until
     its ``runtime_s`` is over the job is exiting (PBS plans its end one second from now). ``obit_after_s``, if
     given, maps a job's name to how long after its start the server hears of that end (its obit): the job is
-    exiting from then instead, its process still ending at ``exiting_after_s``. ``real_runs`` (per event only),
-    if given, maps a job's name to the ``(start, end)`` a real server ran it: at an instant where releases and
-    ends share the second with no log to order them and the replay's state is the server's, they go in the order
-    under which the instant's cycles start the jobs the server started then (``_as_started``).
+    exiting from then instead, its process still ending at ``exiting_after_s``. ``real_runs`` (per event, without
+    ``hooks``), if given, a ``RealRuns`` of how a real server ran the jobs: an instant where releases and ends, or
+    several ends, share the second with no log to order them, and the replay's state is the server's, is read the
+    way under which its cycles start the jobs the server started then (``_as_started``).
 
     ``running_at_start``: ``Running`` items of jobs already running when the run starts (not simulated: they
     hold their vnodes until ``start + runtime_s`` and are left out of the result and of ``hooks``).
@@ -143,6 +143,8 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
     process ended."""
     from .cycle import decide as pbs_decide
     decide = pbs_decide if decide is None else decide
+    if real_runs is not None and hooks is not None:
+        raise ValueError("real_runs: an instant read several ways would call the hooks once for each")
     hooks = Hooks() if hooks is None else hooks
     clock, queued, running, runs = _Clock(), {}, {}, {}
     accrual = Accrual() if tracks_accrual(policy) else None
@@ -153,9 +155,10 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
         clock.push(job.eligible_time, Event.ELIGIBLE, job)
     if scheduler_iteration_s and jobs:
         clock.push(min(job.eligible_time for job in jobs) + scheduler_iteration_s, Event.ITERATION)
-    def instant(now, batches, queued, running, runs, fairshare, accrual, push, not_yet=()):
-        """The events and cycles of one instant, in ``batches``; ``(name, vnodes)`` of each job its cycles started."""
-        unconfirmed, started = set(), []
+    def instant(now, batches, queued, running, runs, fairshare, accrual, push, not_yet=(), started=None):
+        """The events and cycles of one instant, in ``batches``; ``started``, if given, gets ``(name, vnodes)`` of
+        each job its cycles start."""
+        unconfirmed = set()
         for batch in batches:
             for event, job in batch:
                 if event == Event.END:
@@ -176,7 +179,8 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                                   exiting_after_s or {}, accrual, used):
                     push(now + job.runtime_s + latency_s, Event.END, job)
                     unconfirmed.add(job.name)
-                    started.append((job.name, _vnodes(runs[job.name].allocation)))
+                    if started is not None:
+                        started.append((job.name, _vnodes(runs[job.name].allocation)))
         return started
 
     while clock.heap:
@@ -189,7 +193,7 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                                       None in [_position(now, batch, within_second) for batch in batches]):
             batches, not_yet = _as_started(now, batches, real_runs, queued, running, lambda order, later=(): instant(
                 now, order, dict(queued), dict(running), dict(runs), None if fairshare is None else fairshare.copy(),
-                None if accrual is None else accrual.copy(), lambda *event: None, later))
+                None if accrual is None else accrual.copy(), lambda *event: None, later, []))
         else:
             not_yet = ()
         instant(now, batches, queued, running, runs, fairshare, accrual, clock.push, not_yet)
@@ -261,7 +265,7 @@ class RealRuns:
     def __init__(self, runs):
         self.runs = {name: (start, math.inf if end is None else end, allocation)  # None: still running
                      for name, (start, end, allocation) in runs.items()}
-        self.seconds = self.reordered = 0  # the seconds a replay read with them, and those it took ends first in
+        self.seconds = self.reordered = 0  # the seconds a replay read with them, and those read otherwise
         self._starts = sorted(start for start, _, _ in self.runs.values())
         self._ends = sorted(end for _, end, _ in self.runs.values())
 
@@ -334,9 +338,9 @@ def _unconfirmed(names, running, within_second, position):
 
 
 def _mark_exiting(now, running, exiting_after_s, within_second=None, position=None, not_yet=()):
-    """Running jobs whose process has ended by ``now`` are exiting; with ``within_second`` and the ``position`` in
-    the server's log of the event this cycle follows, a job that started at its real start is exiting only once
-    its obit comes before that position."""
+    """Running jobs whose process has ended by ``now`` are exiting, but those named in ``not_yet``; with
+    ``within_second`` and the ``position`` in the server's log of the event this cycle follows, a job that started
+    at its real start is exiting only once its obit comes before that position."""
     for name, item in running.items():
         after = exiting_after_s.get(name)
         if item.exiting or after is None or item.start + after > now or name in not_yet:

@@ -54,6 +54,13 @@ def shaped(rng, shapes):
     return weighted(rng, [((select, place), weight) for select, place, weight in shapes])
 
 
+def shaped_chunk(shapes):
+    """A chunk function (``make_jobs``' ``chunk``) drawing each job's ``(select, place)`` from ``shapes``."""
+    def chunk(rng, _cpu_weights):
+        return shaped(rng, shapes)
+    return chunk
+
+
 def single_chunk(rng, cpu_weights):
     """``(select, place)`` of a one-chunk job; ``cpu_weights`` is ``[(ncpus, weight), ...]``."""
     return "1:ncpus={}".format(weighted(rng, cpu_weights)), "pack"
@@ -70,9 +77,8 @@ VNODE_SHAPES = (("1:ncpus=1", "pack", 3), ("1:ncpus=2", "pack", 2), ("1:ncpus=4"
                 ("2:ncpus=1", "scatter:excl", 1), ("4:ncpus=1", "free", 1))
 
 
-def vnode_chunk(rng, _cpu_weights):
-    """``(select, place)`` of a job for four vnodes of 2, 4, 4 and 8 ncpus on four hosts."""
-    return shaped(rng, VNODE_SHAPES)
+vnode_chunk = shaped_chunk(VNODE_SHAPES)
+"""``(select, place)`` of a job for four vnodes of 2, 4, 4 and 8 ncpus on four hosts."""
 
 
 def select_parts(select):
@@ -267,9 +273,8 @@ ONE_HOST_SHAPES = (("1:ncpus=1", "pack", 3), ("1:ncpus=2", "pack", 2), ("1:ncpus
 only has one chunk (one host), ``vscatter`` one chunk per vnode."""
 
 
-def one_host_chunk(rng, _cpu_weights):
-    """``(select, place)`` of a job for ONE_HOST_VNODES."""
-    return shaped(rng, ONE_HOST_SHAPES)
+one_host_chunk = shaped_chunk(ONE_HOST_SHAPES)
+"""``(select, place)`` of a job for ONE_HOST_VNODES."""
 
 
 def vnodes_onehost(rng):
@@ -290,9 +295,8 @@ hosts, one of them only on the host of 4 GPUs."""
 GPU_RESOURCES = '"ncpus, mem, arch, host, vnode, aoe, eoe, ngpus"'
 
 
-def gpu_chunk(rng, _cpu_weights):
-    """``(select, place)`` of a job for GPU_VNODES."""
-    return shaped(rng, GPU_SHAPES)
+gpu_chunk = shaped_chunk(GPU_SHAPES)
+"""``(select, place)`` of a job for GPU_VNODES."""
 
 
 def gpus(rng):
@@ -461,9 +465,8 @@ RESOURCES_THRESHOLD = 120
 below the threshold)."""
 
 
-def resource_chunk(rng, _cpu_weights):
-    """``(select, place)`` of a job with mem in its chunks, for FOUR_VNODES."""
-    return shaped(rng, RESOURCE_SHAPES)
+resource_chunk = shaped_chunk(RESOURCE_SHAPES)
+"""``(select, place)`` of a job with mem in its chunks, for FOUR_VNODES."""
 
 
 def total_amount(select, resource):
@@ -534,9 +537,8 @@ on ONE_VNODE_MEM."""
 ONE_VNODE_MEM = [{"ncpus": 8, "mem": "16gb"}]
 
 
-def legacy_chunk(rng, _cpu_weights):
-    """``(select, place)`` of a job with mem for ONE_VNODE_MEM."""
-    return shaped(rng, LEGACY_SHAPES)
+legacy_chunk = shaped_chunk(LEGACY_SHAPES)
+"""``(select, place)`` of a job with mem for ONE_VNODE_MEM."""
 
 
 def limits_legacy(rng):

@@ -463,7 +463,7 @@ def test_totals_of_one_recording_are_its_fidelity():
     assert (len(line[11]), line[12]) == (60, "sortkey")
     assert line[11] == fidelity_totals.recording_waits(os.path.join(RECORDINGS, "sortkey-seed5"))[2]
     assert fidelity_totals.check(os.path.join(RECORDINGS, "vnodes-light-seed10"))[5:11] == (
-        52, True, True, None, [], (60, 60, True, True, None, (58, 58, fidelity_totals.KINDS[0]), (58, 58)))
+        60, True, True, None, [], (60, 60, True, True, None, (58, 58, fidelity_totals.KINDS[0]), (58, 58)))
 
 
 def test_totals_take_a_configurations_recordings_together(tmp_path):

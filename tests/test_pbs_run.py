@@ -308,6 +308,23 @@ def test_a_job_ending_later_in_the_second_may_be_read_as_not_yet_exiting():
     assert (heard_later.seconds, heard_later.reordered) == (1, 1)
 
 
+def test_an_end_placed_by_its_e_record_plans_the_starts_confirmed_before_it_from_themselves():
+    """From an accounting log alone (``WithinSecond.recorded_end``), the cycle of an end plans a job an earlier
+    cycle of the second started from its start when its S record comes before that end's E record: the top job is
+    planned a second earlier and the job ending at that second no longer backfills. With the S record after the E
+    record, or no E record placed, the job is seen a second later and the short job backfills."""
+    jobs = [job(0, 2, 10, walltime=10), job(5, 2, 10, walltime=10), job(1, 2, 3, eligible=1, walltime=3),
+            job(2, 4, 5, eligible=2), job(3, 2, 4, eligible=3, walltime=4)]
+    ended = dict(exiting_after_s={"0.svr": 10, "5.svr": 10}, obit_after_s={"0.svr": 10, "5.svr": 10},
+                 cycle_per_event=True, end_order={"0.svr": 1, "5.svr": 3})
+    order = WithinSecond(released={}, obit={}, finished={}, start={"1.svr": 10}, end={}, confirmed={"1.svr": 2},
+                         recorded_end={"0.svr": (10, 1), "5.svr": (10, 3)})
+    confirmed = starts(simulate_run(STRICT, machine(4), jobs, within_second=order, **ended))
+    assert confirmed["1.svr"] == 10 and confirmed["3.svr"] > 10
+    for unknown in (order._replace(confirmed={"1.svr": 4}), order._replace(recorded_end={}), None):
+        assert starts(simulate_run(STRICT, machine(4), jobs, within_second=unknown, **ended))["3.svr"] == 10
+
+
 def test_real_runs_are_not_read_with_hooks():
     """An instant read several ways would call the hooks once for each: refused."""
     with pytest.raises(ValueError):

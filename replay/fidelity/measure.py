@@ -139,21 +139,25 @@ def _submissions_in_log_order(accounting):
     once (``qsub`` without a hold: its Q record is its first eligible instant) and others ended: the server writes
     the Q record as it queues the job and the E record as it finishes one, so their order in the log is the order
     in which the server took them, and the cycles they asked for. Each such Q record and each E record of those
-    seconds by its position; None when the logs have no such second."""
+    seconds by its position; and every E record by its position (``recorded_end``), which places the cycle its end
+    asked for after the S records before it, whose starts the execution host had confirmed by then. None when the
+    logs have no E record."""
     from ..pbs.run import WithinSecond
     submitted = {record.job.name: (record.job.submit_time, record.queued_order) for record in accounting.jobs
                  if record.queued_order and _eligible_at_submission(record)}
     seconds = {second for second, _ in submitted.values()}
-    ended = {record.job.name: record.runs[0] for record in accounting.jobs
-             if record.runs and record.runs[0].end in seconds and record.runs[0].end_order is not None}
-    if not ended:
+    recorded = {record.job.name: record.runs[0] for record in accounting.jobs
+                if record.runs and record.runs[0].end_order is not None}
+    if not recorded:
         return None
+    ended = {name: run for name, run in recorded.items() if run.end in seconds}
     return WithinSecond({name: position for name, (_, position) in submitted.items()}, {},
                         {name: run.end_order for name, run in ended.items()},
                         {record.job.name: record.runs[0].start for record in accounting.jobs if record.runs},
                         {name: run.end for name, run in ended.items()},
                         confirmed={record.job.name: record.runs[0].start_order for record in accounting.jobs
-                                   if record.runs})
+                                   if record.runs},
+                        recorded_end={name: (run.end, run.end_order) for name, run in recorded.items()})
 
 
 def _eligible_at_submission(record):

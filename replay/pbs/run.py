@@ -60,6 +60,10 @@ class WithinSecond(NamedTuple):
     """Job name -> the position from which its start was confirmed by its execution host (its S record written):
     a later cycle of the second its start, asked for by an event at or after that position, plans the job from
     its start, not from one second later."""
+    recorded_end: Mapping[str, Tuple[int, int]] = {}
+    """Job name -> ``(second, position)`` of its E record, for every end, where only an accounting log orders the
+    second (its positions those of ``confirmed``): which starts of the second were confirmed before the cycle that
+    end asked for, where the end's place among the second's releases is not known."""
 
 
 class SimulatedRun(NamedTuple):
@@ -158,7 +162,7 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
     def instant(now, batches, queued, running, runs, fairshare, accrual, push, not_yet=(), started=None):
         """The events and cycles of one instant, in ``batches``; ``started``, if given, gets ``(name, vnodes)`` of
         each job its cycles start."""
-        unconfirmed = set()
+        unconfirmed, reached = set(), None
         for batch in batches:
             for event, job in batch:
                 if event == Event.END:
@@ -174,8 +178,11 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                 _mark_exiting(now, running, obit_after_s or exiting_after_s or {}, within_second, position, not_yet)
                 used = None if fairshare is None or not within_second or not within_second.updates else \
                     _reported(fairshare, within_second, now, position)
+                confirming = position if position is not None else _recorded_end(now, batch, within_second)
+                if confirming is not None:
+                    reached = confirming if reached is None else max(reached, confirming)
                 for job in _cycle(now, policy, machine, decide, queued, running, runs, fairshare, hooks,
-                                  _unconfirmed(unconfirmed, running, within_second, position),
+                                  _unconfirmed(unconfirmed, running, within_second, reached),
                                   exiting_after_s or {}, accrual, used):
                     push(now + job.runtime_s + latency_s, Event.END, job)
                     unconfirmed.add(job.name)
@@ -327,9 +334,23 @@ def _position(now, batch, within_second):
     return None if not positions or None in positions else max(positions)
 
 
+def _recorded_end(now, batch, within_second):
+    """The position of the last E record of ``batch``, ends at ``now`` each in its E record's second
+    (``WithinSecond.recorded_end``); None for any other batch."""
+    if within_second is None or not within_second.recorded_end:
+        return None
+    positions = []
+    for event, job in batch:
+        if event != Event.END or within_second.recorded_end.get(job.name, (None,))[0] != now:
+            return None
+        positions.append(within_second.recorded_end[job.name][1])
+    return max(positions) if positions else None
+
+
 def _unconfirmed(names, running, within_second, position):
     """The jobs of ``names`` (started by an earlier cycle of this second) whose start the server had not had
-    confirmed when it asked for this cycle (at ``position`` in its log): all of them, but those started at their
+    confirmed when it asked for this cycle (at ``position`` in its log, or among the accounting log's records, the
+    latest this second has reached: a confirmation holds once come): all of them, but those started at their
     real start whose confirmation ``within_second`` places before ``position``."""
     if position is None or not within_second.confirmed:
         return names

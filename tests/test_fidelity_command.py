@@ -101,7 +101,7 @@ def test_the_servers_log_orders_the_whole_run_and_is_named_in_the_report(tmp_pat
     """--server-log reads the server's log of the same days: the report says so, and the whole-run replay of a
     recording whose releases and ends shared seconds starts every job at its real start; a missing or empty log
     is one line and exit 2."""
-    folder = os.path.join(RECORDINGS, "vnodes-light-again")
+    folder = os.path.join(RECORDINGS, "vnodes-light-seed7-again")
     argv = ["fidelity", os.path.join(folder, "accounting"), "--site", os.path.join(folder, "site"), "--json", "-"]
     assert main(argv) == 0
     without = json.loads(capsys.readouterr().out)

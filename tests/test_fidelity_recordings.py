@@ -34,7 +34,7 @@ REACHED = {
     # config: (decisions agreeing at least, starts within 2 s at least, |mean wait difference| at most,
     #          |median wait difference| at most)
     "strict-depth1-light": (39, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
-    "strict-depth1-heavy": (56, 22, GOAL_WAIT, 0.12),  # 10:53:42: three ends, one cycle on the server
+    "strict-depth1-heavy": (56, 33, GOAL_WAIT, 0.08),  # 10:53:42: three ends, one cycle on the server
     # busy, yet every start within 2 s since a job is exiting from its E record's second (from the end of its
     # process, a same-second exiting job read otherwise moved every later start)
     "strict-depth3": (55, 70, GOAL_WAIT, GOAL_WAIT),
@@ -67,7 +67,7 @@ REACHED = {
     "fairshare-egroup-seed2": (42, 26, GOAL_WAIT, 0.29),
     "limits-seed2": (42, 18, GOAL_WAIT, 0.55),
     "vnodes-seed2": (42, 40, GOAL_WAIT, GOAL_WAIT),
-    "queues-seed2": (45, 60, GOAL_WAIT, GOAL_WAIT),
+    "queues-seed2": (45, 44, GOAL_WAIT, GOAL_WAIT),
     "limits": (45, 27, 0.09, 0.19),  # busy: the whole run drifts
     "vnodes": (50, 43, GOAL_WAIT, GOAL_WAIT),  # the replay's own vnode choices differ, and later starts with them
     "queues": (45, 36, GOAL_WAIT, GOAL_WAIT),  # busy: the whole run drifts
@@ -105,10 +105,10 @@ REACHED = {
     # server's two runs); busy, the whole runs drift
     "eligibility-seed3-again": (69, 71, GOAL_WAIT, GOAL_WAIT),
     "formula-seed2-again": (61, 70, GOAL_WAIT, GOAL_WAIT),
-    "limits-again": (48, 29, GOAL_WAIT, 0.15),
+    "limits-again": (48, 60, GOAL_WAIT, GOAL_WAIT),
     "queues-again": (44, 53, 0.06, GOAL_WAIT),
     "resources-again": (54, 63, GOAL_WAIT, GOAL_WAIT),
-    "roundrobin-again": (52, 40, 0.09, 0.11),
+    "roundrobin-again": (52, 63, GOAL_WAIT, GOAL_WAIT),
     "sortkey-again": (50, 18, GOAL_WAIT, 0.10),
     "strict-depth1-heavy-seed3-again": (53, 30, 0.1, GOAL_WAIT),
     "strict-depth3-again": (52, 70, GOAL_WAIT, GOAL_WAIT),
@@ -116,7 +116,7 @@ REACHED = {
     # the same ten recorded a third time, and two more a second time, with nothing else running on the machine
     "eligibility-seed3-again2": (73, 57, GOAL_WAIT, GOAL_WAIT),
     "formula-seed2-again2": (57, 70, GOAL_WAIT, GOAL_WAIT),
-    "limits-again2": (47, 30, GOAL_WAIT, 0.29),
+    "limits-again2": (47, 38, 0.11, 0.29),
     "resources-again2": (52, 39, 0.07, 1.00),  # median waits of 1 s and 2 s
     "roundrobin-again2": (60, 28, 0.10, 0.71),
     "sortkey-again2": (51, 37, 0.09, GOAL_WAIT),
@@ -131,9 +131,9 @@ REACHED = {
     # backfill_depth of each queue's own (queue-depth), PBS's default sched_config without strict
     # ordering (no-strict), and fairshare without strict ordering on four vnodes (fairshare-vnodes); busy, the
     # whole runs drift
-    "no-strict": (49, 43, GOAL_WAIT, 0.11),
-    "no-strict-seed2": (52, 54, GOAL_WAIT, GOAL_WAIT),
-    "no-strict-seed3": (46, 21, GOAL_WAIT, 0.24),  # median waits of 13 s and 10 s
+    "no-strict": (49, 49, GOAL_WAIT, GOAL_WAIT),
+    "no-strict-seed2": (52, 60, GOAL_WAIT, GOAL_WAIT),
+    "no-strict-seed3": (46, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 13 s and 13 s
     "no-strict-heavy": (57, 70, GOAL_WAIT, GOAL_WAIT),  # with strict ordering read in, 41 would agree
     "fairshare-vnodes": (46, 60, GOAL_WAIT, GOAL_WAIT),  # two orders of entities 3 and 4 % apart in usage per share
     "fairshare-vnodes-seed2": (50, 39, GOAL_WAIT, GOAL_WAIT),  # two orders between groups 4 and 6 % apart
@@ -255,13 +255,13 @@ REACHED = {
     # second went in the order the jobs started) and with PBS's default sched_config
     "vnodes-onehost-light": (37, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "vnodes-onehost-light-seed2": (41, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
-    "no-strict-onehost": (47, 25, 0.07, 0.36),
+    "no-strict-onehost": (47, 49, GOAL_WAIT, GOAL_WAIT),
     # the four vnodes on one host with the jobs of vnodes: those scattering two chunks or more never run (one host),
     # and take no top job's place; the others are compared
     "vnodes-onehost-scatter": (26, 39, GOAL_WAIT, GOAL_WAIT),
     "vnodes-onehost-scatter-seed2": (30, 43, GOAL_WAIT, GOAL_WAIT),
     # backfill_depth 10 under a long queue: ten top jobs, each planned around the ones before it
-    "strict-depth10": (45, 36, 0.07, 0.06),
+    "strict-depth10": (45, 70, GOAL_WAIT, GOAL_WAIT),
     "strict-depth10-onehost": (47, 60, GOAL_WAIT, GOAL_WAIT),
     # node_sort_key ncpus HIGH unused on the four vnodes of one host: 39 and 43 of 45 agreed until the model ordered
     # a host's vnodes as PBS's host sets are (sorted when the cycle begins and after every end, simulated ones too,
@@ -286,18 +286,18 @@ REACHED = {
     "vnodes-light-seed2-again": (49, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 5 s and 5 s
     "vnodes-light-seed7-again": (45, 34, 0.13, 0.75),  # median waits of 2 s and 0.5 s
     "vnodes-onehost-light-again": (40, 60, GOAL_WAIT, None),  # median waits of 0 s and 0 s
-    "vnodes-light-again": (50, 56, 0.09, None),  # median wait real and simulated: 0 s
+    "vnodes-light-again": (50, 60, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "vnodes-light-seed4-again": (49, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 2.5 s and 2.5 s
     "vnodes-light-seed6-again": (43, 55, 0.26, None),  # median wait real and simulated: 0 s
     "fairshare-light-seed3-again": (49, 50, GOAL_WAIT, None),  # median wait real and simulated: 0 s
     "fairshare-light-seed6-again": (46, 46, GOAL_WAIT, 0.50),  # median waits of 2 s and 1 s
     # busy workloads recorded a fourth time, with the server's log
     "strict-depth3-again3": (55, 70, GOAL_WAIT, GOAL_WAIT),
-    "limits-again3": (47, 32, 0.10, 0.07),  # median waits of 8 s and 8.5 s
+    "limits-again3": (47, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 8 s and 8 s
     "queues-again3": (44, 60, GOAL_WAIT, GOAL_WAIT),  # median waits of 12 s and 12 s
     "sortkey-again3": (48, 35, GOAL_WAIT, GOAL_WAIT),
     "formula-seed2-again3": (60, 70, GOAL_WAIT, GOAL_WAIT),
-    "roundrobin-again3": (55, 46, 0.08, 0.15),
+    "roundrobin-again3": (55, 66, GOAL_WAIT, GOAL_WAIT),
     # busy fairshare workloads recorded a second time, with the server's log (fairshare-seed5-again with the MoM's
     # measurements too): a report or an end a second off reorders entities, and the whole run drifts
     "fairshare-seed3-again": (53, 36, GOAL_WAIT, 0.17),
@@ -322,8 +322,8 @@ REACHED = {
     # with the server's log, given which the starts are the server's (WITH_SERVER_LOG_REACHED: all but five)
     "limits-legacy": (57, 32, GOAL_WAIT, 0.25),  # median waits of 22.5 s and 17 s
     "limits-legacy-seed2": (49, 34, GOAL_WAIT, GOAL_WAIT),  # median waits of 22.5 s and 23.5 s
-    "limits-projects": (53, 24, 0.13, 0.38),  # median waits of 13.5 s and 8.5 s
-    "limits-projects-seed2": (54, 34, GOAL_WAIT, 0.10),  # median waits of 15 s and 16.5 s
+    "limits-projects": (53, 48, GOAL_WAIT, GOAL_WAIT),  # median waits of 13.5 s and 14 s
+    "limits-projects-seed2": (54, 66, GOAL_WAIT, GOAL_WAIT),  # median waits of 15 s and 15 s
     "fuzzy-off": (52, 70, GOAL_WAIT, GOAL_WAIT),
     "fuzzy-off-seed2": (50, 70, GOAL_WAIT, GOAL_WAIT),
     "limits-legacy-seed3": (55, 61, GOAL_WAIT, 0.10),  # median waits of 10 s and 9 s
@@ -384,7 +384,6 @@ LIGHT_REACHED = {
     # the top job earlier, and the job the server backfilled waits
     "vnodes-light-seed7": 43,
     "vnodes-light-seed7-again": 34,
-    "vnodes-light-again": 56,
     "vnodes-light-seed6-again": 55,
 }
 """Starts within 2 s reached on the lightly loaded recordings that fall short of the goal."""
@@ -817,8 +816,6 @@ def test_the_server_against_itself(first, second):
 POOLED_MEAN_REACHED = {
     # configuration: |mean wait difference| at most, over all its recordings' jobs together
     "fairshare-long": 0.06,  # 131.9 s real, 125.0 s simulated, jobs of 10 to 50 s on 3 recordings
-    "no-strict-onehost": 0.07,  # 16.1 s and 15.0 s: one recording
-    "strict-depth10": 0.07,  # 70.7 s and 75.5 s: one recording
 }
 """Configurations whose recordings, taken together, miss the goal on the mean wait, and what they reach."""
 
@@ -846,7 +843,7 @@ def test_each_configurations_recordings_together_keep_the_mean_wait():
     both = [item for item in of_repeated if item.configuration in within_goal
             and fidelity_totals.within(item.wait_median_sim_s, item.wait_median_real_s)]
     assert (len(of_repeated), sum(1 for item in of_repeated if item.configuration in within_goal), len(both)) == (
-        17, 17, 12)  # docs/fidelity.md: the model on the configurations the server was recorded again on
+        17, 17, 11)  # docs/fidelity.md: the model on the configurations the server was recorded again on
 
 
 def test_the_server_against_itself_each_configuration_together():

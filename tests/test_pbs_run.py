@@ -325,6 +325,20 @@ def test_an_end_placed_by_its_e_record_plans_the_starts_confirmed_before_it_from
         assert starts(simulate_run(STRICT, machine(4), jobs, within_second=unknown, **ended))["3.svr"] == 10
 
 
+def test_a_job_whose_process_ended_before_its_e_record_may_be_read_as_exiting_already():
+    """A job's process ends a second before its E record, in the second a held job is released: the replay takes
+    it as still running there (the server heard of most ends with their E record), so the top job is planned at
+    its walltime and the released job backfills; given the real runs, where the server did not start the released
+    job then, it reads the job as exiting already, as the server had heard of that end."""
+    jobs = [job(1, 2, 11, walltime=100), job(2, 4, 5, eligible=1), job(3, 2, 5, eligible=10, walltime=5)]
+    ended = dict(exiting_after_s={"1.svr": 10}, obit_after_s={"1.svr": 11}, cycle_per_event=True)
+    assert starts(simulate_run(STRICT, machine(4), jobs, **ended)) == {"1.svr": 0, "2.svr": 15, "3.svr": 10}
+    heard_early = RealRuns({"1.svr": (0, 11, ()), "2.svr": (11, 16, ()), "3.svr": (16, 21, ())})
+    assert starts(simulate_run(STRICT, machine(4), jobs, real_runs=heard_early, **ended)) == {
+        "1.svr": 0, "2.svr": 11, "3.svr": 16}
+    assert (heard_early.seconds, heard_early.reordered) == (1, 1)
+
+
 def test_real_runs_are_not_read_with_hooks():
     """An instant read several ways would call the hooks once for each: refused."""
     with pytest.raises(ValueError):

@@ -129,8 +129,9 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
     given, maps a job's name to how long after its start the server hears of that end (its obit): the job is
     exiting from then instead, its process still ending at ``exiting_after_s``. ``real_runs`` (per event, without
     ``hooks``), if given, a ``RealRuns`` of how a real server ran the jobs: an instant where releases and ends, or
-    several ends, share the second with no log to order them, and the replay's state is the server's, is read the
-    way under which its cycles start the jobs the server started then (``_as_started``).
+    several ends, share the second with no log to order them, or a job whose process has ended is still to be
+    heard of, and the replay's state is the server's, is read the way under which its cycles start the jobs the
+    server started then (``_as_started``).
 
     ``running_at_start``: ``Running`` items of jobs already running when the run starts (not simulated: they
     hold their vnodes until ``start + runtime_s`` and are left out of the result and of ``hooks``).
@@ -159,7 +160,7 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
         clock.push(job.eligible_time, Event.ELIGIBLE, job)
     if scheduler_iteration_s and jobs:
         clock.push(min(job.eligible_time for job in jobs) + scheduler_iteration_s, Event.ITERATION)
-    def instant(now, batches, queued, running, runs, fairshare, accrual, push, not_yet=(), started=None):
+    def instant(now, batches, queued, running, runs, fairshare, accrual, push, not_yet=(), started=None, early=()):
         """The events and cycles of one instant, in ``batches``; ``started``, if given, gets ``(name, vnodes)`` of
         each job its cycles start."""
         unconfirmed, reached = set(), None
@@ -175,7 +176,8 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                     push(now + scheduler_iteration_s, Event.ITERATION)
             if queued:
                 position = _position(now, batch, within_second) if cycle_per_event else None
-                _mark_exiting(now, running, obit_after_s or exiting_after_s or {}, within_second, position, not_yet)
+                _mark_exiting(now, running, obit_after_s or exiting_after_s or {}, within_second, position, not_yet,
+                              early)
                 used = None if fairshare is None or not within_second or not within_second.updates else \
                     _reported(fairshare, within_second, now, position)
                 confirming = position if position is not None else _recorded_end(now, batch, within_second)
@@ -198,55 +200,73 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
         batches = _per_event(now, happened, running, exiting_after_s or {}, end_order or {}, within_second)
         if real_runs is not None and (within_second is None or
                                       None in [_position(now, batch, within_second) for batch in batches]):
-            batches, not_yet = _as_started(now, batches, real_runs, queued, running, lambda order, later=(): instant(
+            early = _heard_early(now, running, exiting_after_s or {}, obit_after_s or {})
+            batches, not_yet, early = _as_started(now, batches, real_runs, queued, running, early,
+                                                  lambda order, later=(), early=(): instant(
                 now, order, dict(queued), dict(running), dict(runs), None if fairshare is None else fairshare.copy(),
-                None if accrual is None else accrual.copy(), lambda *event: None, later, []))
+                None if accrual is None else accrual.copy(), lambda *event: None, later, [], early))
         else:
-            not_yet = ()
-        instant(now, batches, queued, running, runs, fairshare, accrual, clock.push, not_yet)
+            not_yet = early = ()
+        instant(now, batches, queued, running, runs, fairshare, accrual, clock.push, not_yet, early=early)
     return runs
 
 
-def _as_started(now, batches, real_runs, queued, running, trial):
-    """``(batches, not_yet)``: how the replay reads an instant whose order the accounting log leaves open, where
-    releases and ends, or several ends, share it and the replay's state is the server's (``real_runs``, a
-    ``RealRuns``: every running job, ``running``, started when it did and is one the server was running, and every
-    queued job one the server had not started yet). ``batches`` (each release's own first, then each end's), or
-    the releases after the first few ends; and the jobs whose process ended this second taken as exiting in the
-    cycles before their own end (``not_yet`` empty: the server heard of them first, as it mostly does) or not
-    (``not_yet`` those jobs). The first reading, in that order, that makes the instant's cycles start the jobs the
-    server started then among those the replay could start (``queued`` and the released), on the vnodes it started
-    them on, else that starts those jobs; the releases first and the jobs exiting when none does.
-    ``trial(batches, not_yet)``: ``(name, vnodes)`` of each job the instant's cycles would start so."""
+def _heard_early(now, running, exiting_after_s, obit_after_s):
+    """The running jobs not yet exiting whose process has ended by ``now`` while the server is taken to hear of
+    it later (``obit_after_s``, from its E record): the server may have heard of them already."""
+    return frozenset(name for name, item in running.items()
+                     if not item.exiting and name in obit_after_s and name in exiting_after_s
+                     and item.start + exiting_after_s[name] <= now < item.start + obit_after_s[name])
+
+
+def _as_started(now, batches, real_runs, queued, running, early, trial):
+    """``(batches, not_yet, early)``: how the replay reads an instant whose order, or whose exiting jobs, the
+    accounting log leaves open, where the replay's state is the server's (``real_runs``, a ``RealRuns``: every
+    running job, ``running``, started when it did and is one the server was running, and every queued job one the
+    server had not started yet). Where releases and ends, or several ends, share the instant: ``batches`` (each
+    release's own first, then each end's), or the releases after the first few ends; and the jobs whose process
+    ended this second taken as exiting in the cycles before their own end (``not_yet`` empty: the server heard of
+    them first, as it mostly does) or not (``not_yet`` those jobs). Where a release or an end asks for a cycle
+    while jobs of ``early`` run (their process ended, their E record comes in a later second), each of those
+    readings again with them exiting (the server heard of their ends before it wrote their E records). The first
+    reading, in that order, that makes the instant's cycles start the jobs the server started then among those the
+    replay could start (``queued`` and the released), on the vnodes it started them on, else that starts those
+    jobs; the first reading when none does. ``trial(batches, not_yet, early)``: ``(name, vnodes)`` of each job the
+    instant's cycles would start so."""
     releases = [batch for batch in batches if all(event == Event.ELIGIBLE for event, _ in batch)]
     ends = [batch for batch in batches if all(event == Event.END for event, _ in batch)]
-    two_ends = len(ends) > 1
-    if not ends or not (releases or two_ends):
-        return batches, ()
+    opened = bool(ends) and bool(releases or len(ends) > 1)
+    early = early if releases or ends else ()
+    if not opened and not early:
+        return batches, (), ()
     if not _state_is_the_servers(now, real_runs, queued, running):
-        return batches, ()
+        return batches, (), ()
     real_runs.seconds += 1
     candidates = set(queued) | {job.name for batch in releases for _, job in batch}
     runs = real_runs.runs
     really = {name: _vnodes(runs[name][2]) for name in candidates if runs.get(name, (None,))[0] == now}
 
-    def agreement(order, later=()):
-        started = dict(trial(order, later))
+    def agreement(order, later=(), heard=()):
+        started = dict(trial(order, later, heard))
         return 0 if set(started) != set(really) else 2 if started == really else 1
 
-    rest = [batch for batch in batches if batch not in releases and batch not in ends]
-    orders = [batches] + ([ends[:after] + releases + ends[after:] + rest for after in range(1, len(ends) + 1)]
-                          if releases else [])
-    ending = frozenset(job.name for batch in ends for _, job in batch)
-    readings = [(order, ()) for order in orders] + [(order, ending) for order in orders]
-    best, chosen = agreement(batches), (batches, ())
-    for order, later in readings[1:]:
+    readings = [(batches, (), ())]
+    if opened:
+        rest = [batch for batch in batches if batch not in releases and batch not in ends]
+        orders = [batches] + ([ends[:after] + releases + ends[after:] + rest for after in range(1, len(ends) + 1)]
+                              if releases else [])
+        ending = frozenset(job.name for batch in ends for _, job in batch)
+        readings = [(order, (), ()) for order in orders] + [(order, ending, ()) for order in orders]
+    if early:
+        readings += [(order, later, early) for order, later, _ in list(readings)]
+    best, chosen = agreement(batches), readings[0]
+    for order, later, heard in readings[1:]:
         if best == 2:
             break
-        score = agreement(order, later)
+        score = agreement(order, later, heard)
         if score > best:
-            best, chosen = score, (order, later)
-    if chosen[0] is not batches or chosen[1]:
+            best, chosen = score, (order, later, heard)
+    if chosen[0] is not batches or chosen[1] or chosen[2]:
         real_runs.reordered += 1
     return chosen
 
@@ -358,11 +378,15 @@ def _unconfirmed(names, running, within_second, position):
             or within_second.confirmed.get(name, math.inf) > position}
 
 
-def _mark_exiting(now, running, exiting_after_s, within_second=None, position=None, not_yet=()):
+def _mark_exiting(now, running, exiting_after_s, within_second=None, position=None, not_yet=(), early=()):
     """Running jobs whose process has ended by ``now`` are exiting, but those named in ``not_yet``; with
     ``within_second`` and the ``position`` in the server's log of the event this cycle follows, a job that started
-    at its real start is exiting only once its obit comes before that position."""
+    at its real start is exiting only once its obit comes before that position. Those named in ``early`` are
+    exiting whatever ``exiting_after_s`` says."""
     for name, item in running.items():
+        if name in early and not item.exiting:
+            running[name] = item._replace(exiting=True)
+            continue
         after = exiting_after_s.get(name)
         if item.exiting or after is None or item.start + after > now or name in not_yet:
             continue

@@ -325,6 +325,21 @@ def test_an_end_placed_by_its_e_record_plans_the_starts_confirmed_before_it_from
         assert starts(simulate_run(STRICT, machine(4), jobs, within_second=unknown, **ended))["3.svr"] == 10
 
 
+def test_the_ends_of_one_second_may_be_read_as_one_cycle():
+    """Two jobs end in one second: with a cycle for each end, the first end's cycle backfills a short job in front
+    of the wide top job; given the real runs, where the server started the wide job then, the replay reads both
+    ends as taken in one cycle."""
+    jobs = [job(1, 2, 10, walltime=100), job(2, 2, 10, walltime=100), job(3, 4, 5, eligible=1),
+            job(4, 2, 1, eligible=2, walltime=1)]
+    ended = dict(exiting_after_s={"1.svr": 10, "2.svr": 10}, obit_after_s={"1.svr": 10, "2.svr": 10},
+                 cycle_per_event=True, end_order={"1.svr": 1, "2.svr": 2})
+    assert starts(simulate_run(STRICT, machine(4), jobs, **ended)) == {"1.svr": 0, "2.svr": 0, "3.svr": 11, "4.svr": 10}
+    one_cycle = RealRuns({"1.svr": (0, 10, ()), "2.svr": (0, 10, ()), "3.svr": (10, 15, ()), "4.svr": (15, 16, ())})
+    assert starts(simulate_run(STRICT, machine(4), jobs, real_runs=one_cycle, **ended)) == {
+        "1.svr": 0, "2.svr": 0, "3.svr": 10, "4.svr": 15}
+    assert (one_cycle.seconds, one_cycle.reordered) == (1, 1)
+
+
 def test_a_job_whose_process_ended_before_its_e_record_may_be_read_as_exiting_already():
     """A job's process ends a second before its E record, in the second a held job is released: the replay takes
     it as still running there (the server heard of most ends with their E record), so the top job is planned at

@@ -224,9 +224,10 @@ def _as_started(now, batches, real_runs, queued, running, early, trial):
     accounting log leaves open, where the replay's state is the server's (``real_runs``, a ``RealRuns``: every
     running job, ``running``, started when it did and is one the server was running, and every queued job one the
     server had not started yet). Where releases and ends, or several ends, share the instant: ``batches`` (each
-    release's own first, then each end's), or the releases after the first few ends; and the jobs whose process
-    ended this second taken as exiting in the cycles before their own end (``not_yet`` empty: the server heard of
-    them first, as it mostly does) or not (``not_yet`` those jobs). Where a release or an end asks for a cycle
+    release's own first, then each end's), or the releases after the first few ends, or every end in one cycle
+    after the releases, then before them; and the jobs whose process ended this second taken as exiting in the
+    cycles before their own end (``not_yet`` empty: the server heard of them first, as it mostly does) or not
+    (``not_yet`` those jobs). Where a release or an end asks for a cycle
     while jobs of ``early`` run (their process ended, their E record comes in a later second), each of those
     readings again with them exiting (the server heard of their ends before it wrote their E records). The first
     reading, in that order, that makes the instant's cycles start the jobs the server started then among those the
@@ -255,6 +256,9 @@ def _as_started(now, batches, real_runs, queued, running, early, trial):
         rest = [batch for batch in batches if batch not in releases and batch not in ends]
         orders = [batches] + ([ends[:after] + releases + ends[after:] + rest for after in range(1, len(ends) + 1)]
                               if releases else [])
+        if len(ends) > 1:
+            together = [[event for batch in ends for event in batch]]
+            orders += [releases + together + rest] + ([together + releases + rest] if releases else [])
         ending = frozenset(job.name for batch in ends for _, job in batch)
         readings = [(order, (), ()) for order in orders] + [(order, ending, ()) for order in orders]
     if early:

@@ -354,6 +354,18 @@ def test_a_job_whose_process_ended_before_its_e_record_may_be_read_as_exiting_al
     assert (heard_early.seconds, heard_early.reordered) == (1, 1)
 
 
+def test_a_release_whose_job_the_server_started_the_next_second_may_be_read_as_taken_then():
+    """A job released when cores are free starts in its release's cycle; given the real runs, where the server
+    started it only in the next second, the replay reads its release as taken by a cycle of that second, before
+    that second's own releases."""
+    jobs = [job(1, 2, 100), job(2, 2, 5, eligible=5), job(3, 2, 5, eligible=6)]
+    assert starts(simulate_run(STRICT, machine(4), jobs, cycle_per_event=True)) == {"1.svr": 0, "2.svr": 5, "3.svr": 10}
+    next_second = RealRuns({"1.svr": (0, 100, ()), "2.svr": (6, 11, ()), "3.svr": (11, 16, ())})
+    assert starts(simulate_run(STRICT, machine(4), jobs, cycle_per_event=True, real_runs=next_second)) == {
+        "1.svr": 0, "2.svr": 6, "3.svr": 11}
+    assert (next_second.seconds, next_second.reordered) == (1, 1)
+
+
 def test_real_runs_are_not_read_with_hooks():
     """An instant read several ways would call the hooks once for each: refused."""
     with pytest.raises(ValueError):

@@ -102,10 +102,11 @@ def replay_outcomes(accounting, site, latency_s=0, decide=None, server_log=None)
                         cycle_per_event=True, end_order=end_order,
                         within_second=within_second, obit_after_s=obit, real_runs=real_runs)
     if real_runs is not None and real_runs.seconds:
-        notes += ("whole-run replay: {} seconds on the server's state whose order (a release and an end, or "
-                  "several ends) or exiting jobs (a process ended before its E record's second) the log leaves open; "
-                  "{} of them read otherwise than the first way, the reading in which the model starts what the "
-                  "server started then".format(real_runs.seconds, real_runs.reordered),)
+        notes += ("whole-run replay: {} seconds on the server's state that the log leaves open (the order of a "
+                  "release and an end or of several ends, a job exiting before its E record's second, a release whose "
+                  "job the server started the next second); {} of them read otherwise than the first way, the reading "
+                  "in which the model starts what the server started then".format(real_runs.seconds,
+                                                                                  real_runs.reordered),)
     replayed = {name: run.start for name, run in runs.items()}
     starts = tuple((job, real_start, replayed.get(job.name)) for job, (_, _, real_start) in zip(jobs, compared))
     return compare_outcomes(compared, replayed), notes, starts

@@ -192,8 +192,12 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
                         started.append((job.name, _vnodes(runs[job.name].allocation)))
         return started
 
+    carried = set()  # jobs whose release the reading of the second before left to this one: taken first
     while clock.heap:
         now, happened = clock.pop_instant()
+        if carried:
+            happened.sort(key=lambda item: not (item[0] == Event.ELIGIBLE and item[1].name in carried))
+            carried = set()
         if not cycle_per_event:
             instant(now, [happened], queued, running, runs, fairshare, accrual, clock.push)
             continue
@@ -201,10 +205,14 @@ def simulate_run(policy, machine, jobs, scheduler_iteration_s=600, latency_s=0, 
         if real_runs is not None and (within_second is None or
                                       None in [_position(now, batch, within_second) for batch in batches]):
             early = _heard_early(now, running, exiting_after_s or {}, obit_after_s or {})
-            batches, not_yet, early = _as_started(now, batches, real_runs, queued, running, early,
-                                                  lambda order, later=(), early=(): instant(
+            batches, not_yet, early, deferred = _as_started(now, batches, real_runs, queued, running, early,
+                                                            lambda order, later=(), early=(): instant(
                 now, order, dict(queued), dict(running), dict(runs), None if fairshare is None else fairshare.copy(),
                 None if accrual is None else accrual.copy(), lambda *event: None, later, [], early))
+            for batch in deferred:
+                for event, job in batch:
+                    clock.push(now + 1, event, job)
+                    carried.add(job.name)
         else:
             not_yet = early = ()
         instant(now, batches, queued, running, runs, fairshare, accrual, clock.push, not_yet, early=early)
@@ -220,31 +228,32 @@ def _heard_early(now, running, exiting_after_s, obit_after_s):
 
 
 def _as_started(now, batches, real_runs, queued, running, early, trial):
-    """``(batches, not_yet, early)``: how the replay reads an instant whose order, or whose exiting jobs, the
-    accounting log leaves open, where the replay's state is the server's (``real_runs``, a ``RealRuns``: every
-    running job, ``running``, started when it did and is one the server was running, and every queued job one the
-    server had not started yet). Where releases and ends, or several ends, share the instant: ``batches`` (each
-    release's own first, then each end's), or the releases after the first few ends, or every end in one cycle
-    after the releases, then before them; and the jobs whose process ended this second taken as exiting in the
-    cycles before their own end (``not_yet`` empty: the server heard of them first, as it mostly does) or not
-    (``not_yet`` those jobs). Where a release or an end asks for a cycle
-    while jobs of ``early`` run (their process ended, their E record comes in a later second), each of those
-    readings again with them exiting (the server heard of their ends before it wrote their E records). The first
-    reading, in that order, that makes the instant's cycles start the jobs the server started then among those the
-    replay could start (``queued`` and the released), on the vnodes it started them on, else that starts those
-    jobs; the first reading when none does. ``trial(batches, not_yet, early)``: ``(name, vnodes)`` of each job the
-    instant's cycles would start so."""
+    """``(batches, not_yet, early, deferred)``: how the replay reads an instant whose order, or whose exiting
+    jobs, the accounting log leaves open, where the replay's state is the server's (``real_runs``, a ``RealRuns``:
+    every running job, ``running``, started when it did and is one the server was running, and every queued job
+    one the server had not started yet). Where releases and ends, or several ends, share the instant: ``batches``
+    (each release's own first, then each end's), or the releases after the first few ends, or every end in one
+    cycle after the releases, then before them; and the jobs whose process ended this second taken as exiting in
+    the cycles before their own end (``not_yet`` empty: the server heard of them first, as it mostly does) or not
+    (``not_yet`` those jobs). Where a release or an end asks for a cycle while jobs of ``early`` run (their process
+    ended, their E record comes in a later second), each of those readings again with them exiting (the server
+    heard of their ends before it wrote their E records). Where the server started a released job in the next
+    second, each reading so far again with that release left to the next second (``deferred``: the cycle it asked
+    for began once the second had turned), where it goes before that second's own events. The first reading, in
+    that order, that makes the instant's cycles start the jobs the server started then among those the replay
+    could start (``queued`` and the released), on the vnodes it started them on, else that starts those jobs; the
+    first reading when none does. ``trial(batches, not_yet, early)``: ``(name, vnodes)`` of each job the instant's
+    cycles would start so."""
     releases = [batch for batch in batches if all(event == Event.ELIGIBLE for event, _ in batch)]
     ends = [batch for batch in batches if all(event == Event.END for event, _ in batch)]
+    runs = real_runs.runs
     opened = bool(ends) and bool(releases or len(ends) > 1)
     early = early if releases or ends else ()
-    if not opened and not early:
-        return batches, (), ()
-    if not _state_is_the_servers(now, real_runs, queued, running):
-        return batches, (), ()
+    next_second = [batch for batch in releases if all(runs.get(job.name, (None,))[0] == now + 1 for _, job in batch)]
+    if not (opened or early or next_second) or not _state_is_the_servers(now, real_runs, queued, running):
+        return batches, (), (), ()
     real_runs.seconds += 1
     candidates = set(queued) | {job.name for batch in releases for _, job in batch}
-    runs = real_runs.runs
     really = {name: _vnodes(runs[name][2]) for name in candidates if runs.get(name, (None,))[0] == now}
 
     def agreement(order, later=(), heard=()):
@@ -263,6 +272,9 @@ def _as_started(now, batches, real_runs, queued, running, early, trial):
         readings = [(order, (), ()) for order in orders] + [(order, ending, ()) for order in orders]
     if early:
         readings += [(order, later, early) for order, later, _ in list(readings)]
+    if next_second:
+        readings += [([batch for batch in order if batch not in next_second], later, heard)
+                     for order, later, heard in list(readings)]
     best, chosen = agreement(batches), readings[0]
     for order, later, heard in readings[1:]:
         if best == 2:
@@ -270,9 +282,10 @@ def _as_started(now, batches, real_runs, queued, running, early, trial):
         score = agreement(order, later, heard)
         if score > best:
             best, chosen = score, (order, later, heard)
+    deferred = [batch for batch in next_second if batch not in chosen[0]]
     if chosen[0] is not batches or chosen[1] or chosen[2]:
         real_runs.reordered += 1
-    return chosen
+    return chosen + (deferred,)
 
 
 def _state_is_the_servers(now, real_runs, queued, running):

@@ -7,11 +7,12 @@ because initdb refuses root) in a temporary directory on a port of its own.
 
 The port stays the cluster's while it is stopped, so a restart cannot lose
 it: it is taken below the kernel's ephemeral range (where no ``bind(0)`` and
-no outgoing connection lands) and reserved by a lock file held for the
-cluster's life, which other private clusters respect.
+no outgoing connection lands) and reserved for the cluster's life by an
+abstract Unix socket bound to a name of its own, which other private
+clusters respect; the kernel releases it when its holder closes it or exits,
+and it leaves no file behind.
 """
 
-import fcntl
 import os
 import random
 import shutil
@@ -44,13 +45,14 @@ def _ephemeral_low():
 
 
 def reserved_port(rng=random.SystemRandom()):
-    """``(port, lock file)``: a port below the ephemeral range, free now, locked for this process."""
+    """``(port, holder)``: a port below the ephemeral range, free now, reserved for this process by ``holder``
+    (an abstract Unix socket; close it to give the port back)."""
     high = _ephemeral_low()
     for _ in range(200):
         port = rng.randrange(20000, high)
-        holder = open("/tmp/swt_pgcluster_port_{}.lock".format(port), "w")
+        holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            holder.bind("\0swt_pgcluster_port_{}".format(port))
             with socket.socket() as probe:
                 probe.bind(("127.0.0.1", port))
             return port, holder
